@@ -1,0 +1,204 @@
+// File: rateopt/dataset.hpp
+// The data layer: feature matrices (dense or CSR), labels (binary, multiclass, multilabel),
+// per-example weights, named slice columns (groups, a baseline model's predictions) and the
+// feature encoding that produced the features, so that a model can be applied to new files.
+//
+// Layouts (documented once, used everywhere):
+//   Dense:  row-major, x(i, j) = data[i * row_stride + j], row_stride >= cols.
+//   CSR:    row i holds entries k in [indptr[i], indptr[i+1]); column indices[k], value values[k];
+//           indices are 0-based, strictly increasing within a row; indptr has rows + 1 entries.
+//
+// Ownership: `Dataset` owns everything it holds; views (`DenseView`, `CsrView`) borrow and are
+// valid while the owner lives and is not modified. Thread-safety: const methods may be called
+// concurrently.
+//
+// Example:
+//   rateopt::Dataset ds = rateopt::read_dataset("adult.csv.gz", opts);
+//   std::size_t n = ds.num_rows();
+//   const rateopt::Column& sex = ds.column("sex");   // throws NotFound if absent
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rateopt {
+
+// Borrowed dense row-major matrix.
+struct DenseView {
+  const double* data = nullptr;
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+  std::size_t row_stride = 0;  // >= cols
+  [[nodiscard]] double operator()(std::size_t i, std::size_t j) const {
+    return data[i * row_stride + j];
+  }
+  [[nodiscard]] std::span<const double> row(std::size_t i) const {
+    return {data + i * row_stride, cols};
+  }
+};
+
+// Borrowed CSR matrix.
+struct CsrView {
+  std::span<const std::int64_t> indptr;   // rows + 1 entries
+  std::span<const std::int32_t> indices;  // nnz entries, 0-based column indices
+  std::span<const double> values;         // nnz entries
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+};
+
+// Owning feature matrix, dense or CSR. A default-constructed matrix is dense 0 x 0.
+class FeatureMatrix {
+ public:
+  FeatureMatrix() = default;
+  // Dense from row-major data (size must be rows * cols).
+  static FeatureMatrix dense(std::vector<double> data, std::size_t rows, std::size_t cols);
+  // CSR; validated (sizes, monotone indptr, indices in [0, cols) and increasing per row).
+  static FeatureMatrix csr(std::vector<std::int64_t> indptr, std::vector<std::int32_t> indices,
+                           std::vector<double> values, std::size_t cols);
+
+  [[nodiscard]] bool is_sparse() const noexcept { return sparse_; }
+  [[nodiscard]] std::size_t rows() const noexcept { return rows_; }
+  [[nodiscard]] std::size_t cols() const noexcept { return cols_; }
+  [[nodiscard]] std::size_t nnz() const noexcept;
+  // Throws InvalidArgument when called on the other storage kind.
+  [[nodiscard]] DenseView dense_view() const;
+  [[nodiscard]] CsrView csr_view() const;
+
+  // x_i . w (w has cols() entries). O(cols) dense, O(nnz of row) sparse.
+  [[nodiscard]] double row_dot(std::size_t i, std::span<const double> w) const;
+  // out += alpha * x_i (out has cols() entries).
+  void row_axpy(std::size_t i, double alpha, std::span<double> out) const;
+  // Value of x(i, j); O(log nnz_i) for CSR.
+  [[nodiscard]] double at(std::size_t i, std::size_t j) const;
+  // Widens to `cols` columns (e.g. a9a.t lacks feature 123). Throws if cols < this->cols().
+  void set_cols(std::size_t cols);
+  // Rows `rows` (in that order) as a new matrix of the same storage kind.
+  [[nodiscard]] FeatureMatrix select_rows(std::span<const std::size_t> rows) const;
+
+ private:
+  bool sparse_ = false;
+  std::size_t rows_ = 0;
+  std::size_t cols_ = 0;
+  std::vector<double> values_;  // dense data, or CSR values
+  std::vector<std::int64_t> indptr_;
+  std::vector<std::int32_t> indices_;
+};
+
+enum class LabelKind {
+  kNone,        // unlabelled data (e.g. for coverage or churn rates)
+  kBinary,      // y in {0, 1}
+  kMulticlass,  // y in {0, ..., num_classes - 1}
+  kMultilabel,  // y a subset of {0, ..., num_labels - 1}
+};
+
+[[nodiscard]] std::string_view to_string(LabelKind kind) noexcept;
+
+// Labels of n examples.
+struct Labels {
+  LabelKind kind = LabelKind::kNone;
+  // kBinary: 0/1 per example; kMulticlass: class index per example; empty otherwise.
+  std::vector<std::int32_t> values;
+  // kMultilabel: label sets in CSR form (sorted indices per example); empty otherwise.
+  std::vector<std::int64_t> set_indptr;
+  std::vector<std::int32_t> set_indices;
+  // Names: kBinary {negative, positive}; kMulticlass class names; kMultilabel label names.
+  std::vector<std::string> names;
+
+  [[nodiscard]] std::size_t size() const noexcept;
+  // Number of classes (kMulticlass) or labels (kMultilabel); 2 for binary; 0 for none.
+  [[nodiscard]] std::size_t num_outputs() const noexcept { return names.size(); }
+  // Label set of example i (kMultilabel only).
+  [[nodiscard]] std::span<const std::int32_t> label_set(std::size_t i) const;
+};
+
+// A named per-example column available for slicing (a group such as `sex`, a baseline model's
+// prediction, an id). Values are stored as category codes into `levels`; a column whose every
+// value parses as a number also keeps the numbers, so `age=30` and `baseline=1` match 30 and
+// 1.0 numerically. Missing values have code -1 and never match a condition.
+struct Column {
+  std::string name;
+  std::vector<std::string> levels;   // distinct values in order of first appearance
+  std::vector<std::int32_t> codes;   // per example, index into levels or -1 (missing)
+  std::vector<double> numeric;       // per example when the column is numeric; else empty
+
+  [[nodiscard]] bool is_numeric() const noexcept { return !numeric.empty(); }
+  // Code of `value` or -1 when absent (numeric columns compare numerically).
+  [[nodiscard]] std::int32_t find_level(std::string_view value) const;
+  // Adds one value (used by readers and by attach_column).
+  void push_back(std::string_view value, bool missing = false);
+};
+
+// How raw input columns became features, saved with models so that `predict` re-applies it.
+struct FeatureSpec {
+  enum class Kind { kNumeric, kOneHot, kIndex };
+  Kind kind = Kind::kNumeric;
+  std::string source;                 // raw column name (CSV/ARFF) or "" (LIBSVM)
+  std::size_t first_feature = 0;      // first feature index it writes
+  std::vector<std::string> levels;    // kOneHot: one feature per level, in order
+  double offset = 0;                  // kNumeric: feature = (raw - offset) / scale
+  double scale = 1;
+};
+
+struct Encoding {
+  std::string format;                 // "csv", "libsvm", "arff"
+  std::size_t num_features = 0;
+  std::vector<std::string> feature_names;  // one per feature ("age", "sex=Male", "f12")
+  std::vector<FeatureSpec> specs;     // CSV/ARFF: one per raw feature column, in order
+  std::string label_column;           // CSV: label column name; ARFF: empty
+  std::string positive_value;         // CSV binary: the value meaning y = 1
+  std::vector<std::string> excluded_columns;  // kept out of the features (slicing only)
+  std::string missing_policy;         // see CsvOptions::missing
+
+  [[nodiscard]] std::string to_json() const;
+  static Encoding from_json(std::string_view json);
+};
+
+class Dataset {
+ public:
+  Dataset() = default;
+  Dataset(FeatureMatrix features, Labels labels);
+
+  [[nodiscard]] std::size_t num_rows() const noexcept { return features_.rows(); }
+  [[nodiscard]] std::size_t num_features() const noexcept { return features_.cols(); }
+  [[nodiscard]] const FeatureMatrix& features() const noexcept { return features_; }
+  [[nodiscard]] FeatureMatrix& features() noexcept { return features_; }
+  [[nodiscard]] const Labels& labels() const noexcept { return labels_; }
+  [[nodiscard]] Labels& labels() noexcept { return labels_; }
+
+  // Per-example weights; empty means all 1.
+  [[nodiscard]] std::span<const double> weights() const noexcept { return weights_; }
+  // Throws InvalidArgument on wrong size, negative, NaN or infinite weights.
+  void set_weights(std::vector<double> weights);
+  [[nodiscard]] double weight(std::size_t i) const noexcept {
+    return weights_.empty() ? 1.0 : weights_[i];
+  }
+
+  [[nodiscard]] const std::vector<Column>& columns() const noexcept { return columns_; }
+  [[nodiscard]] const Column* find_column(std::string_view name) const noexcept;
+  // Throws NotFound listing the available columns.
+  [[nodiscard]] const Column& column(std::string_view name) const;
+  // Adds or replaces a column (size must equal num_rows()).
+  void add_column(Column column);
+
+  [[nodiscard]] const Encoding& encoding() const noexcept { return encoding_; }
+  [[nodiscard]] Encoding& encoding() noexcept { return encoding_; }
+
+  // Source path, for messages.
+  [[nodiscard]] const std::string& source() const noexcept { return source_; }
+  void set_source(std::string source) { source_ = std::move(source); }
+
+ private:
+  FeatureMatrix features_;
+  Labels labels_;
+  std::vector<double> weights_;
+  std::vector<Column> columns_;
+  Encoding encoding_;
+  std::string source_;
+};
+
+}  // namespace rateopt

@@ -1,0 +1,134 @@
+// File: rateopt/expr.hpp
+// The expression language over rates on slices, shared by `rateopt eval` and training.
+//
+// Grammar (whitespace is free between tokens):
+//   statement  := expr [ relation expr ]          relation: <=  >=  ==  (also < > = as aliases)
+//   expr       := term { ('+' | '-') term }
+//   term       := unary { ('*' | '/') unary }
+//   unary      := '-' unary | primary
+//   primary    := number | '(' expr ')' | function '(' expr { ',' expr } ')' | rate
+//   rate       := name [ ':' number ] [ '@' dataset ] [ '[' slice ']' ]
+//   slice      := condition { (',' | '&') condition }     condition := column '=' value
+// `name` is any metric of the catalogue (metrics.hpp), a ranking metric (roc_auc,
+// average_precision) or a multilabel / multiclass score (instance_f1, micro_f1, macro_f1, ...).
+// Functions: min, max (any arity), abs, sqrt, log, exp, pow (2 args).
+// Examples:
+//   error
+//   tpr[sex=Female] - tpr[sex=Male]
+//   ppr[sex=Female] >= 0.8 * ppr[sex=Male]
+//   precision[race=Black] / precision[race=White]
+//   fbeta:2[label=1]      churn@unlabeled      max(fpr[race=Black], fpr[race=White])
+//
+// Parsing builds a small graph: nodes in topological order, leaves are `RateRef`s (deduplicated).
+// Parse errors throw ParseError whose column() points at the offending character.
+//
+// Thread-safety: an Expression is immutable after parsing; evaluate() may run concurrently.
+#pragma once
+
+#include <cstddef>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rateopt/metrics.hpp"
+
+namespace rateopt {
+
+// A leaf: a metric (with optional parameter) on a slice of a named dataset.
+struct RateRef {
+  std::string metric;   // catalogue name, e.g. "fbeta"
+  double param = std::numeric_limits<double>::quiet_NaN();  // NaN = default / none
+  std::string dataset;  // "" = the default (first) dataset
+  Slice slice;
+  // Canonical text, e.g. "fbeta:2@valid[sex=Female]".
+  [[nodiscard]] std::string to_string() const;
+  friend bool operator==(const RateRef& a, const RateRef& b) {
+    return a.metric == b.metric && a.dataset == b.dataset && a.slice == b.slice &&
+           ((a.param != a.param && b.param != b.param) || a.param == b.param);
+  }
+};
+
+enum class NodeOp { kConstant, kRate, kNeg, kAdd, kSub, kMul, kDiv, kCall };
+
+struct ExprNode {
+  NodeOp op = NodeOp::kConstant;
+  double value = 0;                 // kConstant
+  std::size_t rate = 0;             // kRate: index into Expression::rates()
+  std::string function;             // kCall: "min", "max", "abs", "sqrt", "log", "exp", "pow"
+  std::vector<std::size_t> args;    // children (indices of earlier nodes)
+  std::size_t position = 0;         // 0-based offset in the source text
+};
+
+enum class Relation { kNone, kLessEqual, kGreaterEqual, kEqual };
+
+class Expression {
+ public:
+  // Parses an expression or a constraint (`lhs <= rhs`). Throws ParseError.
+  static Expression parse(std::string_view text);
+
+  [[nodiscard]] const std::string& text() const noexcept { return text_; }
+  [[nodiscard]] const std::vector<RateRef>& rates() const noexcept { return rates_; }
+  [[nodiscard]] const std::vector<ExprNode>& nodes() const noexcept { return nodes_; }
+  [[nodiscard]] bool is_constraint() const noexcept { return relation_ != Relation::kNone; }
+  [[nodiscard]] Relation relation() const noexcept { return relation_; }
+  // Roots: lhs (the whole expression when not a constraint) and rhs (constraints only).
+  [[nodiscard]] std::size_t lhs_root() const noexcept { return lhs_; }
+  [[nodiscard]] std::size_t rhs_root() const noexcept { return rhs_; }
+
+  // Value of the node `root` given one value per rate (rates().size() entries). With `grad`
+  // non-empty (rates().size() entries) also writes d value / d rate_j (reverse mode).
+  [[nodiscard]] double evaluate(std::size_t root, std::span<const double> rate_values,
+                                std::span<double> grad = {}) const;
+  // Not a constraint: the value. Constraint: lhs - rhs for <=, rhs - lhs for >=, and
+  // |lhs - rhs| for ==, i.e. the amount of violation (<= 0 means satisfied).
+  [[nodiscard]] double value(std::span<const double> rate_values) const;
+
+ private:
+  std::string text_;
+  std::vector<ExprNode> nodes_;
+  std::vector<RateRef> rates_;
+  Relation relation_ = Relation::kNone;
+  std::size_t lhs_ = 0;
+  std::size_t rhs_ = 0;
+  friend class ExpressionParser;
+};
+
+// ---- binding expressions to data ---------------------------------------------------------------
+
+// What a model predicted on one dataset. Fill what applies to its label kind:
+//   binary / unlabelled: prob_positive (0/1 or probabilities), optional scores for ranking metrics
+//                        (when empty, prob_positive is used as the score);
+//   multilabel:          predicted label sets (CSR);
+//   multiclass:          predicted class per example.
+struct Predictions {
+  std::vector<double> prob_positive;
+  std::vector<double> scores;
+  std::vector<std::int64_t> set_indptr;
+  std::vector<std::int32_t> set_indices;
+  std::vector<std::int32_t> classes;
+};
+
+struct NamedData {
+  std::string name;           // referenced as rate@name; the first entry is the default
+  const Dataset* data = nullptr;
+  const Predictions* predictions = nullptr;
+};
+
+// Value of one leaf. Throws NotFound (unknown dataset / metric / column), InvalidArgument
+// (metric not defined for the dataset's label kind, undefined ranking metric on a slice).
+[[nodiscard]] double evaluate_rate(const RateRef& rate, std::span<const NamedData> data);
+
+struct ExpressionValue {
+  std::string text;
+  double value = 0;       // expression value, or lhs for a constraint
+  double rhs = 0;         // constraints only
+  double violation = 0;   // constraints only: Expression::value(); <= 0 when satisfied
+  bool is_constraint = false;
+  bool satisfied = true;
+};
+[[nodiscard]] ExpressionValue evaluate_expression(const Expression& expr,
+                                                  std::span<const NamedData> data);
+
+}  // namespace rateopt

@@ -1,0 +1,113 @@
+// File: rateopt/io.hpp
+// Readers that turn files into `Dataset`s. Every reader also reads gzip-compressed input
+// (detected from the magic bytes, not the name). Malformed input throws ParseError naming the
+// file, the 1-based line (and column where it helps) and what was expected.
+//
+// Formats:
+//   CSV/TSV with a header row (or `column_names` for headerless files such as UCI Adult).
+//   LIBSVM/SVMlight: `label idx:val ...`, 1-based increasing indices; binary labels -1/+1 or 0/1,
+//     multiclass integers, multilabel `l1,l2 idx:val` (0-based label ids). Feature j (1-based in
+//     the file) becomes column j-1 and is named `f<j>`, so the slice `f73=1` means index 73.
+//   MULAN ARFF (dense `v1,v2,...` and sparse `{i v, ...}` rows) with label attributes named by
+//     the MULAN XML file (matched by name, in XML order) or counted from the end by `num_labels`.
+//
+// Example:
+//   rateopt::ReadOptions o;
+//   o.csv.label_column = "income"; o.csv.positive_values = {">50K", ">50K."};
+//   o.csv.group_columns = {"sex", "race"};
+//   rateopt::Dataset train = rateopt::read_dataset("adult-train.csv.gz", o);
+//   o.encoding = &train.encoding();             // apply the same encoding to the test file
+//   rateopt::Dataset test = rateopt::read_dataset("adult-test.csv.gz", o);
+#pragma once
+
+#include <cstddef>
+#include <istream>
+#include <string>
+#include <vector>
+
+#include "rateopt/dataset.hpp"
+
+namespace rateopt {
+
+enum class FileFormat { kAuto, kCsv, kLibsvm, kArff };
+
+// What to do with a missing value (a field equal to one of `missing_values`).
+enum class MissingPolicy {
+  kDrop,   // drop the row (default; the number dropped is in ReadStats)
+  kZero,   // numeric -> 0 after standardisation (the mean), categorical -> all-zero one-hot
+  kError,  // ParseError
+};
+
+struct CsvOptions {
+  char delimiter = 0;                     // 0: ',' unless the file name ends in .tsv/.tsv.gz
+  bool has_header = true;                 // false requires column_names
+  std::vector<std::string> column_names;  // names for headerless files (overrides the header)
+  std::size_t skip_lines = 0;             // leading lines to skip (e.g. adult.test's banner)
+  std::string comment_prefix;             // lines starting with it are skipped ("" = none)
+  std::string label_column;               // "" = unlabelled
+  // Values of the label column meaning y = 1 (binary). Empty: 0/1 or -1/+1 labels are binary,
+  // anything else is multiclass with classes sorted by name.
+  std::vector<std::string> positive_values;
+  std::vector<std::string> group_columns;   // kept out of the features, available for slicing
+  std::vector<std::string> ignore_columns;  // dropped entirely
+  std::vector<std::string> categorical_columns;  // forced one-hot even if numeric-looking
+  std::string weight_column;                // "" = unit weights
+  std::vector<std::string> missing_values = {"?", "", "NA", "NaN"};
+  MissingPolicy missing = MissingPolicy::kDrop;
+  bool standardize = true;  // numeric features -> (x - mean) / std, saved in the encoding
+};
+
+struct LibsvmOptions {
+  std::size_t num_features = 0;  // 0: the largest index seen; larger values widen the matrix
+  bool multilabel = false;       // force multilabel parsing even without commas
+};
+
+struct ArffOptions {
+  std::string xml_path;          // MULAN label XML; empty: use num_labels
+  std::size_t num_labels = 0;    // labels are the last num_labels attributes (when no XML)
+};
+
+struct ReadOptions {
+  FileFormat format = FileFormat::kAuto;  // kAuto: from the extension (.csv .tsv .arff, else LIBSVM)
+  CsvOptions csv;
+  LibsvmOptions libsvm;
+  ArffOptions arff;
+  // When set, features are built with this encoding (columns, one-hot levels, scaling) instead
+  // of one inferred from the file: the way to read a test file for a trained model. Unseen
+  // categorical levels encode as all-zero.
+  const Encoding* encoding = nullptr;
+};
+
+// Counts a reader reports besides the data.
+struct ReadStats {
+  std::size_t lines = 0;             // physical lines read
+  std::size_t rows_dropped_missing = 0;
+  std::size_t unseen_levels = 0;     // categorical values not in a reused encoding
+};
+
+[[nodiscard]] Dataset read_dataset(const std::string& path, const ReadOptions& options = {},
+                                   ReadStats* stats = nullptr);
+[[nodiscard]] Dataset read_csv(const std::string& path, const CsvOptions& options = {},
+                               const Encoding* encoding = nullptr, ReadStats* stats = nullptr);
+[[nodiscard]] Dataset read_libsvm(const std::string& path, const LibsvmOptions& options = {},
+                                  ReadStats* stats = nullptr);
+[[nodiscard]] Dataset read_arff(const std::string& path, const ArffOptions& options = {},
+                                ReadStats* stats = nullptr);
+
+// In-memory variants (used by the fuzz targets and tests); `name` appears in error messages.
+[[nodiscard]] Dataset parse_csv(std::string_view text, const CsvOptions& options,
+                                const std::string& name = "<string>",
+                                const Encoding* encoding = nullptr);
+[[nodiscard]] Dataset parse_libsvm(std::string_view text, const LibsvmOptions& options,
+                                   const std::string& name = "<string>");
+[[nodiscard]] Dataset parse_arff(std::string_view text, const ArffOptions& options,
+                                 const std::string& name = "<string>",
+                                 const std::vector<std::string>* xml_labels = nullptr);
+
+// Label names from a MULAN XML file, in file order.
+[[nodiscard]] std::vector<std::string> read_mulan_labels(const std::string& xml_path);
+
+// Whole file as text, gunzipped when it starts with the gzip magic bytes. Throws IoError.
+[[nodiscard]] std::string read_text_file(const std::string& path);
+
+}  // namespace rateopt

@@ -1,0 +1,174 @@
+// File: rateopt/metrics.hpp
+// Exact, weighted rates and metrics on slices of data.
+//
+// A `Slice` is a conjunction of `column=value` conditions. Special columns:
+//   label=1 / label=0       binary labels (label=<class name> for multiclass)
+//   baseline=1 / baseline=0 the dataset's column named "baseline" (a deployed model's predictions)
+//   f73=1                   a feature by name (LIBSVM features are named f<1-based index>)
+// Any other name must be a Column of the dataset (see Dataset::columns()); an unknown column or
+// a value the column never takes throws NotFound.
+//
+// Predictions are per-example probabilities of predicting positive, in [0, 1]; hard 0/1
+// predictions are the special case. Counts are then the *expected* weighted confusion entries of
+// the stochastic classifier (exact, linear in the probabilities).
+//
+// Units: counts are weighted sums; rates are proportions of the slice's total weight.
+//
+// Zero-denominator conventions (the same everywhere in rateopt; docs/metrics.md):
+//   * a rate whose denominator is zero equals 1: tpr with no positives, tnr with no negatives,
+//     precision of the empty prediction, fnr/fpr are then 0 (1 - the rate);
+//   * f1, fbeta, jaccard with tp = fp = fn = 0 (empty prediction, empty truth) equal 1;
+//   * hmean of two zero rates is 0; gmean, gtppr, qmean follow from the rates above;
+//   * proportions (ppr, npr, error, accuracy, tp, ...) and churn/wins/losses on an empty slice
+//     (zero total weight) equal 0, and kld on an empty slice equals 0;
+//   * kld uses 0 log 0 = 0 and is +infinity when the label rate is in (0, 1) and the predicted
+//     positive rate is 0 or 1 (a true divergence, not a convention);
+//   * winloss (wins / losses) with no losses equals +infinity when there are wins, 1 otherwise;
+//   * roc_auc and average_precision are undefined without positives (or, for AUC, negatives):
+//     they throw InvalidArgument naming the slice.
+//
+// Thread-safety: all functions are pure.
+//
+// Example:
+//   auto mask = rateopt::slice_mask(ds, rateopt::Slice::parse("sex=Female"));
+//   rateopt::SliceCounts c = rateopt::count_slice(ds, mask, predictions);
+//   double f1 = rateopt::compute_metric("f1", c);
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rateopt/dataset.hpp"
+
+namespace rateopt {
+
+struct Condition {
+  std::string column;
+  std::string value;
+  friend bool operator==(const Condition&, const Condition&) = default;
+};
+
+struct Slice {
+  std::vector<Condition> conditions;  // conjunction; empty = all rows
+
+  // "sex=Female,race=White" (also '&' as separator); values may be quoted with "..." or '...'.
+  static Slice parse(std::string_view text);
+  [[nodiscard]] std::string to_string() const;
+  [[nodiscard]] bool empty() const noexcept { return conditions.empty(); }
+  friend bool operator==(const Slice&, const Slice&) = default;
+};
+
+// 1 for rows in the slice, 0 otherwise. O(n * conditions). Throws NotFound.
+[[nodiscard]] std::vector<std::uint8_t> slice_mask(const Dataset& data, const Slice& slice);
+
+// Weighted confusion entries of a slice (expected entries for probabilistic predictions).
+struct Confusion {
+  double tp = 0, fp = 0, fn = 0, tn = 0;
+  [[nodiscard]] double total() const noexcept { return tp + fp + fn + tn; }
+  [[nodiscard]] double positives() const noexcept { return tp + fn; }          // labelled 1
+  [[nodiscard]] double negatives() const noexcept { return fp + tn; }          // labelled 0
+  [[nodiscard]] double predicted_positive() const noexcept { return tp + fp; }
+  [[nodiscard]] double predicted_negative() const noexcept { return fn + tn; }
+};
+
+// Confusion plus agreement with a baseline (churn). Baseline fields are NaN when the dataset
+// has no "baseline" column.
+struct SliceCounts {
+  Confusion confusion;
+  double total = 0;        // total weight of the slice
+  double changes = std::numeric_limits<double>::quiet_NaN();  // prediction != baseline
+  double wins = std::numeric_limits<double>::quiet_NaN();     // new right, baseline wrong
+  double losses = std::numeric_limits<double>::quiet_NaN();   // new wrong, baseline right
+  [[nodiscard]] bool has_baseline() const noexcept { return changes == changes; }
+};
+
+// Counts from raw spans (labels 0/1; weights empty = 1; mask empty = all; baseline empty = none).
+// Throws InvalidArgument on size mismatches and predictions outside [0, 1] or NaN.
+[[nodiscard]] SliceCounts count_slice(std::span<const std::int32_t> labels,
+                                      std::span<const double> predictions,
+                                      std::span<const double> weights = {},
+                                      std::span<const std::uint8_t> mask = {},
+                                      std::span<const double> baseline = {});
+// Counts for a binary dataset (uses its weights and its "baseline" column when present).
+[[nodiscard]] SliceCounts count_slice(const Dataset& data, std::span<const std::uint8_t> mask,
+                                      std::span<const double> predictions);
+
+// ---- metric catalogue -------------------------------------------------------------------------
+
+struct MetricInfo {
+  std::string_view name;             // "f1", "fbeta", "tpr", ...
+  std::string_view summary;          // one line, with its zero-denominator convention
+  bool bigger_is_better = true;
+  bool has_param = false;            // "fbeta:2" (beta); default_param when omitted
+  double default_param = 0;
+  bool needs_baseline = false;       // churn, wins, losses, winloss
+  bool needs_labels = true;          // false for ppr, npr, churn
+  double (*compute)(const SliceCounts& counts, double param) = nullptr;
+};
+
+// Every confusion-based metric, in documentation order. Aliases (recall = tpr, coverage = ppr,
+// balanced_accuracy) are entries of their own.
+[[nodiscard]] std::span<const MetricInfo> metric_catalogue() noexcept;
+// nullptr when unknown. `name` without a parameter.
+[[nodiscard]] const MetricInfo* find_metric(std::string_view name) noexcept;
+// "name" or "name:param" (e.g. "fbeta:0.5"). Throws NotFound / InvalidArgument.
+[[nodiscard]] double compute_metric(std::string_view spec, const SliceCounts& counts);
+
+// The individual conventions, for reuse by decide and train.
+[[nodiscard]] double fbeta_score(const Confusion& c, double beta) noexcept;
+[[nodiscard]] double kl_divergence(double label_rate, double predicted_rate) noexcept;
+
+// ---- ranking metrics from scores --------------------------------------------------------------
+// Exact, O(n log n): sort by score, tied scores form one threshold step (ties count half in AUC,
+// as the trapezoid). Labels 0/1; weights empty = 1; mask empty = all rows.
+[[nodiscard]] double roc_auc(std::span<const double> scores, std::span<const std::int32_t> labels,
+                             std::span<const double> weights = {},
+                             std::span<const std::uint8_t> mask = {});
+// Step-wise average precision, sum_k (R_k - R_{k-1}) P_k over distinct thresholds (sklearn's
+// definition).
+[[nodiscard]] double average_precision(std::span<const double> scores,
+                                       std::span<const std::int32_t> labels,
+                                       std::span<const double> weights = {},
+                                       std::span<const std::uint8_t> mask = {});
+
+// ---- multilabel and multiclass ----------------------------------------------------------------
+
+// Label sets in CSR form: set i is indices[indptr[i] .. indptr[i+1]), sorted, in [0, num_labels).
+struct LabelSetsView {
+  std::span<const std::int64_t> indptr;
+  std::span<const std::int32_t> indices;
+  std::size_t num_labels = 0;
+  [[nodiscard]] std::size_t size() const noexcept {
+    return indptr.empty() ? 0 : indptr.size() - 1;
+  }
+};
+
+struct MultilabelScores {
+  double instance_f1 = 0;       // mean over examples of F1(y_i, h_i); F1(empty, empty) = 1
+  double instance_jaccard = 0;  // mean of |y & h| / |y | h|; J(empty, empty) = 1
+  double micro_f1 = 0;          // F1 of the pooled confusion (1 when tp = fp = fn = 0)
+  double macro_f1 = 0;          // mean over labels of per-label F1 (1 when tp = fp = fn = 0)
+  double hamming_loss = 0;      // mean over examples and labels of [y_ij != h_ij]
+  double subset_accuracy = 0;   // mean of [y_i == h_i]
+};
+// Weighted means over examples (weights empty = 1; mask empty = all). Throws on size mismatch.
+[[nodiscard]] MultilabelScores multilabel_scores(LabelSetsView truth, LabelSetsView predicted,
+                                                 std::span<const double> weights = {},
+                                                 std::span<const std::uint8_t> mask = {});
+
+struct MulticlassScores {
+  double accuracy = 0;
+  double macro_f1 = 0;  // mean over classes of one-vs-rest F1 (1 when tp = fp = fn = 0)
+};
+[[nodiscard]] MulticlassScores multiclass_scores(std::span<const std::int32_t> truth,
+                                                 std::span<const std::int32_t> predicted,
+                                                 std::size_t num_classes,
+                                                 std::span<const double> weights = {},
+                                                 std::span<const std::uint8_t> mask = {});
+
+}  // namespace rateopt

@@ -1,0 +1,79 @@
+// File: rateopt/model.hpp
+// Models: linear scorers and the saved classifier, a (possibly stochastic) mixture of scorers.
+//
+// A `Classifier` predicts P(positive | x) = sum_m mixture[m] * link(score_m(x)), where link is
+//   kLogistic:  1 / (1 + exp(-s))        (logistic regression probabilities)
+//   kThreshold: 1 if s > 0 else 0        (a mixture of deterministic classifiers)
+//   kRamp:      clamp((1 + s) / 2, 0, 1) (Goh et al.'s ramp-randomised classifier)
+// Prediction modes:
+//   deterministic: component `best` thresholded at score > 0;
+//   stochastic:    a 0/1 draw with that probability, from a counter-based generator keyed by
+//                  (seed, row), so results do not depend on the thread count;
+//   probability:   P(positive | x) itself.
+//
+// Saved as versioned JSON ({"format": "rateopt.model", "version": 1, ...}) that embeds the
+// feature encoding and the training options, so `predict` needs no training flags.
+//
+// Thread-safety: const methods may run concurrently.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rateopt/dataset.hpp"
+
+namespace rateopt {
+
+struct LinearModel {
+  std::vector<double> weights;  // one per feature
+  double bias = 0;
+  // Score of row i of x; x.cols() may exceed weights.size() only if the extra columns are
+  // absent (CSR) -- otherwise InvalidArgument is thrown by scores().
+  [[nodiscard]] double score(const FeatureMatrix& x, std::size_t i) const;
+  // Scores of every row into out (x.rows() entries). n_threads <= 0: all cores.
+  void scores(const FeatureMatrix& x, std::span<double> out, int n_threads = 0) const;
+};
+
+enum class Link { kLogistic, kThreshold, kRamp };
+enum class PredictMode { kDeterministic, kStochastic, kProbability };
+
+[[nodiscard]] std::string_view to_string(Link link) noexcept;
+[[nodiscard]] std::string_view to_string(PredictMode mode) noexcept;
+// Throws InvalidArgument listing the accepted names.
+[[nodiscard]] PredictMode parse_predict_mode(std::string_view name);
+
+struct Classifier {
+  static constexpr int kFormatVersion = 1;
+
+  std::string kind = "linear";            // e.g. "logistic_regression", "three_player"
+  std::vector<LinearModel> components;    // at least one
+  std::vector<double> mixture;            // probabilities, one per component, sum 1
+  std::size_t best = 0;                   // component used in deterministic mode
+  Link link = Link::kThreshold;
+  Encoding encoding;
+  std::string options_json = "{}";        // training options, embedded verbatim
+  std::string report_json = "{}";         // training report, embedded verbatim
+
+  // A single deterministic linear model.
+  static Classifier single(LinearModel model, Link link, Encoding encoding);
+
+  // out has x.rows() entries. Throws InvalidArgument when the feature count differs from the
+  // encoding's.
+  void predict(const FeatureMatrix& x, PredictMode mode, std::span<double> out,
+               std::uint64_t seed = 0, int n_threads = 0) const;
+  // Raw score of the deterministic component (for ranking metrics).
+  void decision_function(const FeatureMatrix& x, std::span<double> out, int n_threads = 0) const;
+
+  [[nodiscard]] std::string to_json() const;
+  static Classifier from_json(std::string_view json, const std::string& name = "<string>");
+  void save(const std::string& path) const;  // throws IoError
+  static Classifier load(const std::string& path);  // throws IoError / ParseError
+  // Throws InvalidArgument when inconsistent (sizes, mixture not a distribution, best range).
+  void validate() const;
+};
+
+}  // namespace rateopt

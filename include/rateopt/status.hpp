@@ -1,0 +1,19 @@
+// File: rateopt/status.hpp
+// Typed termination status for algorithmic outcomes (STYLE R6 tier 2): these are results, not
+// exceptions. Bad input still throws (error.hpp).
+#pragma once
+
+#include <string_view>
+
+namespace rateopt {
+
+enum class Termination {
+  kConverged,       // stopping tolerance met
+  kMaxIterations,   // iteration budget spent before the tolerance was met
+  kInfeasible,      // constraints cannot be met (certificate or best violation in the result)
+  kNumericalError,  // line search / factorisation failed; the result holds the last good iterate
+};
+
+[[nodiscard]] std::string_view to_string(Termination t) noexcept;
+
+}  // namespace rateopt

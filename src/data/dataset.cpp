@@ -1,0 +1,341 @@
+#include "rateopt/dataset.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "common/check.hpp"
+
+namespace rateopt {
+
+// ---- FeatureMatrix ------------------------------------------------------------------------------
+
+FeatureMatrix FeatureMatrix::dense(std::vector<double> data, std::size_t rows, std::size_t cols) {
+  RATEOPT_CHECK(data.size() == rows * cols, "dense data has {} entries, expected rows*cols = {}",
+                data.size(), rows * cols);
+  FeatureMatrix m;
+  m.sparse_ = false;
+  m.rows_ = rows;
+  m.cols_ = cols;
+  m.values_ = std::move(data);
+  return m;
+}
+
+FeatureMatrix FeatureMatrix::csr(std::vector<std::int64_t> indptr,
+                                 std::vector<std::int32_t> indices, std::vector<double> values,
+                                 std::size_t cols) {
+  RATEOPT_CHECK(!indptr.empty() && indptr.front() == 0, "CSR indptr must start with 0");
+  RATEOPT_CHECK(indices.size() == values.size(), "CSR indices has {} entries, values has {}",
+                indices.size(), values.size());
+  RATEOPT_CHECK(static_cast<std::size_t>(indptr.back()) == indices.size(),
+                "CSR indptr ends at {}, expected nnz = {}", indptr.back(), indices.size());
+  const std::size_t rows = indptr.size() - 1;
+  for (std::size_t i = 0; i < rows; ++i) {
+    RATEOPT_CHECK(indptr[i] <= indptr[i + 1], "CSR indptr decreases at row {}", i);
+    for (auto k = indptr[i]; k < indptr[i + 1]; ++k) {
+      RATEOPT_CHECK(indices[k] >= 0 && static_cast<std::size_t>(indices[k]) < cols,
+                    "CSR column index {} in row {} is outside [0, {})", indices[k], i, cols);
+      RATEOPT_CHECK(k == indptr[i] || indices[k - 1] < indices[k],
+                    "CSR column indices of row {} are not strictly increasing", i);
+    }
+  }
+  FeatureMatrix m;
+  m.sparse_ = true;
+  m.rows_ = rows;
+  m.cols_ = cols;
+  m.indptr_ = std::move(indptr);
+  m.indices_ = std::move(indices);
+  m.values_ = std::move(values);
+  return m;
+}
+
+std::size_t FeatureMatrix::nnz() const noexcept {
+  if (sparse_) return indices_.size();
+  return static_cast<std::size_t>(
+      std::count_if(values_.begin(), values_.end(), [](double v) { return v != 0.0; }));
+}
+
+DenseView FeatureMatrix::dense_view() const {
+  RATEOPT_CHECK(!sparse_, "dense_view() called on a CSR feature matrix");
+  return DenseView{values_.data(), rows_, cols_, cols_};
+}
+
+CsrView FeatureMatrix::csr_view() const {
+  RATEOPT_CHECK(sparse_, "csr_view() called on a dense feature matrix");
+  return CsrView{indptr_, indices_, values_, rows_, cols_};
+}
+
+double FeatureMatrix::row_dot(std::size_t i, std::span<const double> w) const {
+  double s = 0;
+  if (sparse_) {
+    for (auto k = indptr_[i]; k < indptr_[i + 1]; ++k) s += values_[k] * w[indices_[k]];
+  } else {
+    const double* x = values_.data() + i * cols_;
+    for (std::size_t j = 0; j < cols_; ++j) s += x[j] * w[j];
+  }
+  return s;
+}
+
+void FeatureMatrix::row_axpy(std::size_t i, double alpha, std::span<double> out) const {
+  if (sparse_) {
+    for (auto k = indptr_[i]; k < indptr_[i + 1]; ++k) out[indices_[k]] += alpha * values_[k];
+  } else {
+    const double* x = values_.data() + i * cols_;
+    for (std::size_t j = 0; j < cols_; ++j) out[j] += alpha * x[j];
+  }
+}
+
+double FeatureMatrix::at(std::size_t i, std::size_t j) const {
+  RATEOPT_CHECK(i < rows_ && j < cols_, "entry ({}, {}) outside a {} x {} matrix", i, j, rows_,
+                cols_);
+  if (!sparse_) return values_[i * cols_ + j];
+  const auto* begin = indices_.data() + indptr_[i];
+  const auto* end = indices_.data() + indptr_[i + 1];
+  const auto* it = std::lower_bound(begin, end, static_cast<std::int32_t>(j));
+  return (it != end && *it == static_cast<std::int32_t>(j)) ? values_[it - indices_.data()] : 0.0;
+}
+
+void FeatureMatrix::set_cols(std::size_t cols) {
+  RATEOPT_CHECK(cols >= cols_, "cannot shrink a feature matrix from {} to {} columns", cols_, cols);
+  if (cols == cols_) return;
+  if (!sparse_) {
+    std::vector<double> wide(rows_ * cols, 0.0);
+    for (std::size_t i = 0; i < rows_; ++i)
+      std::copy_n(values_.begin() + static_cast<std::ptrdiff_t>(i * cols_), cols_,
+                  wide.begin() + static_cast<std::ptrdiff_t>(i * cols));
+    values_ = std::move(wide);
+  }
+  cols_ = cols;
+}
+
+FeatureMatrix FeatureMatrix::select_rows(std::span<const std::size_t> rows) const {
+  for (auto r : rows) RATEOPT_CHECK(r < rows_, "row {} outside [0, {})", r, rows_);
+  if (!sparse_) {
+    std::vector<double> data;
+    data.reserve(rows.size() * cols_);
+    for (auto r : rows) {
+      auto first = values_.begin() + static_cast<std::ptrdiff_t>(r * cols_);
+      data.insert(data.end(), first, first + static_cast<std::ptrdiff_t>(cols_));
+    }
+    return dense(std::move(data), rows.size(), cols_);
+  }
+  std::vector<std::int64_t> indptr{0};
+  std::vector<std::int32_t> indices;
+  std::vector<double> values;
+  for (auto r : rows) {
+    for (auto k = indptr_[r]; k < indptr_[r + 1]; ++k) {
+      indices.push_back(indices_[k]);
+      values.push_back(values_[k]);
+    }
+    indptr.push_back(static_cast<std::int64_t>(indices.size()));
+  }
+  FeatureMatrix m;
+  m.sparse_ = true;
+  m.rows_ = rows.size();
+  m.cols_ = cols_;
+  m.indptr_ = std::move(indptr);
+  m.indices_ = std::move(indices);
+  m.values_ = std::move(values);
+  return m;
+}
+
+// ---- Labels -------------------------------------------------------------------------------------
+
+std::string_view to_string(LabelKind kind) noexcept {
+  switch (kind) {
+    case LabelKind::kNone: return "none";
+    case LabelKind::kBinary: return "binary";
+    case LabelKind::kMulticlass: return "multiclass";
+    case LabelKind::kMultilabel: return "multilabel";
+  }
+  return "unknown";
+}
+
+std::size_t Labels::size() const noexcept {
+  if (kind == LabelKind::kMultilabel) return set_indptr.empty() ? 0 : set_indptr.size() - 1;
+  return values.size();
+}
+
+std::span<const std::int32_t> Labels::label_set(std::size_t i) const {
+  RATEOPT_CHECK(kind == LabelKind::kMultilabel, "label_set() needs multilabel labels, have {}",
+                to_string(kind));
+  RATEOPT_CHECK(i + 1 < set_indptr.size(), "example {} outside [0, {})", i, size());
+  return {set_indices.data() + set_indptr[i],
+          static_cast<std::size_t>(set_indptr[i + 1] - set_indptr[i])};
+}
+
+// ---- Column -------------------------------------------------------------------------------------
+
+namespace {
+bool parse_number(std::string_view s, double& out) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  if (s.empty()) return false;
+  if (s.front() == '+') s.remove_prefix(1);
+  const auto* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && ptr == end && std::isfinite(out);
+}
+}  // namespace
+
+std::int32_t Column::find_level(std::string_view value) const {
+  double x = 0;
+  if (is_numeric() && parse_number(value, x)) {
+    for (std::size_t k = 0; k < levels.size(); ++k) {
+      double y = 0;
+      if (parse_number(levels[k], y) && y == x) return static_cast<std::int32_t>(k);
+    }
+    return -1;
+  }
+  for (std::size_t k = 0; k < levels.size(); ++k)
+    if (levels[k] == value) return static_cast<std::int32_t>(k);
+  return -1;
+}
+
+void Column::push_back(std::string_view value, bool missing) {
+  // Numeric until a non-missing, non-numeric value arrives.
+  const bool was_numeric = codes.empty() || is_numeric();
+  double x = 0;
+  const bool numeric_value = !missing && parse_number(value, x);
+  if (missing) {
+    codes.push_back(-1);
+    if (was_numeric) numeric.push_back(std::nan(""));
+    return;
+  }
+  std::int32_t code = -1;
+  for (std::size_t k = 0; k < levels.size(); ++k)
+    if (levels[k] == value) code = static_cast<std::int32_t>(k);
+  if (code < 0) {
+    levels.emplace_back(value);
+    code = static_cast<std::int32_t>(levels.size() - 1);
+  }
+  codes.push_back(code);
+  if (was_numeric && numeric_value) {
+    numeric.resize(codes.size() - 1, std::nan(""));
+    numeric.push_back(x);
+  } else {
+    numeric.clear();
+  }
+}
+
+// ---- Encoding -----------------------------------------------------------------------------------
+
+namespace {
+std::string_view kind_name(FeatureSpec::Kind k) {
+  switch (k) {
+    case FeatureSpec::Kind::kNumeric: return "numeric";
+    case FeatureSpec::Kind::kOneHot: return "one_hot";
+    case FeatureSpec::Kind::kIndex: return "index";
+  }
+  return "numeric";
+}
+}  // namespace
+
+std::string Encoding::to_json() const {
+  nlohmann::json j;
+  j["format"] = format;
+  j["num_features"] = num_features;
+  j["feature_names"] = feature_names;
+  j["label_column"] = label_column;
+  j["positive_value"] = positive_value;
+  j["excluded_columns"] = excluded_columns;
+  j["missing_policy"] = missing_policy;
+  auto& specs_json = j["specs"] = nlohmann::json::array();
+  for (const auto& s : specs) {
+    nlohmann::json o;
+    o["kind"] = kind_name(s.kind);
+    o["source"] = s.source;
+    o["first_feature"] = s.first_feature;
+    o["levels"] = s.levels;
+    o["offset"] = s.offset;
+    o["scale"] = s.scale;
+    specs_json.push_back(std::move(o));
+  }
+  return j.dump();
+}
+
+Encoding Encoding::from_json(std::string_view text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw ParseError("", 0, 0, std::string("encoding is not valid JSON: ") + e.what());
+  }
+  Encoding e;
+  try {
+    e.format = j.at("format").get<std::string>();
+    e.num_features = j.at("num_features").get<std::size_t>();
+    e.feature_names = j.at("feature_names").get<std::vector<std::string>>();
+    e.label_column = j.value("label_column", "");
+    e.positive_value = j.value("positive_value", "");
+    e.excluded_columns = j.value("excluded_columns", std::vector<std::string>{});
+    e.missing_policy = j.value("missing_policy", "");
+    for (const auto& o : j.at("specs")) {
+      FeatureSpec s;
+      const auto kind = o.at("kind").get<std::string>();
+      if (kind == "numeric") s.kind = FeatureSpec::Kind::kNumeric;
+      else if (kind == "one_hot") s.kind = FeatureSpec::Kind::kOneHot;
+      else if (kind == "index") s.kind = FeatureSpec::Kind::kIndex;
+      else throw ParseError("", 0, 0, "unknown feature spec kind '" + kind + "'");
+      s.source = o.at("source").get<std::string>();
+      s.first_feature = o.at("first_feature").get<std::size_t>();
+      s.levels = o.value("levels", std::vector<std::string>{});
+      s.offset = o.value("offset", 0.0);
+      s.scale = o.value("scale", 1.0);
+      e.specs.push_back(std::move(s));
+    }
+  } catch (const nlohmann::json::exception& ex) {
+    throw ParseError("", 0, 0, std::string("encoding JSON lacks a field: ") + ex.what());
+  }
+  RATEOPT_CHECK(e.feature_names.empty() || e.feature_names.size() == e.num_features,
+                "encoding has {} feature names, expected num_features = {}",
+                e.feature_names.size(), e.num_features);
+  return e;
+}
+
+// ---- Dataset ------------------------------------------------------------------------------------
+
+Dataset::Dataset(FeatureMatrix features, Labels labels)
+    : features_(std::move(features)), labels_(std::move(labels)) {
+  RATEOPT_CHECK(labels_.kind == LabelKind::kNone || labels_.size() == features_.rows(),
+                "labels have {} entries, features have {} rows", labels_.size(), features_.rows());
+}
+
+void Dataset::set_weights(std::vector<double> weights) {
+  RATEOPT_CHECK(weights.empty() || weights.size() == num_rows(),
+                "weights have {} entries, expected one per row ({})", weights.size(), num_rows());
+  for (std::size_t i = 0; i < weights.size(); ++i)
+    RATEOPT_CHECK(std::isfinite(weights[i]) && weights[i] >= 0,
+                  "weight of row {} is {}, expected a finite value >= 0", i, weights[i]);
+  weights_ = std::move(weights);
+}
+
+const Column* Dataset::find_column(std::string_view name) const noexcept {
+  for (const auto& c : columns_)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+const Column& Dataset::column(std::string_view name) const {
+  if (const Column* c = find_column(name)) return *c;
+  std::string available;
+  for (const auto& c : columns_) available += (available.empty() ? "" : ", ") + c.name;
+  throw NotFound(fmt::format("no column '{}' in {} (available: {})", name,
+                             source_.empty() ? std::string("the dataset") : source_,
+                             available.empty() ? std::string("none") : available));
+}
+
+void Dataset::add_column(Column column) {
+  RATEOPT_CHECK(column.codes.size() == num_rows(), "column '{}' has {} values, expected {}",
+                column.name, column.codes.size(), num_rows());
+  for (auto& c : columns_) {
+    if (c.name == column.name) {
+      c = std::move(column);
+      return;
+    }
+  }
+  columns_.push_back(std::move(column));
+}
+
+}  // namespace rateopt
