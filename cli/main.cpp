@@ -1,1 +1,83 @@
-int main() { return 0; }
+// rateopt command-line tool: a thin dispatcher over one file per subcommand (STYLE R10).
+// Exit codes: 0 success, 2 usage or input errors (bad flags, malformed files, unknown names),
+// 1 other runtime errors. Messages go to stderr.
+#include <fmt/format.h>
+
+#include <array>
+#include <exception>
+#include <string>
+#include <string_view>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "rateopt/error.hpp"
+#include "rateopt/version.hpp"
+
+namespace {
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;
+  int (*run)(int argc, const char* const* argv);
+};
+
+constexpr std::array kCommands{
+    Command{"eval", "exact rates, metrics and constraints of predictions or a model on data",
+            rateopt::cli::run_eval},
+    Command{"train", "fit a model (today: L2-regularised logistic regression)",
+            rateopt::cli::run_train},
+    Command{"predict", "apply a saved model to a data file", rateopt::cli::run_predict},
+    Command{"info", "describe a data file: rows, features, labels, columns",
+            rateopt::cli::run_info},
+    Command{"version", "print the version", rateopt::cli::run_version},
+};
+
+void print_usage() {
+  fmt::print("rateopt {}: classification under non-decomposable metrics and rate constraints\n\n",
+             rateopt::version());
+  fmt::print("Usage: rateopt <command> [options]   (rateopt <command> --help for details)\n\n");
+  fmt::print("Commands:\n");
+  for (const auto& c : kCommands) fmt::print("  {:<9} {}\n", c.name, c.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using rateopt::cli::kExitRuntime;
+  using rateopt::cli::kExitUsage;
+  if (argc < 2) {
+    print_usage();
+    return kExitUsage;
+  }
+  const std::string_view verb = argv[1];
+  if (verb == "--help" || verb == "-h" || verb == "help") {
+    print_usage();
+    return 0;
+  }
+  if (verb == "--version") return rateopt::cli::run_version(argc - 1, argv + 1);
+  for (const auto& c : kCommands) {
+    if (c.name != verb) continue;
+    // The one catch-all of the program (STYLE R6 tier 3).
+    try {
+      return c.run(argc - 1, argv + 1);
+    } catch (const rateopt::ParseError& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+      return kExitUsage;
+    } catch (const rateopt::NotFound& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+      return kExitUsage;
+    } catch (const rateopt::IoError& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+      return kExitUsage;
+    } catch (const std::invalid_argument& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+      return kExitUsage;
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+      return kExitRuntime;
+    }
+  }
+  fmt::print(stderr, "error: unknown command '{}'\n\n", verb);
+  print_usage();
+  return kExitUsage;
+}

@@ -1,0 +1,254 @@
+// rateopt eval: exact rates, metrics and constraints of predictions (or a model) on a data file.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "rateopt/error.hpp"
+#include "rateopt/expr.hpp"
+#include "rateopt/model.hpp"
+
+namespace rateopt::cli {
+namespace {
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    pos = end + 1;
+  }
+  return lines;
+}
+
+std::vector<std::string_view> split_fields(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t pos = 0;
+  while (pos < line.size()) {
+    const std::size_t start = line.find_first_not_of(" \t,", pos);
+    if (start == std::string_view::npos) break;
+    std::size_t end = line.find_first_of(" \t,", start);
+    if (end == std::string_view::npos) end = line.size();
+    out.push_back(line.substr(start, end - start));
+    pos = end;
+  }
+  return out;
+}
+
+void check_count(const std::string& path, std::size_t found, const Dataset& ds) {
+  if (found != ds.num_rows())
+    throw InvalidArgument(fmt::format(
+        "prediction file {} has {} lines, expected one per row of {} ({} rows after reading; "
+        "rows dropped for missing values do not count)",
+        path, found, ds.source(), ds.num_rows()));
+}
+
+// Binary / unlabelled: one probability of predicting positive (0/1 for hard predictions).
+Predictions read_binary_predictions(const std::string& path, const Dataset& ds) {
+  Predictions p;
+  p.prob_positive = read_number_column(path);
+  check_count(path, p.prob_positive.size(), ds);
+  for (std::size_t i = 0; i < p.prob_positive.size(); ++i) {
+    const double v = p.prob_positive[i];
+    if (v < 0.0 || v > 1.0)
+      throw ParseError(path, i + 1, 0,
+                       fmt::format("expected 0/1 or a probability in [0, 1], found {}", v));
+  }
+  return p;
+}
+
+// Multilabel: label indices per line (0-based, separated by spaces or commas; empty = no label).
+Predictions read_label_sets(const std::string& path, const Dataset& ds) {
+  const std::string text = read_text_file(path);
+  auto lines = split_lines(text);
+  Predictions p;
+  p.set_indptr.push_back(0);
+  const auto num_labels = static_cast<std::int64_t>(ds.labels().num_outputs());
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::vector<std::int32_t> set;
+    for (auto field : split_fields(lines[i])) {
+      std::int64_t v = -1;
+      auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
+      if (ec != std::errc() || ptr != field.data() + field.size() || v < 0 || v >= num_labels)
+        throw ParseError(path, i + 1, 0,
+                         fmt::format("expected a label index in [0, {}), found '{}'", num_labels,
+                                     field));
+      set.push_back(static_cast<std::int32_t>(v));
+    }
+    std::sort(set.begin(), set.end());
+    if (std::adjacent_find(set.begin(), set.end()) != set.end())
+      throw ParseError(path, i + 1, 0, "a label index appears twice");
+    p.set_indices.insert(p.set_indices.end(), set.begin(), set.end());
+    p.set_indptr.push_back(static_cast<std::int64_t>(p.set_indices.size()));
+  }
+  check_count(path, lines.size(), ds);
+  return p;
+}
+
+// Multiclass: a class index or a class name per line.
+Predictions read_classes(const std::string& path, const Dataset& ds) {
+  const std::string text = read_text_file(path);
+  auto lines = split_lines(text);
+  const auto& names = ds.labels().names;
+  Predictions p;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    auto fields = split_fields(lines[i]);
+    if (fields.size() != 1)
+      throw ParseError(path, i + 1, 0,
+                       fmt::format("expected one class per line, found {} fields", fields.size()));
+    const auto name_it = std::find(names.begin(), names.end(), fields[0]);
+    if (name_it != names.end()) {
+      p.classes.push_back(static_cast<std::int32_t>(name_it - names.begin()));
+      continue;
+    }
+    std::int64_t v = -1;
+    auto [ptr, ec] = std::from_chars(fields[0].data(), fields[0].data() + fields[0].size(), v);
+    if (ec != std::errc() || ptr != fields[0].data() + fields[0].size() || v < 0 ||
+        v >= static_cast<std::int64_t>(names.size()))
+      throw ParseError(path, i + 1, 0,
+                       fmt::format("expected a class name or an index in [0, {}), found '{}'",
+                                   names.size(), fields[0]));
+    p.classes.push_back(static_cast<std::int32_t>(v));
+  }
+  check_count(path, lines.size(), ds);
+  return p;
+}
+
+std::string relation_text(Relation r) {
+  switch (r) {
+    case Relation::kLessEqual: return "<=";
+    case Relation::kGreaterEqual: return ">=";
+    case Relation::kEqual: return "==";
+    case Relation::kNone: break;
+  }
+  return "";
+}
+
+nlohmann::json number(double v) {
+  // JSON has no infinities or NaN: they become strings.
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+}  // namespace
+
+int run_eval(int argc, const char* const* argv) {
+  CLI::App app{"Exact rates, metrics and constraints of predictions or a model on a data file.\n"
+               "Example: rateopt eval --data test.csv --label income --positive '>50K' "
+               "--model m.json --metric error --metric 'tpr[sex=Female] - tpr[sex=Male]'",
+               "rateopt eval"};
+  std::string data_path, pred_path, model_path, mode = "deterministic";
+  std::vector<std::string> metrics;
+  bool as_json = false;
+  std::uint64_t seed = 0;
+  int threads = 0;
+  ReaderFlags reader;
+  app.add_option("--data", data_path, "Data file (CSV, LIBSVM, ARFF; .gz accepted)")->required();
+  auto* pred_opt = app.add_option(
+      "--pred", pred_path,
+      "Predictions, one line per row: 0/1 or a probability (binary), label indices "
+      "(multilabel), or a class (multiclass)");
+  auto* model_opt = app.add_option("--model", model_path, "A model saved by rateopt train");
+  pred_opt->excludes(model_opt);
+  app.add_option("--metric", metrics,
+                 "Metric expression, e.g. f1, 'tpr[sex=Female] - tpr[sex=Male]', "
+                 "'ppr[sex=Female] >= 0.8 * ppr[sex=Male]' (repeatable)")
+      ->required();
+  app.add_option("--mode", mode,
+                 "With --model: deterministic (best model, 0/1), probability (expected rates of "
+                 "the stochastic classifier) or stochastic (seeded 0/1 draws)")
+      ->check(CLI::IsMember({"deterministic", "probability", "stochastic"}));
+  app.add_option("--seed", seed, "Seed of --mode stochastic");
+  app.add_option("--threads", threads, "Threads (0 = all cores)");
+  app.add_flag("--json", as_json, "Print JSON instead of a table");
+  add_reader_flags(app, reader);
+  if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
+  if (pred_path.empty() && model_path.empty()) {
+    fmt::print(stderr, "error: give --pred FILE or --model FILE\n");
+    return kExitUsage;
+  }
+
+  // Parse every expression first so that a typo fails before any file is read.
+  std::vector<Expression> expressions;
+  expressions.reserve(metrics.size());
+  for (const auto& m : metrics) expressions.push_back(Expression::parse(m));
+
+  Predictions pred;
+  Dataset ds;
+  if (!model_path.empty()) {
+    const Classifier model = Classifier::load(model_path);
+    ds = load_dataset(data_path, reader, &model.encoding);
+    if (ds.labels().kind == LabelKind::kMultilabel || ds.labels().kind == LabelKind::kMulticlass)
+      throw InvalidArgument(fmt::format("--model needs binary or unlabelled data; {} has {} labels",
+                                        data_path, to_string(ds.labels().kind)));
+    pred.prob_positive.resize(ds.num_rows());
+    pred.scores.resize(ds.num_rows());
+    model.predict(ds.features(), parse_predict_mode(mode), pred.prob_positive, seed, threads);
+    model.decision_function(ds.features(), pred.scores, threads);
+  } else {
+    ds = load_dataset(data_path, reader);
+    switch (ds.labels().kind) {
+      case LabelKind::kMultilabel: pred = read_label_sets(pred_path, ds); break;
+      case LabelKind::kMulticlass: pred = read_classes(pred_path, ds); break;
+      default: pred = read_binary_predictions(pred_path, ds); break;
+    }
+  }
+
+  const NamedData named[] = {{"", &ds, &pred}};
+  std::vector<ExpressionValue> values;
+  values.reserve(expressions.size());
+  for (const auto& e : expressions) values.push_back(evaluate_expression(e, named));
+
+  if (as_json) {
+    nlohmann::json out;
+    out["data"] = data_path;
+    out["rows"] = ds.num_rows();
+    if (!model_path.empty()) {
+      out["model"] = model_path;
+      out["mode"] = mode;
+    } else {
+      out["pred"] = pred_path;
+    }
+    auto& arr = out["metrics"] = nlohmann::json::array();
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      nlohmann::json row;
+      row["expression"] = values[k].text;
+      row["value"] = number(values[k].value);
+      if (values[k].is_constraint) {
+        row["relation"] = relation_text(expressions[k].relation());
+        row["rhs"] = number(values[k].rhs);
+        row["violation"] = number(values[k].violation);
+        row["satisfied"] = values[k].satisfied;
+      }
+      arr.push_back(std::move(row));
+    }
+    fmt::print("{}\n", out.dump(2));
+    return 0;
+  }
+  std::size_t width = 6;
+  for (const auto& v : values) width = std::max(width, v.text.size());
+  fmt::print("{:<{}}  {}\n", "metric", width, "value");
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    const auto& v = values[k];
+    if (!v.is_constraint) {
+      fmt::print("{:<{}}  {:.6f}\n", v.text, width, v.value);
+    } else {
+      fmt::print("{:<{}}  {:.6f} {} {:.6f}  {}\n", v.text, width, v.value,
+                 relation_text(expressions[k].relation()), v.rhs,
+                 v.satisfied ? std::string("satisfied")
+                             : fmt::format("violated by {:.6f}", v.violation));
+    }
+  }
+  return 0;
+}
+
+}  // namespace rateopt::cli

@@ -1,0 +1,12 @@
+// One entry point per subcommand; each lives in cmd_<verb>.cpp. argv[0] is the verb.
+#pragma once
+
+namespace rateopt::cli {
+
+int run_eval(int argc, const char* const* argv);
+int run_train(int argc, const char* const* argv);
+int run_predict(int argc, const char* const* argv);
+int run_info(int argc, const char* const* argv);
+int run_version(int argc, const char* const* argv);
+
+}  // namespace rateopt::cli

@@ -1,0 +1,180 @@
+#include "common.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "rateopt/error.hpp"
+
+namespace rateopt::cli {
+
+void add_reader_flags(CLI::App& app, ReaderFlags& f) {
+  const std::string group = "Reading data";
+  app.add_option("--format", f.format, "File format: auto (from the extension), csv, libsvm, arff")
+      ->check(CLI::IsMember({"auto", "csv", "libsvm", "arff"}))
+      ->group(group);
+  app.add_option("--label", f.label, "CSV: name of the label column")->group(group);
+  app.add_option("--positive", f.positive,
+                 "CSV: label value(s) meaning positive (comma-separated or repeated)")
+      ->delimiter(',')
+      ->group(group);
+  app.add_option("--groups", f.groups,
+                 "CSV: columns kept out of the features but available for slicing")
+      ->delimiter(',')
+      ->group(group);
+  app.add_option("--ignore", f.ignore, "CSV: columns to drop entirely")
+      ->delimiter(',')
+      ->group(group);
+  app.add_option("--categorical", f.categorical, "CSV: columns to one-hot encode even if numeric")
+      ->delimiter(',')
+      ->group(group);
+  app.add_option("--weight-column", f.weight_column, "CSV: column of per-example weights")
+      ->group(group);
+  app.add_option("--columns", f.columns, "CSV: column names for a file without a header")
+      ->delimiter(',')
+      ->group(group);
+  app.add_flag("--no-header", f.no_header, "CSV: the file has no header row (needs --columns)")
+      ->group(group);
+  app.add_option("--skip-lines", f.skip_lines, "CSV: leading lines to skip")->group(group);
+  app.add_option("--comment", f.comment, "CSV: skip lines starting with this prefix")
+      ->group(group);
+  app.add_option("--missing", f.missing, "Missing values ('?', empty, NA): drop, zero or error")
+      ->check(CLI::IsMember({"drop", "zero", "error"}))
+      ->group(group);
+  app.add_flag("--no-standardize", f.no_standardize, "CSV: keep numeric features unscaled")
+      ->group(group);
+  app.add_option("--n-features", f.n_features,
+                 "LIBSVM: number of features (when the file lacks the last index)")
+      ->group(group);
+  app.add_flag("--multilabel", f.multilabel, "LIBSVM: parse labels as comma-separated label sets")
+      ->group(group);
+  app.add_option("--xml", f.xml, "ARFF: MULAN XML file naming the label attributes")
+      ->group(group);
+  app.add_option("--num-labels", f.num_labels, "ARFF: the last N attributes are the labels")
+      ->group(group);
+  app.add_option("--baseline", f.baseline_file,
+                 "File of a deployed model's 0/1 predictions, one per row (for churn slices)")
+      ->group(group);
+  app.add_option("--baseline-column", f.baseline_column,
+                 "CSV: column holding a deployed model's 0/1 predictions")
+      ->group(group);
+}
+
+ReadOptions to_read_options(const ReaderFlags& f) {
+  ReadOptions o;
+  if (f.format == "csv") o.format = FileFormat::kCsv;
+  if (f.format == "libsvm") o.format = FileFormat::kLibsvm;
+  if (f.format == "arff") o.format = FileFormat::kArff;
+  o.csv.label_column = f.label;
+  o.csv.positive_values = f.positive;
+  o.csv.group_columns = f.groups;
+  if (!f.baseline_column.empty()) o.csv.group_columns.push_back(f.baseline_column);
+  o.csv.ignore_columns = f.ignore;
+  o.csv.categorical_columns = f.categorical;
+  o.csv.weight_column = f.weight_column;
+  o.csv.column_names = f.columns;
+  o.csv.has_header = !f.no_header;
+  o.csv.skip_lines = f.skip_lines;
+  o.csv.comment_prefix = f.comment;
+  o.csv.missing = f.missing == "zero"    ? MissingPolicy::kZero
+                  : f.missing == "error" ? MissingPolicy::kError
+                                         : MissingPolicy::kDrop;
+  o.csv.standardize = !f.no_standardize;
+  o.libsvm.num_features = f.n_features;
+  o.libsvm.multilabel = f.multilabel;
+  o.arff.xml_path = f.xml;
+  o.arff.num_labels = f.num_labels;
+  return o;
+}
+
+Dataset load_dataset(const std::string& path, const ReaderFlags& flags, const Encoding* encoding) {
+  ReadOptions options = to_read_options(flags);
+  options.encoding = encoding;
+  if (encoding != nullptr && encoding->format == "libsvm" && options.libsvm.num_features == 0)
+    options.libsvm.num_features = encoding->num_features;
+  ReadStats stats;
+  Dataset ds = read_dataset(path, options, &stats);
+  if (stats.rows_dropped_missing > 0)
+    fmt::print(stderr, "note: {}: dropped {} rows with missing values (--missing drop)\n", path,
+               stats.rows_dropped_missing);
+  if (stats.unseen_levels > 0)
+    fmt::print(stderr, "note: {}: {} categorical values unseen in training encode as zero\n",
+               path, stats.unseen_levels);
+  if (!flags.baseline_column.empty()) {
+    Column c = ds.column(flags.baseline_column);
+    c.name = "baseline";
+    ds.add_column(std::move(c));
+  }
+  if (!flags.baseline_file.empty()) {
+    const auto values = read_number_column(flags.baseline_file);
+    if (values.size() != ds.num_rows())
+      throw InvalidArgument(fmt::format("--baseline {} has {} values, expected one per row of {} ({})",
+                                        flags.baseline_file, values.size(), path, ds.num_rows()));
+    Column c;
+    c.name = "baseline";
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (values[i] != 0.0 && values[i] != 1.0)
+        throw ParseError(flags.baseline_file, i + 1, 0,
+                         fmt::format("expected a 0/1 baseline prediction, found {}", values[i]));
+      c.push_back(values[i] == 1.0 ? "1" : "0");
+    }
+    ds.add_column(std::move(c));
+  }
+  return ds;
+}
+
+std::vector<double> read_number_column(const std::string& path) {
+  const std::string text = read_text_file(path);
+  std::vector<double> out;
+  std::size_t line_no = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos)
+      throw ParseError(path, line_no, 0, "expected a number, found an empty line");
+    line = line.substr(first, line.find_last_not_of(" \t") - first + 1);
+    char* stop = nullptr;
+    const double v = std::strtod(line.c_str(), &stop);
+    if (stop != line.c_str() + line.size() || !std::isfinite(v))
+      throw ParseError(path, line_no, 0, fmt::format("expected a finite number, found '{}'", line));
+    out.push_back(v);
+  }
+  return out;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw IoError(fmt::format("cannot open '{}' for writing", path));
+  out << text;
+  if (!out) throw IoError(fmt::format("cannot write '{}'", path));
+}
+
+int parse_args(CLI::App& app, int argc, const char* const* argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "error: " << e.what() << "\n" << "Run with --help for usage.\n";
+    return kExitUsage;
+  }
+  return -1;
+}
+
+}  // namespace rateopt::cli

@@ -1,0 +1,59 @@
+// Shared pieces of the command-line front end: reader flags, exit codes, small file helpers.
+// The CLI does no math of its own (STYLE R10): it parses flags into library options and prints.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rateopt/dataset.hpp"
+#include "rateopt/io.hpp"
+
+namespace rateopt::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRuntime = 1;
+inline constexpr int kExitUsage = 2;  // usage errors and bad input
+
+// Flags that describe how to read a data file, shared by eval, train, predict and info.
+struct ReaderFlags {
+  std::string format = "auto";
+  std::string label;
+  std::vector<std::string> positive;
+  std::vector<std::string> groups;
+  std::vector<std::string> ignore;
+  std::vector<std::string> categorical;
+  std::string weight_column;
+  std::vector<std::string> columns;
+  bool no_header = false;
+  std::size_t skip_lines = 0;
+  std::string comment;
+  std::string missing = "drop";
+  bool no_standardize = false;
+  std::size_t n_features = 0;
+  bool multilabel = false;
+  std::string xml;
+  std::size_t num_labels = 0;
+  std::string baseline_file;
+  std::string baseline_column;
+};
+
+void add_reader_flags(CLI::App& app, ReaderFlags& flags);
+[[nodiscard]] ReadOptions to_read_options(const ReaderFlags& flags);
+
+// Reads `path` with the flags; `encoding` (optional) re-applies a model's feature encoding.
+// Attaches the baseline column (from --baseline FILE or --baseline-column COL) as "baseline".
+// Prints a note on stderr when rows were dropped for missing values.
+[[nodiscard]] Dataset load_dataset(const std::string& path, const ReaderFlags& flags,
+                                   const Encoding* encoding = nullptr);
+
+// One value per line; blank lines are errors. Throws ParseError(file, line).
+[[nodiscard]] std::vector<double> read_number_column(const std::string& path);
+// Writes text to `path`, or stdout when path is "-". Throws IoError.
+void write_text(const std::string& path, const std::string& text);
+
+// Parses argv with CLI11; returns -1 to continue, or the exit code to return now (help, errors).
+[[nodiscard]] int parse_args(CLI::App& app, int argc, const char* const* argv);
+
+}  // namespace rateopt::cli

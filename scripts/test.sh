@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Quick start, part 2 (also what CI runs): installs missing Debian packages, then
+#   1. Release build + every test (C++ unit/oracle tests, CLI end-to-end and Python
+#      scikit-learn cross-checks, the find_package consumer build);
+#   2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. the libFuzzer targets for every reader, briefly, when clang is available;
+#   4. the consumer project against an installed prefix.
+# Prints ctest's summary for each stage and exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+jobs=${RATEOPT_JOBS:-$(nproc)}
+export RATEOPT_REQUIRE_DATA=${RATEOPT_REQUIRE_DATA:-1}
+status=0
+
+stage() { echo; echo "=== $* ==="; }
+
+stage "Release build and tests"
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DRATEOPT_WERROR=ON >/dev/null
+cmake --build build/release -j "$jobs"
+(cd build/release && ctest --output-on-failure -j "$jobs") || status=1
+
+stage "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRATEOPT_SANITIZE=ON \
+  -DRATEOPT_BUILD_BENCHMARKS=OFF >/dev/null
+cmake --build build/asan -j "$jobs"
+(cd build/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j "$jobs") || status=1
+
+if command -v clang++ >/dev/null 2>&1; then
+  stage "libFuzzer targets (short runs)"
+  CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DRATEOPT_BUILD_FUZZERS=ON -DRATEOPT_BUILD_TESTS=OFF -DRATEOPT_BUILD_CLI=OFF \
+    -DRATEOPT_BUILD_BENCHMARKS=OFF -DRATEOPT_ENABLE_OPENMP=OFF >/dev/null
+  cmake --build build/fuzz -j "$jobs"
+  (cd build/fuzz && ctest --output-on-failure -j "$jobs") || status=1
+fi
+
+stage "find_package(rateopt) from an installed prefix"
+rm -rf build/prefix build/consumer-installed
+cmake --install build/release --prefix build/prefix >/dev/null
+cmake -S tests/consumer -B build/consumer-installed -G Ninja -DCMAKE_PREFIX_PATH="$PWD/build/prefix" >/dev/null
+cmake --build build/consumer-installed && ./build/consumer-installed/consumer || status=1
+
+echo
+if [ "$status" -eq 0 ]; then echo "ALL TESTS PASSED"; else echo "SOME TESTS FAILED"; fi
+exit "$status"

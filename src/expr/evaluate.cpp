@@ -1,0 +1,173 @@
+// Expression::evaluate / value: forward evaluation of the node graph and reverse-mode gradients
+// with respect to the rate leaves. Arithmetic is plain IEEE double arithmetic (1/0 = inf,
+// 0/0 = NaN, log(0) = -inf); the zero-denominator conventions live in the metrics, not here.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "common/check.hpp"
+#include "rateopt/expr.hpp"
+
+namespace rateopt {
+
+namespace {
+
+enum class Function { kMin, kMax, kAbs, kSqrt, kLog, kExp, kPow };
+
+Function function_of(const ExprNode& node) {
+  const std::string_view f = node.function;
+  if (f == "min") return Function::kMin;
+  if (f == "max") return Function::kMax;
+  if (f == "abs") return Function::kAbs;
+  if (f == "sqrt") return Function::kSqrt;
+  if (f == "log") return Function::kLog;
+  if (f == "exp") return Function::kExp;
+  if (f == "pow") return Function::kPow;
+  throw InvalidArgument(fmt::format("unknown function '{}' in an expression node", f));
+}
+
+// Position in node.args of the argument min / max selects: the first NaN if any (NaN in, NaN
+// out), else the first extreme value (first on ties).
+std::size_t chosen_argument(const ExprNode& node, const std::vector<double>& v, bool is_max) {
+  std::size_t best = 0;
+  for (std::size_t k = 0; k < node.args.size(); ++k) {
+    const double x = v[node.args[k]];
+    if (std::isnan(x)) return k;
+    const double b = v[node.args[best]];
+    if (is_max ? x > b : x < b) best = k;
+  }
+  return best;
+}
+
+double forward(const ExprNode& node, const std::vector<double>& v,
+               std::span<const double> rate_values) {
+  const auto arg = [&](std::size_t k) { return v[node.args[k]]; };
+  switch (node.op) {
+    case NodeOp::kConstant: return node.value;
+    case NodeOp::kRate: return rate_values[node.rate];
+    case NodeOp::kNeg: return -arg(0);
+    case NodeOp::kAdd: return arg(0) + arg(1);
+    case NodeOp::kSub: return arg(0) - arg(1);
+    case NodeOp::kMul: return arg(0) * arg(1);
+    case NodeOp::kDiv: return arg(0) / arg(1);
+    case NodeOp::kCall: break;
+  }
+  switch (function_of(node)) {
+    case Function::kMin: return arg(chosen_argument(node, v, false));
+    case Function::kMax: return arg(chosen_argument(node, v, true));
+    case Function::kAbs: return std::fabs(arg(0));
+    case Function::kSqrt: return std::sqrt(arg(0));
+    case Function::kLog: return std::log(arg(0));
+    case Function::kExp: return std::exp(arg(0));
+    case Function::kPow: return std::pow(arg(0), arg(1));
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+// Adds the contributions of node `i` (adjoint g != 0) to its arguments' adjoints.
+void backward(const ExprNode& node, double value, double g, const std::vector<double>& v,
+              std::vector<double>& adjoint, std::span<double> grad) {
+  const auto arg = [&](std::size_t k) { return v[node.args[k]]; };
+  const auto add = [&](std::size_t k, double d) { adjoint[node.args[k]] += d; };
+  switch (node.op) {
+    case NodeOp::kConstant: return;
+    case NodeOp::kRate: grad[node.rate] += g; return;
+    case NodeOp::kNeg: add(0, -g); return;
+    case NodeOp::kAdd:
+      add(0, g);
+      add(1, g);
+      return;
+    case NodeOp::kSub:
+      add(0, g);
+      add(1, -g);
+      return;
+    case NodeOp::kMul:
+      add(0, g * arg(1));
+      add(1, g * arg(0));
+      return;
+    case NodeOp::kDiv:
+      add(0, g / arg(1));
+      add(1, -g * arg(0) / (arg(1) * arg(1)));
+      return;
+    case NodeOp::kCall: break;
+  }
+  switch (function_of(node)) {
+    case Function::kMin: add(chosen_argument(node, v, false), g); return;
+    case Function::kMax: add(chosen_argument(node, v, true), g); return;
+    case Function::kAbs: {
+      const double x = arg(0);
+      if (x > 0) add(0, g);
+      if (x < 0) add(0, -g);
+      if (std::isnan(x)) add(0, x);  // propagate NaN; 0 at x = 0 (a subgradient)
+      return;
+    }
+    case Function::kSqrt: add(0, g * 0.5 / value); return;  // +inf at 0
+    case Function::kLog: add(0, g / arg(0)); return;       // +inf at 0
+    case Function::kExp: add(0, g * value); return;
+    case Function::kPow: {
+      const double a = arg(0);
+      const double b = arg(1);
+      // d/da = b a^(b-1), exactly 0 when b = 0 (a^0 = 1 is constant, even at a = 0);
+      // d/db = a^b log a, exactly 0 at a = 0 < b (0^b = 0 is constant there).
+      add(0, b == 0 ? 0.0 : g * b * std::pow(a, b - 1));
+      add(1, a == 0 && b > 0 ? 0.0 : g * value * std::log(a));
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+double Expression::evaluate(std::size_t root, std::span<const double> rate_values,
+                            std::span<double> grad) const {
+  RATEOPT_CHECK(root < nodes_.size(), "root is {}, expected a node index in [0, {}) of '{}'", root,
+                nodes_.size(), text_);
+  RATEOPT_CHECK(rate_values.size() == rates_.size(),
+                "rate_values has {} entries, expected {} (one per rate of '{}')",
+                rate_values.size(), rates_.size(), text_);
+  RATEOPT_CHECK(grad.empty() || grad.size() == rates_.size(),
+                "grad has {} entries, expected {} (one per rate of '{}') or none", grad.size(),
+                rates_.size(), text_);
+
+  // Nodes are in topological order, so the subgraph of `root` lies in [0, root]. Only the nodes
+  // it reaches are evaluated (the other side of a constraint may be undefined at this point).
+  const std::size_t count = root + 1;
+  std::vector<char> reached(count, 0);
+  reached[root] = 1;
+  for (std::size_t i = count; i-- > 0;) {
+    if (reached[i] == 0) continue;
+    for (std::size_t a : nodes_[i].args) reached[a] = 1;
+  }
+  std::vector<double> v(count, 0.0);
+  for (std::size_t i = 0; i < count; ++i)
+    if (reached[i] != 0) v[i] = forward(nodes_[i], v, rate_values);
+  if (grad.empty()) return v[root];
+
+  // Reverse sweep. A zero adjoint contributes nothing, so 0 * sqrt(x) has derivative 0 at x = 0
+  // rather than 0 * inf = NaN.
+  std::fill(grad.begin(), grad.end(), 0.0);
+  std::vector<double> adjoint(count, 0.0);
+  adjoint[root] = 1;
+  for (std::size_t i = count; i-- > 0;) {
+    if (reached[i] == 0 || adjoint[i] == 0) continue;
+    backward(nodes_[i], v[i], adjoint[i], v, adjoint, grad);
+  }
+  return v[root];
+}
+
+double Expression::value(std::span<const double> rate_values) const {
+  const double lhs = evaluate(lhs_, rate_values);
+  switch (relation_) {
+    case Relation::kNone: return lhs;
+    case Relation::kLessEqual: return lhs - evaluate(rhs_, rate_values);
+    case Relation::kGreaterEqual: return evaluate(rhs_, rate_values) - lhs;
+    case Relation::kEqual: return std::fabs(lhs - evaluate(rhs_, rate_values));
+  }
+  return lhs;
+}
+
+}  // namespace rateopt

@@ -1,0 +1,108 @@
+// Rate names beyond the metric catalogue, and "did you mean" suggestions.
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "expr/expr_impl.hpp"
+
+namespace rateopt {
+
+namespace {
+
+struct ExtraName {
+  std::string_view name;
+  std::string_view canonical;
+  RateFamily family;
+};
+
+constexpr std::array<ExtraName, 11> kExtraNames{{
+    {"roc_auc", "roc_auc", RateFamily::kRanking},
+    {"auc", "roc_auc", RateFamily::kRanking},
+    {"average_precision", "average_precision", RateFamily::kRanking},
+    {"ap", "average_precision", RateFamily::kRanking},
+    {"instance_f1", "instance_f1", RateFamily::kMultilabel},
+    {"instance_jaccard", "instance_jaccard", RateFamily::kMultilabel},
+    {"micro_f1", "micro_f1", RateFamily::kMultilabel},
+    {"macro_f1", "macro_f1", RateFamily::kMultilabel},
+    {"hamming_loss", "hamming_loss", RateFamily::kMultilabel},
+    {"hamming", "hamming_loss", RateFamily::kMultilabel},
+    {"subset_accuracy", "subset_accuracy", RateFamily::kMultilabel},
+}};
+
+constexpr std::array<std::string_view, 4> kRankingNames{"roc_auc", "auc", "average_precision",
+                                                        "ap"};
+constexpr std::array<std::string_view, 7> kMultilabelNames{
+    "instance_f1",  "instance_jaccard", "micro_f1",       "macro_f1",
+    "hamming_loss", "hamming",          "subset_accuracy"};
+constexpr std::array<std::string_view, 3> kMulticlassNames{"accuracy", "error", "macro_f1"};
+constexpr std::array<std::string_view, 7> kFunctionNames{"abs", "exp", "log", "max",
+                                                         "min", "pow", "sqrt"};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Levenshtein distance, O(|a| |b|).
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::optional<ResolvedName> resolve_rate_name(std::string_view name) {
+  for (const ExtraName& extra : kExtraNames) {
+    if (extra.name == name) return ResolvedName{std::string(extra.canonical), extra.family, nullptr};
+  }
+  if (const MetricInfo* info = find_metric(name)) {
+    return ResolvedName{std::string(name), RateFamily::kConfusion, info};
+  }
+  return std::nullopt;
+}
+
+std::span<const std::string_view> ranking_rate_names() noexcept { return kRankingNames; }
+std::span<const std::string_view> multilabel_rate_names() noexcept { return kMultilabelNames; }
+std::span<const std::string_view> multiclass_rate_names() noexcept { return kMulticlassNames; }
+std::span<const std::string_view> function_names() noexcept { return kFunctionNames; }
+
+std::string join_names(std::span<const std::string_view> names) {
+  std::string out;
+  for (std::string_view name : names) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out;
+}
+
+std::string closest_name(std::string_view name, std::span<const std::string_view> candidates) {
+  const std::string needle = lower(name);
+  // A typo is at most one edit in short names, about a third of the letters in longer ones.
+  const std::size_t budget = std::max<std::size_t>(1, needle.size() / 3);
+  std::string_view best;
+  std::size_t best_distance = budget + 1;
+  for (std::string_view candidate : candidates) {
+    const std::size_t d = edit_distance(needle, lower(candidate));
+    if (d < best_distance) {
+      best = candidate;
+      best_distance = d;
+    }
+  }
+  return std::string(best);
+}
+
+}  // namespace rateopt

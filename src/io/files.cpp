@@ -1,0 +1,201 @@
+// Whole-file reading (with transparent gunzip), format dispatch and the path-taking readers.
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+#include "common/check.hpp"
+#include "io/io_util.hpp"
+#include "rateopt/io.hpp"
+
+namespace rateopt {
+
+namespace {
+
+struct FileCloser {
+  void operator()(std::FILE* f) const noexcept { std::fclose(f); }
+};
+
+std::string read_raw(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw IoError(fmt::format("cannot read '{}': it is a directory", path));
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  if (!file) throw IoError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+  std::string data;
+  char buffer[1 << 16];
+  while (true) {
+    const std::size_t n = std::fread(buffer, 1, sizeof buffer, file.get());
+    data.append(buffer, n);
+    if (n < sizeof buffer) break;
+  }
+  if (std::ferror(file.get()))
+    throw IoError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+  return data;
+}
+
+bool has_gzip_magic(std::string_view data) {
+  return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
+         static_cast<unsigned char>(data[1]) == 0x8b;
+}
+
+// Inflates every gzip member of `data` (concatenated members are allowed, as with gzip -d).
+std::string gunzip(std::string_view data, const std::string& path) {
+  std::string out;
+  out.reserve(data.size() * 4);
+  z_stream zs{};
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+    throw IoError(fmt::format("cannot decompress '{}': zlib initialisation failed", path));
+  struct Guard {
+    z_stream* z;
+    ~Guard() { inflateEnd(z); }
+  } guard{&zs};
+  std::size_t pos = 0;
+  char buffer[1 << 16];
+  while (true) {
+    const std::size_t chunk = std::min<std::size_t>(data.size() - pos, 1u << 30);
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + pos));
+    zs.avail_in = static_cast<uInt>(chunk);
+    int rc = Z_OK;
+    do {
+      zs.next_out = reinterpret_cast<Bytef*>(buffer);
+      zs.avail_out = sizeof buffer;
+      rc = inflate(&zs, Z_NO_FLUSH);
+      if (rc != Z_OK && rc != Z_STREAM_END && !(rc == Z_BUF_ERROR && zs.avail_in == 0)) {
+        throw IoError(fmt::format("corrupt gzip stream in '{}' ({})", path,
+                                  zs.msg != nullptr ? zs.msg : "inflate failed"));
+      }
+      out.append(buffer, sizeof buffer - zs.avail_out);
+    } while (rc == Z_OK && (zs.avail_in > 0 || zs.avail_out == 0));
+    pos += chunk - zs.avail_in;
+    if (rc == Z_STREAM_END) {
+      const std::string_view rest = data.substr(pos);
+      if (rest.empty()) break;
+      if (has_gzip_magic(rest)) {
+        inflateReset(&zs);
+        continue;
+      }
+      if (rest.find_first_not_of('\0') == std::string_view::npos) break;  // zero padding
+      throw IoError(fmt::format("corrupt gzip stream in '{}': trailing garbage after the data",
+                                path));
+    }
+    if (pos >= data.size()) {
+      throw IoError(
+          fmt::format("corrupt gzip stream in '{}': the file is truncated (unexpected end)", path));
+    }
+  }
+  return out;
+}
+
+std::string strip_gz(const std::string& path) {
+  return io_detail::ends_with_ci(path, ".gz") ? path.substr(0, path.size() - 3) : path;
+}
+
+FileFormat format_from_name(const std::string& path) {
+  const std::string base = strip_gz(path);
+  if (io_detail::ends_with_ci(base, ".csv") || io_detail::ends_with_ci(base, ".tsv"))
+    return FileFormat::kCsv;
+  if (io_detail::ends_with_ci(base, ".arff")) return FileFormat::kArff;
+  return FileFormat::kLibsvm;
+}
+
+}  // namespace
+
+std::string read_text_file(const std::string& path) {
+  std::string data = read_raw(path);
+  if (has_gzip_magic(data)) return gunzip(data, path);
+  return data;
+}
+
+std::string io_detail::find_sibling_mulan_xml(const std::string& arff_path) {
+  namespace fs = std::filesystem;
+  const fs::path p(strip_gz(arff_path));
+  std::string stem = p.filename().string();
+  if (ends_with_ci(stem, ".arff")) stem.resize(stem.size() - 5);
+  const fs::path dir = p.parent_path();
+  // name-train-sparse -> name-train -> name: the longest prefix ending before a '-' wins.
+  std::string candidate = stem;
+  while (!candidate.empty()) {
+    std::error_code ec;
+    const fs::path xml = dir / (candidate + ".xml");
+    if (fs::is_regular_file(xml, ec)) return xml.string();
+    const auto dash = candidate.rfind('-');
+    if (dash == std::string::npos || dash == 0) break;
+    candidate.resize(dash);
+  }
+  return {};
+}
+
+Dataset parse_csv(std::string_view text, const CsvOptions& options, const std::string& name,
+                  const Encoding* encoding) {
+  return io_detail::parse_csv_impl(text, options, name, encoding, nullptr);
+}
+
+Dataset parse_libsvm(std::string_view text, const LibsvmOptions& options,
+                     const std::string& name) {
+  return io_detail::parse_libsvm_impl(text, options, name, nullptr, nullptr);
+}
+
+Dataset parse_arff(std::string_view text, const ArffOptions& options, const std::string& name,
+                   const std::vector<std::string>* xml_labels) {
+  return io_detail::parse_arff_impl(text, options, name, xml_labels, nullptr, nullptr);
+}
+
+Dataset read_csv(const std::string& path, const CsvOptions& options, const Encoding* encoding,
+                 ReadStats* stats) {
+  const std::string text = read_text_file(path);
+  Dataset ds = io_detail::parse_csv_impl(text, options, path, encoding, stats);
+  ds.set_source(path);
+  return ds;
+}
+
+Dataset read_libsvm(const std::string& path, const LibsvmOptions& options, ReadStats* stats) {
+  const std::string text = read_text_file(path);
+  Dataset ds = io_detail::parse_libsvm_impl(text, options, path, nullptr, stats);
+  ds.set_source(path);
+  return ds;
+}
+
+namespace {
+
+Dataset read_arff_with(const std::string& path, const ArffOptions& options,
+                       const Encoding* encoding, ReadStats* stats) {
+  std::string xml = options.xml_path;
+  if (xml.empty() && options.num_labels == 0) xml = io_detail::find_sibling_mulan_xml(path);
+  std::vector<std::string> labels;
+  if (!xml.empty()) labels = read_mulan_labels(xml);
+  const std::string text = read_text_file(path);
+  Dataset ds = io_detail::parse_arff_impl(text, options, path, xml.empty() ? nullptr : &labels,
+                                          encoding, stats);
+  ds.set_source(path);
+  return ds;
+}
+
+}  // namespace
+
+Dataset read_arff(const std::string& path, const ArffOptions& options, ReadStats* stats) {
+  return read_arff_with(path, options, nullptr, stats);
+}
+
+Dataset read_dataset(const std::string& path, const ReadOptions& options, ReadStats* stats) {
+  FileFormat format = options.format;
+  if (format == FileFormat::kAuto) format = format_from_name(path);
+  switch (format) {
+    case FileFormat::kCsv: return read_csv(path, options.csv, options.encoding, stats);
+    case FileFormat::kArff: return read_arff_with(path, options.arff, options.encoding, stats);
+    case FileFormat::kLibsvm:
+    case FileFormat::kAuto: {
+      const std::string text = read_text_file(path);
+      Dataset ds =
+          io_detail::parse_libsvm_impl(text, options.libsvm, path, options.encoding, stats);
+      ds.set_source(path);
+      return ds;
+    }
+  }
+  throw InvalidArgument("read_dataset: unknown file format");
+}
+
+}  // namespace rateopt

@@ -1,0 +1,150 @@
+#include "io/io_util.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <system_error>
+
+namespace rateopt::io_detail {
+
+NumberKind parse_double(std::string_view s, double& out) noexcept {
+  if (!s.empty() && s.front() == '+') {
+    s.remove_prefix(1);
+    if (!s.empty() && (s.front() == '-' || s.front() == '+')) return NumberKind::kNotNumber;
+  }
+  if (s.empty()) return NumberKind::kNotNumber;
+  const char* first = s.data();
+  const char* last = s.data() + s.size();
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(first, last, value);
+  if (ptr != last) return NumberKind::kNotNumber;
+  if (ec == std::errc::result_out_of_range) {
+    // Overflow or underflow: strtod tells them apart (HUGE_VAL vs a tiny value).
+    const std::string copy(s);
+    const double v = std::strtod(copy.c_str(), nullptr);
+    if (!std::isfinite(v) || std::fabs(v) == HUGE_VAL) return NumberKind::kNonFinite;
+    out = v;
+    return NumberKind::kFinite;
+  }
+  if (ec != std::errc()) return NumberKind::kNotNumber;
+  out = value;
+  return std::isfinite(value) ? NumberKind::kFinite : NumberKind::kNonFinite;
+}
+
+bool parse_int64(std::string_view s, std::int64_t& out) noexcept {
+  if (!s.empty() && s.front() == '+') {
+    s.remove_prefix(1);
+    if (!s.empty() && s.front() == '-') return false;
+  }
+  if (s.empty()) return false;
+  const char* last = s.data() + s.size();
+  const auto [ptr, ec] = std::from_chars(s.data(), last, out);
+  return ec == std::errc() && ptr == last;
+}
+
+std::string_view trim(std::string_view s) noexcept {
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+bool ends_with_ci(std::string_view s, std::string_view suffix) noexcept {
+  if (s.size() < suffix.size()) return false;
+  const std::string_view tail = s.substr(s.size() - suffix.size());
+  for (std::size_t i = 0; i < suffix.size(); ++i) {
+    char a = tail[i];
+    char b = suffix[i];
+    if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
+    if (b >= 'A' && b <= 'Z') b = static_cast<char>(b - 'A' + 'a');
+    if (a != b) return false;
+  }
+  return true;
+}
+
+std::string quoted(std::string_view s, std::size_t max_chars) {
+  std::string out = "'";
+  const bool cut = s.size() > max_chars;
+  if (cut) s = s.substr(0, max_chars);
+  for (char c : s) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  out += cut ? "...'" : "'";
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += sep;
+    out += items[i];
+  }
+  return out;
+}
+
+std::string join_limited(const std::vector<std::string>& items, std::size_t max_items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size() && i < max_items; ++i) {
+    if (i > 0) out += ", ";
+    out += items[i];
+  }
+  if (items.size() > max_items) out += ", ...";
+  return out.empty() ? std::string("none") : out;
+}
+
+std::string_view missing_policy_name(MissingPolicy policy) noexcept {
+  switch (policy) {
+    case MissingPolicy::kDrop: return "drop";
+    case MissingPolicy::kZero: return "zero";
+    case MissingPolicy::kError: return "error";
+  }
+  return "drop";
+}
+
+std::size_t count_lines(std::string_view text) noexcept {
+  std::size_t n = 0;
+  for (char c : text) n += (c == '\n');
+  if (!text.empty() && text.back() != '\n') ++n;
+  return n;
+}
+
+// ---- ColumnBuilder ------------------------------------------------------------------------------
+
+ColumnBuilder::ColumnBuilder(std::string name, std::size_t expected_rows) {
+  column_.name = std::move(name);
+  column_.codes.reserve(expected_rows);
+  column_.numeric.reserve(expected_rows);
+}
+
+void ColumnBuilder::push(std::string_view value, bool missing) {
+  if (missing) {
+    column_.codes.push_back(-1);
+    if (numeric_) column_.numeric.push_back(std::nan(""));
+    return;
+  }
+  auto [it, inserted] = index_.try_emplace(value, static_cast<std::int32_t>(index_.size()));
+  if (inserted) column_.levels.emplace_back(value);
+  column_.codes.push_back(it->second);
+  if (numeric_) {
+    double x = 0;
+    if (parse_double(trim(value), x) == NumberKind::kFinite) {
+      column_.numeric.push_back(x);
+    } else {
+      numeric_ = false;
+      column_.numeric.clear();
+      column_.numeric.shrink_to_fit();
+    }
+  }
+}
+
+Column ColumnBuilder::finish() && {
+  if (!numeric_) column_.numeric.clear();
+  return std::move(column_);
+}
+
+}  // namespace rateopt::io_detail

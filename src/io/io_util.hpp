@@ -1,0 +1,92 @@
+// Private helpers shared by the file readers (CSV, LIBSVM, ARFF): number parsing, trimming,
+// message formatting, a fast builder for slice `Column`s and the internal reader entry points
+// that also fill `ReadStats` and accept a reused `Encoding`.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "rateopt/dataset.hpp"
+#include "rateopt/io.hpp"
+
+namespace rateopt::io_detail {
+
+// Result of parsing a token as a floating-point number.
+enum class NumberKind {
+  kFinite,     // a finite double
+  kNonFinite,  // nan, inf or a value that overflows a double
+  kNotNumber,  // anything else
+};
+
+// Parses the whole of `s` (no surrounding spaces) as a decimal double; a leading '+' is accepted.
+// Values that underflow become 0 or a subnormal number.
+[[nodiscard]] NumberKind parse_double(std::string_view s, double& out) noexcept;
+
+// Parses the whole of `s` as a decimal integer (optional leading '+' or '-').
+[[nodiscard]] bool parse_int64(std::string_view s, std::int64_t& out) noexcept;
+
+// `s` without leading and trailing spaces, tabs and carriage returns.
+[[nodiscard]] std::string_view trim(std::string_view s) noexcept;
+
+// ASCII lower-case copy.
+[[nodiscard]] std::string to_lower(std::string_view s);
+
+// True when `s` ends with `suffix`, ignoring ASCII case.
+[[nodiscard]] bool ends_with_ci(std::string_view s, std::string_view suffix) noexcept;
+
+// A value quoted for an error message, shortened to at most `max_chars` characters, with
+// control characters shown as '?'.
+[[nodiscard]] std::string quoted(std::string_view s, std::size_t max_chars = 60);
+
+// Items joined by `sep`.
+[[nodiscard]] std::string join(const std::vector<std::string>& items, std::string_view sep);
+
+// Items joined by ", ", shortened after `max_items` with ", ..." (for "available: ..." lists).
+[[nodiscard]] std::string join_limited(const std::vector<std::string>& items,
+                                       std::size_t max_items = 40);
+
+// "drop", "zero" or "error".
+[[nodiscard]] std::string_view missing_policy_name(MissingPolicy policy) noexcept;
+
+// Number of physical lines in `text` (a final line without '\n' counts).
+[[nodiscard]] std::size_t count_lines(std::string_view text) noexcept;
+
+// Builds a slice `Column` value by value with the semantics of `Column::push_back` (levels in
+// order of first appearance, code -1 for missing, numbers kept while every present value is a
+// finite number) in O(1) per value. The views passed to `push` must outlive the builder.
+class ColumnBuilder {
+ public:
+  explicit ColumnBuilder(std::string name, std::size_t expected_rows = 0);
+  void push(std::string_view value, bool missing);
+  [[nodiscard]] Column finish() &&;
+
+ private:
+  Column column_;
+  std::unordered_map<std::string_view, std::int32_t> index_;
+  bool numeric_ = true;
+};
+
+// Stable storage for unescaped field text; views into it stay valid while it lives.
+using TextArena = std::deque<std::string>;
+
+// Internal entry points (the public ones forward here with stats = nullptr).
+[[nodiscard]] Dataset parse_csv_impl(std::string_view text, const CsvOptions& options,
+                                     const std::string& name, const Encoding* encoding,
+                                     ReadStats* stats);
+[[nodiscard]] Dataset parse_libsvm_impl(std::string_view text, const LibsvmOptions& options,
+                                        const std::string& name, const Encoding* encoding,
+                                        ReadStats* stats);
+[[nodiscard]] Dataset parse_arff_impl(std::string_view text, const ArffOptions& options,
+                                      const std::string& name,
+                                      const std::vector<std::string>* xml_labels,
+                                      const Encoding* encoding, ReadStats* stats);
+
+// The MULAN XML next to an ARFF file (`name-train.arff` -> `name.xml`), or "" when none exists.
+[[nodiscard]] std::string find_sibling_mulan_xml(const std::string& arff_path);
+
+}  // namespace rateopt::io_detail

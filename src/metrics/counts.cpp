@@ -1,0 +1,140 @@
+// Expected weighted confusion counts of a slice, with churn against a baseline
+// (rateopt/metrics.hpp).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "common/check.hpp"
+#include "metrics/metrics_impl.hpp"
+#include "rateopt/metrics.hpp"
+
+namespace rateopt {
+
+namespace {
+
+using metrics_impl::selected;
+using metrics_impl::weight_of;
+
+bool is_probability(double p) noexcept {
+  return p >= 0 && p <= 1;
+}  // false for NaN
+
+// Sequential accumulation in row order (deterministic). `label_of(i)` gives y_i in {0, 1},
+// `baseline_of(i)` b_i in [0, 1] (only called when has_baseline).
+template <typename LabelOf, typename BaselineOf>
+SliceCounts accumulate(std::size_t n, std::span<const double> predictions,
+                       std::span<const double> weights, std::span<const std::uint8_t> mask,
+                       bool has_baseline, LabelOf&& label_of, BaselineOf&& baseline_of) {
+  SliceCounts out;
+  Confusion& c = out.confusion;
+  double total = 0, changes = 0, wins = 0, losses = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!selected(mask, i)) continue;
+    const double w = weight_of(weights, i);
+    const double p = predictions[i];
+    const bool y = label_of(i) != 0;
+    total += w;
+    if (y) {
+      c.tp += w * p;
+      c.fn += w * (1 - p);
+    } else {
+      c.fp += w * p;
+      c.tn += w * (1 - p);
+    }
+    if (has_baseline) {
+      const double b = baseline_of(i);
+      changes += w * (p * (1 - b) + (1 - p) * b);
+      // P(right) of the new prediction and of the baseline, independently.
+      const double new_right = y ? p : 1 - p;
+      const double base_right = y ? b : 1 - b;
+      wins += w * new_right * (1 - base_right);
+      losses += w * (1 - new_right) * base_right;
+    }
+  }
+  out.total = total;
+  if (has_baseline) {
+    out.changes = changes;
+    out.wins = wins;
+    out.losses = losses;
+  }
+  return out;
+}
+
+void check_predictions(std::span<const double> predictions) {
+  for (std::size_t i = 0; i < predictions.size(); ++i)
+    RATEOPT_CHECK(is_probability(predictions[i]),
+                  "predictions[{}] is {}, expected a probability in [0, 1]", i, predictions[i]);
+}
+
+}  // namespace
+
+SliceCounts count_slice(std::span<const std::int32_t> labels, std::span<const double> predictions,
+                        std::span<const double> weights, std::span<const std::uint8_t> mask,
+                        std::span<const double> baseline) {
+  const std::size_t n = predictions.size();
+  metrics_impl::check_binary_labels(labels, n);
+  check_predictions(predictions);
+  metrics_impl::check_weights(weights, n);
+  metrics_impl::check_mask(mask, n);
+  RATEOPT_CHECK(baseline.empty() || baseline.size() == n,
+                "baseline has {} entries, expected {} (one per example) or none", baseline.size(),
+                n);
+  for (std::size_t i = 0; i < baseline.size(); ++i)
+    RATEOPT_CHECK(is_probability(baseline[i]),
+                  "baseline[{}] is {}, expected 0, 1 or a probability in [0, 1]", i, baseline[i]);
+  return accumulate(
+      n, predictions, weights, mask, !baseline.empty(), [&](std::size_t i) { return labels[i]; },
+      [&](std::size_t i) { return baseline[i]; });
+}
+
+SliceCounts count_slice(const Dataset& data, std::span<const std::uint8_t> mask,
+                        std::span<const double> predictions) {
+  const std::size_t n = data.num_rows();
+  const Labels& y = data.labels();
+  RATEOPT_CHECK(y.kind == LabelKind::kBinary || y.kind == LabelKind::kNone,
+                "count_slice needs binary or unlabelled data, {} has {} labels",
+                data.source().empty() ? std::string("the dataset") : data.source(),
+                to_string(y.kind));
+  RATEOPT_CHECK(predictions.size() == n, "predictions have {} entries, expected {} (one per row)",
+                predictions.size(), n);
+  check_predictions(predictions);
+  metrics_impl::check_mask(mask, n);
+  std::span<const std::int32_t> labels;
+  if (y.kind == LabelKind::kBinary) {
+    labels = y.values;
+    metrics_impl::check_binary_labels(labels, n);
+  }
+
+  // The baseline column: numeric values in [0, 1] are probabilities (0/1 hard predictions);
+  // other values must be one of the binary label names. Missing values are an error only on
+  // rows of the slice.
+  const Column* base = data.find_column("baseline");
+  std::vector<double> level_prob;
+  if (base != nullptr) {
+    level_prob.assign(base->levels.size(), std::nan(""));
+    for (std::size_t k = 0; k < base->levels.size(); ++k) {
+      double v = 0;
+      if (metrics_impl::parse_number(base->levels[k], v) && is_probability(v)) {
+        level_prob[k] = v;
+      } else if (y.kind == LabelKind::kBinary) {
+        for (std::size_t c = 0; c < y.names.size() && c < 2; ++c)
+          if (y.names[c] == base->levels[k]) level_prob[k] = static_cast<double>(c);
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!selected(mask, i)) continue;
+      const std::int32_t code = base->codes[i];
+      RATEOPT_CHECK(code >= 0, "baseline column: row {} of the slice has a missing value", i);
+      RATEOPT_CHECK(!std::isnan(level_prob[static_cast<std::size_t>(code)]),
+                    "baseline column: row {} has the value '{}', expected 0, 1, a probability in "
+                    "[0, 1] or a label name",
+                    i, base->levels[static_cast<std::size_t>(code)]);
+    }
+  }
+  return accumulate(
+      n, predictions, data.weights(), mask, base != nullptr,
+      [&](std::size_t i) { return labels.empty() ? 0 : labels[i]; },
+      [&](std::size_t i) { return level_prob[static_cast<std::size_t>(base->codes[i])]; });
+}
+
+}  // namespace rateopt

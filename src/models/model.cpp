@@ -1,0 +1,384 @@
+// Linear scorers, the (stochastic) mixture classifier and its versioned JSON format.
+// See rateopt/model.hpp and docs/models.md.
+#include "rateopt/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "common/check.hpp"
+#include "common/parallel.hpp"
+
+namespace rateopt {
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr std::string_view kFormatName = "rateopt.model";
+constexpr double kMixtureTolerance = 1e-9;
+constexpr std::size_t kScoreChunk = 1024;  // rows per parallel task when scoring
+
+// Checks that x can be scored by a model with `num_weights` weights: fewer columns are fine
+// (missing columns count as zero); more columns only for CSR with the extra columns empty.
+void check_columns(const FeatureMatrix& x, std::size_t num_weights, std::size_t begin_row,
+                   std::size_t end_row) {
+  if (x.cols() <= num_weights) return;
+  RATEOPT_CHECK(x.is_sparse(),
+                "the dense feature matrix has {} columns, the model has {} weights", x.cols(),
+                num_weights);
+  const CsrView v = x.csr_view();
+  for (std::size_t i = begin_row; i < end_row; ++i) {
+    const auto last = v.indptr[i + 1];
+    if (last > v.indptr[i]) {
+      const auto j = static_cast<std::size_t>(v.indices[static_cast<std::size_t>(last - 1)]);
+      RATEOPT_CHECK(j < num_weights,
+                    "row {} has a value in column {}, but the model has only {} weights", i, j,
+                    num_weights);
+    }
+  }
+}
+
+double apply_link(Link link, double s) {
+  switch (link) {
+    case Link::kLogistic:
+      if (s >= 0) return 1.0 / (1.0 + std::exp(-s));
+      return std::exp(s) / (1.0 + std::exp(s));
+    case Link::kThreshold: return s > 0 ? 1.0 : 0.0;
+    case Link::kRamp: return std::clamp((1.0 + s) / 2.0, 0.0, 1.0);
+  }
+  return 0.0;
+}
+
+std::optional<Link> parse_link(std::string_view name) {
+  for (Link l : {Link::kLogistic, Link::kThreshold, Link::kRamp})
+    if (to_string(l) == name) return l;
+  return std::nullopt;
+}
+
+// splitmix64 (Steele, Lea & Flood 2014): the counter-th output of the generator seeded with seed.
+std::uint64_t splitmix64(std::uint64_t seed, std::uint64_t counter) {
+  std::uint64_t z = seed + (counter + 1) * 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// Uniform in [0, 1) from the top 53 bits.
+double uniform01(std::uint64_t seed, std::uint64_t row) {
+  return static_cast<double>(splitmix64(seed, row) >> 11) * 0x1.0p-53;
+}
+
+// Runs fn(begin, end) over chunks of rows in parallel.
+template <typename Fn>
+void for_row_chunks(std::size_t rows, int n_threads, Fn&& fn) {
+  const std::size_t chunks = (rows + kScoreChunk - 1) / kScoreChunk;
+  detail::parallel_for(chunks, n_threads, [&](std::size_t c) {
+    const std::size_t begin = c * kScoreChunk;
+    fn(begin, std::min(rows, begin + kScoreChunk));
+  });
+}
+
+// Returns the first inconsistency of c, or nothing.
+std::optional<std::string> find_problem(const Classifier& c) {
+  if (c.components.empty()) return std::string("'components' is empty, expected at least one");
+  if (c.mixture.size() != c.components.size())
+    return fmt::format("'mixture' has {} entries, expected one per component ({})",
+                       c.mixture.size(), c.components.size());
+  double sum = 0;
+  for (std::size_t m = 0; m < c.mixture.size(); ++m) {
+    if (!std::isfinite(c.mixture[m]) || c.mixture[m] < 0)
+      return fmt::format("'mixture[{}]' is {}, expected a finite value >= 0", m, c.mixture[m]);
+    sum += c.mixture[m];
+  }
+  if (std::abs(sum - 1.0) > kMixtureTolerance)
+    return fmt::format("'mixture' sums to {:.17g}, expected 1 (within {})", sum,
+                       kMixtureTolerance);
+  if (c.best >= c.components.size())
+    return fmt::format("'best' is {}, expected an index in [0, {})", c.best, c.components.size());
+  const std::size_t d = c.components.front().weights.size();
+  if (c.encoding.num_features != 0 && c.encoding.num_features != d)
+    return fmt::format("'components[0].weights' has {} entries, the encoding has {} features", d,
+                       c.encoding.num_features);
+  for (std::size_t m = 0; m < c.components.size(); ++m) {
+    const LinearModel& lm = c.components[m];
+    if (lm.weights.size() != d)
+      return fmt::format("'components[{}].weights' has {} entries, expected {}", m,
+                         lm.weights.size(), d);
+    for (std::size_t j = 0; j < d; ++j)
+      if (!std::isfinite(lm.weights[j]))
+        return fmt::format("'components[{}].weights[{}]' is {}, expected a finite value", m, j,
+                           lm.weights[j]);
+    if (!std::isfinite(lm.bias))
+      return fmt::format("'components[{}].bias' is {}, expected a finite value", m, lm.bias);
+  }
+  return std::nullopt;
+}
+
+// Parses an embedded JSON object (options, report); throws InvalidArgument naming `what`.
+Json parse_embedded(const std::string& text, std::string_view what) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  RATEOPT_CHECK(j.is_object(), "the classifier's {} is not a JSON object: '{}'", what, text);
+  return j;
+}
+
+// ---- reading ------------------------------------------------------------------------------------
+
+class Reader {
+ public:
+  explicit Reader(const std::string& name) : name_(name) {}
+
+  // Throws ParseError naming the file and the JSON field (none for whole-model problems).
+  [[noreturn]] void fail(std::string_view field, std::string_view what) const {
+    if (field.empty()) detail::throw_parse_error(name_, 0, 0, "invalid model: {}", what);
+    detail::throw_parse_error(name_, 0, 0, "model field '{}': {}", field, what);
+  }
+
+  const Json& at(const Json& object, const char* key, const std::string& path) const {
+    auto it = object.find(key);
+    if (it == object.end()) fail(path, "missing");
+    return *it;
+  }
+
+  std::string string(const Json& j, const std::string& path) const {
+    if (!j.is_string()) fail(path, fmt::format("expected a string, found {}", j.type_name()));
+    return j.get<std::string>();
+  }
+
+  double number(const Json& j, const std::string& path) const {
+    if (!j.is_number()) fail(path, fmt::format("expected a number, found {}", j.type_name()));
+    return j.get<double>();
+  }
+
+  std::uint64_t index(const Json& j, const std::string& path) const {
+    if (!j.is_number_unsigned())
+      fail(path, fmt::format("expected a non-negative integer, found {}", j.dump()));
+    return j.get<std::uint64_t>();
+  }
+
+  std::vector<double> numbers(const Json& j, const std::string& path) const {
+    if (!j.is_array()) fail(path, fmt::format("expected an array, found {}", j.type_name()));
+    std::vector<double> out;
+    out.reserve(j.size());
+    for (std::size_t k = 0; k < j.size(); ++k)
+      out.push_back(number(j[k], fmt::format("{}[{}]", path, k)));
+    return out;
+  }
+
+  const Json& object(const Json& j, const std::string& path) const {
+    if (!j.is_object()) fail(path, fmt::format("expected an object, found {}", j.type_name()));
+    return j;
+  }
+
+ private:
+  const std::string& name_;
+};
+
+}  // namespace
+
+// ---- LinearModel --------------------------------------------------------------------------------
+
+double LinearModel::score(const FeatureMatrix& x, std::size_t i) const {
+  RATEOPT_CHECK(i < x.rows(), "row {} outside [0, {})", i, x.rows());
+  check_columns(x, weights.size(), i, i + 1);
+  const std::span<const double> w(weights);
+  return x.row_dot(i, w.first(std::min(x.cols(), w.size()))) + bias;
+}
+
+void LinearModel::scores(const FeatureMatrix& x, std::span<double> out, int n_threads) const {
+  RATEOPT_CHECK(out.size() == x.rows(), "output has {} entries, expected one per row ({})",
+                out.size(), x.rows());
+  check_columns(x, weights.size(), 0, x.rows());
+  const std::span<const double> w(weights);
+  const auto used = w.first(std::min(x.cols(), w.size()));
+  for_row_chunks(x.rows(), n_threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) out[i] = x.row_dot(i, used) + bias;
+  });
+}
+
+// ---- names --------------------------------------------------------------------------------------
+
+std::string_view to_string(Link link) noexcept {
+  switch (link) {
+    case Link::kLogistic: return "logistic";
+    case Link::kThreshold: return "threshold";
+    case Link::kRamp: return "ramp";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(PredictMode mode) noexcept {
+  switch (mode) {
+    case PredictMode::kDeterministic: return "deterministic";
+    case PredictMode::kStochastic: return "stochastic";
+    case PredictMode::kProbability: return "probability";
+  }
+  return "unknown";
+}
+
+PredictMode parse_predict_mode(std::string_view name) {
+  for (PredictMode m :
+       {PredictMode::kDeterministic, PredictMode::kStochastic, PredictMode::kProbability})
+    if (to_string(m) == name) return m;
+  throw InvalidArgument(fmt::format(
+      "unknown predict mode '{}' (accepted: deterministic, stochastic, probability)", name));
+}
+
+// ---- Classifier ---------------------------------------------------------------------------------
+
+Classifier Classifier::single(LinearModel model, Link link, Encoding encoding) {
+  Classifier c;
+  c.components.push_back(std::move(model));
+  c.mixture = {1.0};
+  c.best = 0;
+  c.link = link;
+  c.encoding = std::move(encoding);
+  c.validate();
+  return c;
+}
+
+void Classifier::validate() const {
+  if (auto problem = find_problem(*this)) throw InvalidArgument("invalid classifier: " + *problem);
+}
+
+namespace {
+
+// The number of features a classifier expects, after validating it.
+std::size_t check_input(const Classifier& c, const FeatureMatrix& x, std::size_t out_size) {
+  c.validate();
+  const std::size_t d = c.components.front().weights.size();
+  RATEOPT_CHECK(out_size == x.rows(), "output has {} entries, expected one per row ({})",
+                out_size, x.rows());
+  RATEOPT_CHECK(x.cols() == d || (x.is_sparse() && x.cols() < d),
+                "the feature matrix has {} columns, the model expects {} features (a sparse "
+                "matrix may have fewer)",
+                x.cols(), d);
+  return d;
+}
+
+}  // namespace
+
+void Classifier::predict(const FeatureMatrix& x, PredictMode mode, std::span<double> out,
+                         std::uint64_t seed, int n_threads) const {
+  check_input(*this, x, out.size());
+  if (mode == PredictMode::kDeterministic) {
+    components[best].scores(x, out, n_threads);
+    for (double& v : out) v = v > 0 ? 1.0 : 0.0;
+    return;
+  }
+  // Probability sum_m mixture[m] * link(score_m(x)), skipping components of weight 0.
+  for_row_chunks(x.rows(), n_threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      double p = 0;
+      for (std::size_t m = 0; m < components.size(); ++m) {
+        if (mixture[m] == 0) continue;
+        const LinearModel& lm = components[m];
+        const std::span<const double> w(lm.weights);
+        const double s = x.row_dot(i, w.first(std::min(x.cols(), w.size()))) + lm.bias;
+        p += mixture[m] * apply_link(link, s);
+      }
+      p = std::clamp(p, 0.0, 1.0);  // rounding of the mixture sum
+      out[i] = mode == PredictMode::kProbability ? p : (uniform01(seed, i) < p ? 1.0 : 0.0);
+    }
+  });
+}
+
+void Classifier::decision_function(const FeatureMatrix& x, std::span<double> out,
+                                   int n_threads) const {
+  check_input(*this, x, out.size());
+  components[best].scores(x, out, n_threads);
+}
+
+std::string Classifier::to_json() const {
+  validate();
+  Json j;
+  j["format"] = kFormatName;
+  j["version"] = kFormatVersion;
+  j["kind"] = kind;
+  j["link"] = to_string(link);
+  Json comps = Json::array();
+  for (const LinearModel& lm : components) comps.push_back({{"weights", lm.weights}, {"bias", lm.bias}});
+  j["components"] = std::move(comps);
+  j["mixture"] = mixture;
+  j["best"] = best;
+  j["encoding"] = Json::parse(encoding.to_json());
+  j["options"] = parse_embedded(options_json, "options_json");
+  j["report"] = parse_embedded(report_json, "report_json");
+  // nlohmann writes doubles in the shortest form that reads back to the same value.
+  return j.dump(1);
+}
+
+Classifier Classifier::from_json(std::string_view text, const std::string& name) {
+  const Reader r(name);
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) detail::throw_parse_error(name, 0, 0, "model file is not valid JSON");
+  if (!j.is_object()) r.fail("", "the model file must hold a JSON object");
+
+  const std::string format = r.string(r.at(j, "format", "format"), "format");
+  if (format != kFormatName)
+    r.fail("format", fmt::format("'{}', expected '{}'", format, kFormatName));
+  const Json& version_json = r.at(j, "version", "version");
+  if (!version_json.is_number_integer())
+    r.fail("version", fmt::format("expected an integer, found {}", version_json.dump()));
+  const auto version = version_json.get<std::int64_t>();
+  if (version < 1 || version > kFormatVersion)
+    r.fail("version", fmt::format("{} is not supported (this build reads versions 1 to {})",
+                                  version, kFormatVersion));
+
+  Classifier c;
+  c.kind = r.string(r.at(j, "kind", "kind"), "kind");
+  const std::string link_name = r.string(r.at(j, "link", "link"), "link");
+  const auto link = parse_link(link_name);
+  if (!link) r.fail("link", fmt::format("'{}', expected logistic, threshold or ramp", link_name));
+  c.link = *link;
+
+  const Json& comps = r.at(j, "components", "components");
+  if (!comps.is_array()) r.fail("components", "expected an array");
+  for (std::size_t m = 0; m < comps.size(); ++m) {
+    const std::string path = fmt::format("components[{}]", m);
+    const Json& o = r.object(comps[m], path);
+    LinearModel lm;
+    lm.weights = r.numbers(r.at(o, "weights", path + ".weights"), path + ".weights");
+    lm.bias = r.number(r.at(o, "bias", path + ".bias"), path + ".bias");
+    c.components.push_back(std::move(lm));
+  }
+  c.mixture = r.numbers(r.at(j, "mixture", "mixture"), "mixture");
+  c.best = static_cast<std::size_t>(r.index(r.at(j, "best", "best"), "best"));
+
+  const Json& enc = r.object(r.at(j, "encoding", "encoding"), "encoding");
+  try {
+    c.encoding = Encoding::from_json(enc.dump());
+  } catch (const ParseError& e) {
+    r.fail("encoding", e.detail());
+  } catch (const InvalidArgument& e) {
+    r.fail("encoding", e.what());
+  }
+  if (auto it = j.find("options"); it != j.end()) c.options_json = r.object(*it, "options").dump();
+  if (auto it = j.find("report"); it != j.end()) c.report_json = r.object(*it, "report").dump();
+
+  if (auto problem = find_problem(c)) r.fail("", *problem);
+  return c;
+}
+
+void Classifier::save(const std::string& path) const {
+  const std::string text = to_json();
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw IoError(fmt::format("cannot open '{}' for writing", path));
+  out << text << '\n';
+  out.flush();
+  if (!out) throw IoError(fmt::format("cannot write the model to '{}'", path));
+}
+
+Classifier Classifier::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(fmt::format("cannot open model file '{}'", path));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw IoError(fmt::format("cannot read model file '{}'", path));
+  return from_json(buffer.str(), path);
+}
+
+}  // namespace rateopt
