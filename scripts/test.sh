@@ -15,6 +15,15 @@ status=0
 
 stage() { echo; echo "=== $* ==="; }
 
+stage "Lint: clang-format, OpenMP pragmas name num_threads"
+files=$(git ls-files '*.cpp' '*.hpp' 2>/dev/null || find include src cli tests bench -name '*.[ch]pp')
+if command -v clang-format >/dev/null 2>&1; then
+  clang-format --dry-run --Werror $files || status=1
+fi
+if grep -rn '#pragma omp' include src cli | grep -v 'num_threads' | grep -E 'parallel'; then
+  echo "every '#pragma omp parallel' must name num_threads(...)"; status=1
+fi
+
 stage "Release build and tests"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DRATEOPT_WERROR=ON >/dev/null
 cmake --build build/release -j "$jobs"
