@@ -3,6 +3,7 @@
 
 namespace rateopt::cli {
 
+int run_decide(int argc, const char* const* argv);
 int run_eval(int argc, const char* const* argv);
 int run_train(int argc, const char* const* argv);
 int run_predict(int argc, const char* const* argv);

@@ -24,6 +24,8 @@ struct Command {
 constexpr std::array kCommands{
     Command{"eval", "exact rates, metrics and constraints of predictions or a model on data",
             rateopt::cli::run_eval},
+    Command{"decide", "Bayes-optimal set predictions for an expected metric (F1, Jaccard, ...)",
+            rateopt::cli::run_decide},
     Command{"train", "fit a model (today: L2-regularised logistic regression)",
             rateopt::cli::run_train},
     Command{"predict", "apply a saved model to a data file", rateopt::cli::run_predict},

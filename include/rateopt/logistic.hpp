@@ -5,7 +5,7 @@
 // Minimises  C * sum_i w_i * log(1 + exp(-t_i * (x_i . beta + b))) + 0.5 * |beta|^2,
 // t_i = +1 / -1, the intercept b unpenalised -- the objective of scikit-learn's
 // LogisticRegression(C=C, penalty="l2") with sample_weight. Solved by L-BFGS (LBFGSpp, with a
-// More-Thuente line search) until the gradient's infinity norm is <= tol * max(1, |g0|_inf).
+// strong-Wolfe line search) until the gradient's infinity norm is <= tol * max(1, |g0|_inf).
 // Cost per iteration: O(nnz) (one pass for loss and gradient), parallel over fixed row blocks so
 // the result is bit-identical for any thread count.
 //

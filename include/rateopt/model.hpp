@@ -32,7 +32,8 @@ struct LinearModel {
   std::vector<double> weights;  // one per feature
   double bias = 0;
   // Score of row i of x; x.cols() may exceed weights.size() only if the extra columns are
-  // absent (CSR) -- otherwise InvalidArgument is thrown by scores().
+  // absent (CSR) -- otherwise InvalidArgument is thrown by scores(). Fewer columns are fine:
+  // missing trailing columns count as zero (a9a.t lacks a9a's last feature).
   [[nodiscard]] double score(const FeatureMatrix& x, std::size_t i) const;
   // Scores of every row into out (x.rows() entries). n_threads <= 0: all cores.
   void scores(const FeatureMatrix& x, std::span<double> out, int n_threads = 0) const;
@@ -62,7 +63,7 @@ struct Classifier {
   static Classifier single(LinearModel model, Link link, Encoding encoding);
 
   // out has x.rows() entries. Throws InvalidArgument when the feature count differs from the
-  // encoding's.
+  // encoding's, except that a CSR matrix may have fewer (missing trailing features are zero).
   void predict(const FeatureMatrix& x, PredictMode mode, std::span<double> out,
                std::uint64_t seed = 0, int n_threads = 0) const;
   // Raw score of the deterministic component (for ranking metrics).

@@ -47,23 +47,38 @@ double forward(const ExprNode& node, const std::vector<double>& v,
                std::span<const double> rate_values) {
   const auto arg = [&](std::size_t k) { return v[node.args[k]]; };
   switch (node.op) {
-    case NodeOp::kConstant: return node.value;
-    case NodeOp::kRate: return rate_values[node.rate];
-    case NodeOp::kNeg: return -arg(0);
-    case NodeOp::kAdd: return arg(0) + arg(1);
-    case NodeOp::kSub: return arg(0) - arg(1);
-    case NodeOp::kMul: return arg(0) * arg(1);
-    case NodeOp::kDiv: return arg(0) / arg(1);
-    case NodeOp::kCall: break;
+    case NodeOp::kConstant:
+      return node.value;
+    case NodeOp::kRate:
+      return rate_values[node.rate];
+    case NodeOp::kNeg:
+      return -arg(0);
+    case NodeOp::kAdd:
+      return arg(0) + arg(1);
+    case NodeOp::kSub:
+      return arg(0) - arg(1);
+    case NodeOp::kMul:
+      return arg(0) * arg(1);
+    case NodeOp::kDiv:
+      return arg(0) / arg(1);
+    case NodeOp::kCall:
+      break;
   }
   switch (function_of(node)) {
-    case Function::kMin: return arg(chosen_argument(node, v, false));
-    case Function::kMax: return arg(chosen_argument(node, v, true));
-    case Function::kAbs: return std::fabs(arg(0));
-    case Function::kSqrt: return std::sqrt(arg(0));
-    case Function::kLog: return std::log(arg(0));
-    case Function::kExp: return std::exp(arg(0));
-    case Function::kPow: return std::pow(arg(0), arg(1));
+    case Function::kMin:
+      return arg(chosen_argument(node, v, false));
+    case Function::kMax:
+      return arg(chosen_argument(node, v, true));
+    case Function::kAbs:
+      return std::fabs(arg(0));
+    case Function::kSqrt:
+      return std::sqrt(arg(0));
+    case Function::kLog:
+      return std::log(arg(0));
+    case Function::kExp:
+      return std::exp(arg(0));
+    case Function::kPow:
+      return std::pow(arg(0), arg(1));
   }
   return std::numeric_limits<double>::quiet_NaN();
 }
@@ -74,9 +89,14 @@ void backward(const ExprNode& node, double value, double g, const std::vector<do
   const auto arg = [&](std::size_t k) { return v[node.args[k]]; };
   const auto add = [&](std::size_t k, double d) { adjoint[node.args[k]] += d; };
   switch (node.op) {
-    case NodeOp::kConstant: return;
-    case NodeOp::kRate: grad[node.rate] += g; return;
-    case NodeOp::kNeg: add(0, -g); return;
+    case NodeOp::kConstant:
+      return;
+    case NodeOp::kRate:
+      grad[node.rate] += g;
+      return;
+    case NodeOp::kNeg:
+      add(0, -g);
+      return;
     case NodeOp::kAdd:
       add(0, g);
       add(1, g);
@@ -93,11 +113,16 @@ void backward(const ExprNode& node, double value, double g, const std::vector<do
       add(0, g / arg(1));
       add(1, -g * arg(0) / (arg(1) * arg(1)));
       return;
-    case NodeOp::kCall: break;
+    case NodeOp::kCall:
+      break;
   }
   switch (function_of(node)) {
-    case Function::kMin: add(chosen_argument(node, v, false), g); return;
-    case Function::kMax: add(chosen_argument(node, v, true), g); return;
+    case Function::kMin:
+      add(chosen_argument(node, v, false), g);
+      return;
+    case Function::kMax:
+      add(chosen_argument(node, v, true), g);
+      return;
     case Function::kAbs: {
       const double x = arg(0);
       if (x > 0) add(0, g);
@@ -105,9 +130,15 @@ void backward(const ExprNode& node, double value, double g, const std::vector<do
       if (std::isnan(x)) add(0, x);  // propagate NaN; 0 at x = 0 (a subgradient)
       return;
     }
-    case Function::kSqrt: add(0, g * 0.5 / value); return;  // +inf at 0
-    case Function::kLog: add(0, g / arg(0)); return;       // +inf at 0
-    case Function::kExp: add(0, g * value); return;
+    case Function::kSqrt:
+      add(0, g * 0.5 / value);
+      return;  // +inf at 0
+    case Function::kLog:
+      add(0, g / arg(0));
+      return;  // +inf at 0
+    case Function::kExp:
+      add(0, g * value);
+      return;
     case Function::kPow: {
       const double a = arg(0);
       const double b = arg(1);
@@ -162,10 +193,14 @@ double Expression::evaluate(std::size_t root, std::span<const double> rate_value
 double Expression::value(std::span<const double> rate_values) const {
   const double lhs = evaluate(lhs_, rate_values);
   switch (relation_) {
-    case Relation::kNone: return lhs;
-    case Relation::kLessEqual: return lhs - evaluate(rhs_, rate_values);
-    case Relation::kGreaterEqual: return evaluate(rhs_, rate_values) - lhs;
-    case Relation::kEqual: return std::fabs(lhs - evaluate(rhs_, rate_values));
+    case Relation::kNone:
+      return lhs;
+    case Relation::kLessEqual:
+      return lhs - evaluate(rhs_, rate_values);
+    case Relation::kGreaterEqual:
+      return evaluate(rhs_, rate_values) - lhs;
+    case Relation::kEqual:
+      return std::fabs(lhs - evaluate(rhs_, rate_values));
   }
   return lhs;
 }

@@ -80,7 +80,7 @@ class ExpressionParser {
     TokenKind kind = TokenKind::kEnd;
     std::size_t begin = 0;  // byte offsets into text_
     std::size_t end = 0;
-    double number = 0;                  // kNumber
+    double number = 0;                    // kNumber
     Relation relation = Relation::kNone;  // kRelation
   };
 
@@ -108,9 +108,9 @@ class ExpressionParser {
   [[noreturn]] void fail(std::size_t offset, const std::string& message) const;
 
   std::string_view text_;
-  std::size_t pos_ = 0;               // offset after the last consumed token
-  std::optional<Token> lookahead_;    // lexed from pos_
-  std::size_t depth_ = 0;             // current nesting, bounded to protect the stack
+  std::size_t pos_ = 0;             // offset after the last consumed token
+  std::optional<Token> lookahead_;  // lexed from pos_
+  std::size_t depth_ = 0;           // current nesting, bounded to protect the stack
   Expression out_;
 };
 

@@ -47,27 +47,32 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-// Levenshtein distance, O(|a| |b|).
+// Edit distance counting insertions, deletions, substitutions and swaps of adjacent letters
+// (optimal string alignment), O(|a| |b|).
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  const std::size_t w = b.size() + 1;
+  std::vector<std::size_t> d((a.size() + 1) * w);
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i * w] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      std::size_t best =
+          std::min({d[(i - 1) * w + j] + 1, d[i * w + j - 1] + 1, d[(i - 1) * w + j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        best = std::min(best, d[(i - 2) * w + j - 2] + 1);
+      d[i * w + j] = best;
     }
   }
-  return row[b.size()];
+  return d.back();
 }
 
 }  // namespace
 
 std::optional<ResolvedName> resolve_rate_name(std::string_view name) {
   for (const ExtraName& extra : kExtraNames) {
-    if (extra.name == name) return ResolvedName{std::string(extra.canonical), extra.family, nullptr};
+    if (extra.name == name)
+      return ResolvedName{std::string(extra.canonical), extra.family, nullptr};
   }
   if (const MetricInfo* info = find_metric(name)) {
     return ResolvedName{std::string(name), RateFamily::kConfusion, info};
@@ -75,10 +80,18 @@ std::optional<ResolvedName> resolve_rate_name(std::string_view name) {
   return std::nullopt;
 }
 
-std::span<const std::string_view> ranking_rate_names() noexcept { return kRankingNames; }
-std::span<const std::string_view> multilabel_rate_names() noexcept { return kMultilabelNames; }
-std::span<const std::string_view> multiclass_rate_names() noexcept { return kMulticlassNames; }
-std::span<const std::string_view> function_names() noexcept { return kFunctionNames; }
+std::span<const std::string_view> ranking_rate_names() noexcept {
+  return kRankingNames;
+}
+std::span<const std::string_view> multilabel_rate_names() noexcept {
+  return kMultilabelNames;
+}
+std::span<const std::string_view> multiclass_rate_names() noexcept {
+  return kMulticlassNames;
+}
+std::span<const std::string_view> function_names() noexcept {
+  return kFunctionNames;
+}
 
 std::string join_names(std::span<const std::string_view> names) {
   std::string out;

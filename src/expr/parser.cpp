@@ -1,7 +1,7 @@
 // Expression::parse: a recursive-descent parser over lazily lexed tokens (grammar in
 // rateopt/expr.hpp, reference in docs/expressions.md).
 #include <algorithm>
-#include <cctype>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -25,11 +25,15 @@ constexpr std::size_t kMaxDepth = 200;
 bool is_space(char c) noexcept {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
-bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+bool is_digit(char c) noexcept {
+  return c >= '0' && c <= '9';
+}
 bool is_identifier_start(char c) noexcept {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
-bool is_identifier_char(char c) noexcept { return is_identifier_start(c) || is_digit(c); }
+bool is_identifier_char(char c) noexcept {
+  return is_identifier_start(c) || is_digit(c);
+}
 
 // "'x'" for printable characters, "byte 0x07" otherwise.
 std::string quote_char(char c) {
@@ -43,10 +47,15 @@ struct FunctionArity {
   std::size_t min_args;
   std::size_t max_args;  // 0 = unbounded
 };
-constexpr FunctionArity kArities[] = {
-    {"abs", 1, 1}, {"exp", 1, 1}, {"log", 1, 1}, {"max", 1, 0},
-    {"min", 1, 0}, {"pow", 2, 2}, {"sqrt", 1, 1},
-};
+constexpr std::array<FunctionArity, 7> kArities{{
+    {"abs", 1, 1},
+    {"exp", 1, 1},
+    {"log", 1, 1},
+    {"max", 1, 0},
+    {"min", 1, 0},
+    {"pow", 2, 2},
+    {"sqrt", 1, 1},
+}};
 
 const FunctionArity* find_function(std::string_view name) {
   for (const FunctionArity& f : kArities)
@@ -55,8 +64,8 @@ const FunctionArity* find_function(std::string_view name) {
 }
 
 std::string arity_text(const FunctionArity& f) {
-  if (f.max_args == 0) return fmt::format("at least {} argument{}", f.min_args,
-                                          f.min_args == 1 ? "" : "s");
+  if (f.max_args == 0)
+    return fmt::format("at least {} argument{}", f.min_args, f.min_args == 1 ? "" : "s");
   return fmt::format("{} argument{}", f.min_args, f.min_args == 1 ? "" : "s");
 }
 
@@ -101,15 +110,42 @@ std::size_t find_slice_end(std::string_view text, std::size_t begin, std::size_t
 
 // ---- RateRef and Expression entry points --------------------------------------------------------
 
+namespace {
+
+// A slice column or value as Slice::to_string writes it, except that '[' and ']' also force
+// quotes, so that the text reads back through Expression::parse (where ']' ends the slice).
+std::string slice_token(std::string_view token) {
+  const bool quote = token.empty() || is_space(token.front()) || is_space(token.back()) ||
+                     token.find_first_of(",&=\"'\\[]") != std::string_view::npos;
+  if (!quote) return std::string(token);
+  std::string out = "\"";
+  for (const char c : token) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + '"';
+}
+
+}  // namespace
+
 std::string RateRef::to_string() const {
   std::string out = metric;
   if (!std::isnan(param)) out += fmt::format(":{}", param);
   if (!dataset.empty()) out += "@" + dataset;
-  if (!slice.empty()) out += "[" + slice.to_string() + "]";
+  if (!slice.empty()) {
+    out += '[';
+    for (std::size_t k = 0; k < slice.conditions.size(); ++k) {
+      if (k > 0) out += ',';
+      out += slice_token(slice.conditions[k].column) + "=" + slice_token(slice.conditions[k].value);
+    }
+    out += ']';
+  }
   return out;
 }
 
-Expression Expression::parse(std::string_view text) { return ExpressionParser(text).parse(); }
+Expression Expression::parse(std::string_view text) {
+  return ExpressionParser(text).parse();
+}
 
 // ---- errors -------------------------------------------------------------------------------------
 
@@ -154,29 +190,51 @@ ExpressionParser::Token ExpressionParser::lex(std::size_t pos) const {
   }
   t.end = pos + 1;
   switch (c) {
-    case '+': t.kind = TokenKind::kPlus; return t;
-    case '-': t.kind = TokenKind::kMinus; return t;
-    case '*': t.kind = TokenKind::kStar; return t;
-    case '/': t.kind = TokenKind::kSlash; return t;
-    case '(': t.kind = TokenKind::kLeftParen; return t;
-    case ')': t.kind = TokenKind::kRightParen; return t;
-    case ',': t.kind = TokenKind::kComma; return t;
-    case ':': t.kind = TokenKind::kColon; return t;
-    case '@': t.kind = TokenKind::kAt; return t;
-    case '[': t.kind = TokenKind::kLeftBracket; return t;
+    case '+':
+      t.kind = TokenKind::kPlus;
+      return t;
+    case '-':
+      t.kind = TokenKind::kMinus;
+      return t;
+    case '*':
+      t.kind = TokenKind::kStar;
+      return t;
+    case '/':
+      t.kind = TokenKind::kSlash;
+      return t;
+    case '(':
+      t.kind = TokenKind::kLeftParen;
+      return t;
+    case ')':
+      t.kind = TokenKind::kRightParen;
+      return t;
+    case ',':
+      t.kind = TokenKind::kComma;
+      return t;
+    case ':':
+      t.kind = TokenKind::kColon;
+      return t;
+    case '@':
+      t.kind = TokenKind::kAt;
+      return t;
+    case '[':
+      t.kind = TokenKind::kLeftBracket;
+      return t;
     case '<':
     case '>':
     case '=':
       // <= >= == and the aliases < > = (all non-strict).
       t.kind = TokenKind::kRelation;
-      t.relation = c == '<' ? Relation::kLessEqual
+      t.relation = c == '<'   ? Relation::kLessEqual
                    : c == '>' ? Relation::kGreaterEqual
                               : Relation::kEqual;
       if (next == '=') t.end = pos + 2;
       return t;
-    default: break;
+    default:
+      break;
   }
-  if (c == ']') fail(pos, "unexpected ']' without a matching '[' (slices follow a rate: tpr[sex=F])");
+  if (c == ']')
+    fail(pos, "unexpected ']' without a matching '[' (slices follow a rate: tpr[sex=F])");
   if (c == '!' && next == '=') fail(pos, "'!=' is not a relation; use <=, >= or ==");
   fail(pos, fmt::format("unexpected character {}", quote_char(c)));
 }
@@ -246,9 +304,10 @@ Expression ExpressionParser::parse() {
   const Token& t = peek();
   if (t.kind == TokenKind::kRightParen) fail(t.begin, "unbalanced ')': there is no '(' to close");
   if (t.kind != TokenKind::kEnd) {
-    fail(t.begin, fmt::format("unexpected {} after a complete expression; expected an operator "
-                              "(+ - * /){}",
-                              describe(t), out_.is_constraint() ? "" : " or a relation (<= >= ==)"));
+    fail(t.begin,
+         fmt::format("unexpected {} after a complete expression; expected an operator "
+                     "(+ - * /){}",
+                     describe(t), out_.is_constraint() ? "" : " or a relation (<= >= ==)"));
   }
   return std::move(out_);
 }
@@ -403,8 +462,8 @@ std::size_t ExpressionParser::parse_rate(const Token& name) {
                                     written, parametric_metrics()));
     const Token number = peek();
     if (number.kind != TokenKind::kNumber)
-      fail(number.begin, fmt::format("expected a number after '{}:', found {}", written,
-                                     describe(number)));
+      fail(number.begin,
+           fmt::format("expected a number after '{}:', found {}", written, describe(number)));
     take();
     if (!(std::isfinite(number.number) && number.number > 0))
       fail(number.begin, fmt::format("the parameter of '{}' must be a finite number > 0, got {}",
@@ -443,8 +502,9 @@ Slice ExpressionParser::parse_slice(std::size_t open) {
     fail(text_.size(), fmt::format("missing ']' to close the slice opened at column {}", open + 1));
   const std::string_view body = text_.substr(begin, close - begin);
   if (skip_space(begin) == close)
-    fail(close, "empty slice '[]': write conditions column=value, or drop the brackets to use "
-                "all rows");
+    fail(close,
+         "empty slice '[]': write conditions column=value, or drop the brackets to use "
+         "all rows");
   Slice slice;
   try {
     slice = Slice::parse(body);

@@ -79,8 +79,8 @@ std::string gunzip(std::string_view data, const std::string& path) {
         continue;
       }
       if (rest.find_first_not_of('\0') == std::string_view::npos) break;  // zero padding
-      throw IoError(fmt::format("corrupt gzip stream in '{}': trailing garbage after the data",
-                                path));
+      throw IoError(
+          fmt::format("corrupt gzip stream in '{}': trailing garbage after the data", path));
     }
     if (pos >= data.size()) {
       throw IoError(
@@ -134,8 +134,7 @@ Dataset parse_csv(std::string_view text, const CsvOptions& options, const std::s
   return io_detail::parse_csv_impl(text, options, name, encoding, nullptr);
 }
 
-Dataset parse_libsvm(std::string_view text, const LibsvmOptions& options,
-                     const std::string& name) {
+Dataset parse_libsvm(std::string_view text, const LibsvmOptions& options, const std::string& name) {
   return io_detail::parse_libsvm_impl(text, options, name, nullptr, nullptr);
 }
 
@@ -184,8 +183,10 @@ Dataset read_dataset(const std::string& path, const ReadOptions& options, ReadSt
   FileFormat format = options.format;
   if (format == FileFormat::kAuto) format = format_from_name(path);
   switch (format) {
-    case FileFormat::kCsv: return read_csv(path, options.csv, options.encoding, stats);
-    case FileFormat::kArff: return read_arff_with(path, options.arff, options.encoding, stats);
+    case FileFormat::kCsv:
+      return read_csv(path, options.csv, options.encoding, stats);
+    case FileFormat::kArff:
+      return read_arff_with(path, options.arff, options.encoding, stats);
     case FileFormat::kLibsvm:
     case FileFormat::kAuto: {
       const std::string text = read_text_file(path);

@@ -1,9 +1,12 @@
 #include "io/io_util.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <system_error>
+
+#include "common/check.hpp"
 
 namespace rateopt::io_detail {
 
@@ -99,9 +102,12 @@ std::string join_limited(const std::vector<std::string>& items, std::size_t max_
 
 std::string_view missing_policy_name(MissingPolicy policy) noexcept {
   switch (policy) {
-    case MissingPolicy::kDrop: return "drop";
-    case MissingPolicy::kZero: return "zero";
-    case MissingPolicy::kError: return "error";
+    case MissingPolicy::kDrop:
+      return "drop";
+    case MissingPolicy::kZero:
+      return "zero";
+    case MissingPolicy::kError:
+      return "error";
   }
   return "drop";
 }
@@ -111,6 +117,62 @@ std::size_t count_lines(std::string_view text) noexcept {
   for (char c : text) n += (c == '\n');
   if (!text.empty() && text.back() != '\n') ++n;
   return n;
+}
+
+// ---- feature matrices and encodings -------------------------------------------------------------
+
+FeatureMatrix make_matrix(SparseRows&& rows, std::size_t cols, Storage storage) {
+  const std::size_t n = rows.indptr.size() - 1;
+  bool dense = storage == Storage::kDense;
+  if (storage == Storage::kAuto) {
+    const double cells = static_cast<double>(n) * static_cast<double>(cols);
+    dense = cells <= static_cast<double>(1 << 22) ||
+            static_cast<double>(rows.indices.size()) >= 0.1 * cells;
+  }
+  if (!dense) {
+    return FeatureMatrix::csr(std::move(rows.indptr), std::move(rows.indices),
+                              std::move(rows.values), cols);
+  }
+  std::vector<double> data(n * cols, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (auto k = rows.indptr[i]; k < rows.indptr[i + 1]; ++k)
+      data[i * cols + static_cast<std::size_t>(rows.indices[k])] = rows.values[k];
+  }
+  return FeatureMatrix::dense(std::move(data), n, cols);
+}
+
+void check_encoding(const Encoding& encoding, std::string_view format) {
+  RATEOPT_CHECK(encoding.format == format,
+                "the encoding is for format '{}', it cannot be applied to a {} file",
+                encoding.format, format);
+  RATEOPT_CHECK(
+      encoding.feature_names.empty() || encoding.feature_names.size() == encoding.num_features,
+      "the encoding has {} feature names, expected num_features = {}",
+      encoding.feature_names.size(), encoding.num_features);
+  RATEOPT_CHECK(encoding.num_features < (std::size_t{1} << 31),
+                "the encoding has {} features, more than a feature index can hold",
+                encoding.num_features);
+  if (format == "libsvm") return;
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;  // [first, end) per spec
+  for (const auto& s : encoding.specs) {
+    RATEOPT_CHECK(s.kind != FeatureSpec::Kind::kIndex,
+                  "an index feature spec cannot be applied to a {} file", format);
+    const std::size_t width = s.kind == FeatureSpec::Kind::kNumeric ? 1 : s.levels.size();
+    RATEOPT_CHECK(s.first_feature <= encoding.num_features &&
+                      width <= encoding.num_features - s.first_feature,
+                  "the feature spec of column '{}' writes features [{}, {}), outside [0, {})",
+                  s.source, s.first_feature, s.first_feature + width, encoding.num_features);
+    if (s.kind == FeatureSpec::Kind::kNumeric)
+      RATEOPT_CHECK(std::isfinite(s.offset) && std::isfinite(s.scale) && s.scale != 0,
+                    "the numeric spec of column '{}' has offset {} and scale {}, expected finite "
+                    "values and a nonzero scale",
+                    s.source, s.offset, s.scale);
+    if (width > 0) ranges.emplace_back(s.first_feature, s.first_feature + width);
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (std::size_t k = 1; k < ranges.size(); ++k)
+    RATEOPT_CHECK(ranges[k].first >= ranges[k - 1].second,
+                  "the encoding's feature specs overlap at feature {}", ranges[k].first);
 }
 
 // ---- ColumnBuilder ------------------------------------------------------------------------------
@@ -140,6 +202,13 @@ void ColumnBuilder::push(std::string_view value, bool missing) {
       column_.numeric.shrink_to_fit();
     }
   }
+}
+
+void ColumnBuilder::push_number(std::string_view value, double number) {
+  auto [it, inserted] = index_.try_emplace(value, static_cast<std::int32_t>(index_.size()));
+  if (inserted) column_.levels.emplace_back(value);
+  column_.codes.push_back(it->second);
+  if (numeric_) column_.numeric.push_back(number);
 }
 
 Column ColumnBuilder::finish() && {

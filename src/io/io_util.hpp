@@ -63,6 +63,8 @@ class ColumnBuilder {
  public:
   explicit ColumnBuilder(std::string name, std::size_t expected_rows = 0);
   void push(std::string_view value, bool missing);
+  // A present value already known to parse as the finite number `number`.
+  void push_number(std::string_view value, double number);
   [[nodiscard]] Column finish() &&;
 
  private:
@@ -70,6 +72,27 @@ class ColumnBuilder {
   std::unordered_map<std::string_view, std::int32_t> index_;
   bool numeric_ = true;
 };
+
+// Feature rows being assembled in CSR form (indices sorted within each row).
+struct SparseRows {
+  std::vector<std::int64_t> indptr{0};
+  std::vector<std::int32_t> indices;
+  std::vector<double> values;
+  void end_row() { indptr.push_back(static_cast<std::int64_t>(indices.size())); }
+};
+
+enum class Storage {
+  kDense,   // always dense
+  kSparse,  // always CSR
+  kAuto,    // CSR when rows * cols > 2^22 and fewer than 10% of the entries are nonzero
+};
+
+// The feature matrix of `rows` with `cols` columns in the requested storage.
+[[nodiscard]] FeatureMatrix make_matrix(SparseRows&& rows, std::size_t cols, Storage storage);
+
+// Checks that a reused encoding is of `format` and that its specs lie inside num_features
+// without overlapping; throws InvalidArgument otherwise.
+void check_encoding(const Encoding& encoding, std::string_view format);
 
 // Stable storage for unescaped field text; views into it stay valid while it lives.
 using TextArena = std::deque<std::string>;

@@ -1,5 +1,6 @@
 // Slice parsing, printing and row selection (rateopt/metrics.hpp).
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <string>
 #include <string_view>

@@ -27,9 +27,8 @@ constexpr std::size_t kScoreChunk = 1024;  // rows per parallel task when scorin
 void check_columns(const FeatureMatrix& x, std::size_t num_weights, std::size_t begin_row,
                    std::size_t end_row) {
   if (x.cols() <= num_weights) return;
-  RATEOPT_CHECK(x.is_sparse(),
-                "the dense feature matrix has {} columns, the model has {} weights", x.cols(),
-                num_weights);
+  RATEOPT_CHECK(x.is_sparse(), "the dense feature matrix has {} columns, the model has {} weights",
+                x.cols(), num_weights);
   const CsrView v = x.csr_view();
   for (std::size_t i = begin_row; i < end_row; ++i) {
     const auto last = v.indptr[i + 1];
@@ -47,8 +46,10 @@ double apply_link(Link link, double s) {
     case Link::kLogistic:
       if (s >= 0) return 1.0 / (1.0 + std::exp(-s));
       return std::exp(s) / (1.0 + std::exp(s));
-    case Link::kThreshold: return s > 0 ? 1.0 : 0.0;
-    case Link::kRamp: return std::clamp((1.0 + s) / 2.0, 0.0, 1.0);
+    case Link::kThreshold:
+      return s > 0 ? 1.0 : 0.0;
+    case Link::kRamp:
+      return std::clamp((1.0 + s) / 2.0, 0.0, 1.0);
   }
   return 0.0;
 }
@@ -95,8 +96,7 @@ std::optional<std::string> find_problem(const Classifier& c) {
     sum += c.mixture[m];
   }
   if (std::abs(sum - 1.0) > kMixtureTolerance)
-    return fmt::format("'mixture' sums to {:.17g}, expected 1 (within {})", sum,
-                       kMixtureTolerance);
+    return fmt::format("'mixture' sums to {:.17g}, expected 1 (within {})", sum, kMixtureTolerance);
   if (c.best >= c.components.size())
     return fmt::format("'best' is {}, expected an index in [0, {})", c.best, c.components.size());
   const std::size_t d = c.components.front().weights.size();
@@ -203,18 +203,24 @@ void LinearModel::scores(const FeatureMatrix& x, std::span<double> out, int n_th
 
 std::string_view to_string(Link link) noexcept {
   switch (link) {
-    case Link::kLogistic: return "logistic";
-    case Link::kThreshold: return "threshold";
-    case Link::kRamp: return "ramp";
+    case Link::kLogistic:
+      return "logistic";
+    case Link::kThreshold:
+      return "threshold";
+    case Link::kRamp:
+      return "ramp";
   }
   return "unknown";
 }
 
 std::string_view to_string(PredictMode mode) noexcept {
   switch (mode) {
-    case PredictMode::kDeterministic: return "deterministic";
-    case PredictMode::kStochastic: return "stochastic";
-    case PredictMode::kProbability: return "probability";
+    case PredictMode::kDeterministic:
+      return "deterministic";
+    case PredictMode::kStochastic:
+      return "stochastic";
+    case PredictMode::kProbability:
+      return "probability";
   }
   return "unknown";
 }
@@ -250,8 +256,8 @@ namespace {
 std::size_t check_input(const Classifier& c, const FeatureMatrix& x, std::size_t out_size) {
   c.validate();
   const std::size_t d = c.components.front().weights.size();
-  RATEOPT_CHECK(out_size == x.rows(), "output has {} entries, expected one per row ({})",
-                out_size, x.rows());
+  RATEOPT_CHECK(out_size == x.rows(), "output has {} entries, expected one per row ({})", out_size,
+                x.rows());
   RATEOPT_CHECK(x.cols() == d || (x.is_sparse() && x.cols() < d),
                 "the feature matrix has {} columns, the model expects {} features (a sparse "
                 "matrix may have fewer)",
@@ -300,7 +306,8 @@ std::string Classifier::to_json() const {
   j["kind"] = kind;
   j["link"] = to_string(link);
   Json comps = Json::array();
-  for (const LinearModel& lm : components) comps.push_back({{"weights", lm.weights}, {"bias", lm.bias}});
+  for (const LinearModel& lm : components)
+    comps.push_back({{"weights", lm.weights}, {"bias", lm.bias}});
   j["components"] = std::move(comps);
   j["mixture"] = mixture;
   j["best"] = best;

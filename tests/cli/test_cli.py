@@ -64,7 +64,7 @@ def write(tmp_path, name, text):
 
 
 @pytest.mark.parametrize("metric,needle", [
-    ("tpr[sex=F] -", "column 13"),
+    ("tpr[sex=F] -", ":1:13"),
     ("tpr[sex=F", "tpr[sex=F"),
     ("frobnicate", "frobnicate"),
 ])

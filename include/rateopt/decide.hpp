@@ -1,0 +1,142 @@
+// File: rateopt/decide.hpp
+// Bayes-optimal set prediction for non-decomposable metrics (Natarajan et al. 2016; Waegeman et
+// al. 2014): given probability estimates, return the set of positive predictions that maximises
+// the *expected* value of a metric of the confusion counts.
+//
+// Settings:
+//   independent  n items with marginals p_1..p_n (a binary test set, or the labels of one instance
+//                under label independence). The optimum is a top-k set by probability; what is
+//                computed is E[metric(top-k)] for every k = 0..n.
+//   gfm          any joint distribution over label vectors (F1 / F-beta only), given by the m x m
+//                matrix P(y_i = 1, s_y = s) and P(y = 0), or counted from weighted samples.
+//   multiclass   class probabilities summing to 1; the truth is one class, the prediction a set.
+//
+// Conventions (the same as metrics.hpp): a rate whose denominator is zero equals 1; F-beta and
+// Jaccard of an empty prediction against an empty truth equal 1; hmean of two zero rates is 0.
+// The empty prediction (k = 0) is always a candidate. Ties between equal probabilities are
+// broken by lower index; ties between equal expectations by smaller k.
+//
+// Methods (independent setting):
+//   kBrute      all 2^n subsets, exact (n <= 20): the reference oracle.
+//   kExact      Natarajan Algorithm 1 from Poisson-binomial tables (multiplication only), any
+//               metric; optional truncation of probability mass below `truncation`.
+//   kQuadratic  O(n^2) for fractional-linear metrics (F-beta with rational beta^2, Jaccard):
+//               Natarajan Algorithm 2 / Ye et al. 2012.
+//   kFast       quadrature on shared nodes for F-beta, Jaccard and balanced accuracy; reports a
+//               bound on the error of every E[k] in Decision::error_bound.
+//   kAuto       the fastest method that is exact to ~1e-10 for the metric and n.
+//
+// Thread-safety: all functions are pure; batch helpers parallelise over instances.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rateopt/metrics.hpp"
+
+namespace rateopt {
+
+// A utility (bigger is better) of the confusion counts of one set prediction.
+class DecideMetric {
+ public:
+  enum class Family { kFBeta, kJaccard, kBalancedAccuracy, kGMean, kHMean, kGtppr, kAccuracy,
+                      kCustom };
+
+  // "f1", "fbeta:B" (B > 0), "jaccard", "balanced_accuracy", "gmean", "hmean", "gtppr",
+  // "accuracy". Throws NotFound / InvalidArgument.
+  static DecideMetric from_name(std::string_view spec);
+  // Any function of (tp, fp, fn, tn) counts; it must handle zero denominators itself.
+  static DecideMetric custom(std::string name,
+                             std::function<double(double tp, double fp, double fn, double tn)> fn);
+
+  [[nodiscard]] double utility(double tp, double fp, double fn, double tn) const;
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] Family family() const noexcept { return family_; }
+  [[nodiscard]] double beta() const noexcept { return beta_; }
+
+ private:
+  std::string name_;
+  Family family_ = Family::kFBeta;
+  double beta_ = 1.0;
+  std::function<double(double, double, double, double)> fn_;
+};
+
+enum class DecideMethod { kAuto, kBrute, kExact, kQuadratic, kFast };
+[[nodiscard]] std::string_view to_string(DecideMethod method) noexcept;
+[[nodiscard]] DecideMethod parse_decide_method(std::string_view name);
+
+struct DecideOptions {
+  DecideMethod method = DecideMethod::kAuto;
+  bool all_k = false;         // fill Decision::expected_by_k
+  double truncation = 0.0;    // kExact: drop Poisson-binomial mass below this (0 = exact)
+  bool early_stop = false;    // Natarajan's heuristic: stop at the first k where E falls
+                              // (NOT exact, opt-in only)
+  double fast_tolerance = 1e-12;  // kFast: target bound on |E[k] - exact| for every k
+};
+
+struct Decision {
+  std::vector<std::size_t> selected;  // 0-based indices, by decreasing probability
+  double expected = 0;                // E[metric] of the selected set
+  std::vector<double> expected_by_k;  // E for k = 0..n (options.all_k; GFM and multiclass too)
+  DecideMethod method = DecideMethod::kAuto;  // the method that ran
+  double error_bound = 0;             // kFast: bound on |E[k] - exact| for every k; 0 if exact
+};
+
+// Independent items. Probabilities must be finite and in [0, 1] (InvalidArgument otherwise).
+[[nodiscard]] Decision decide_independent(std::span<const double> probabilities,
+                                          const DecideMetric& metric,
+                                          const DecideOptions& options = {});
+
+// Multiclass set-valued prediction; probabilities sum to 1 (within 1e-6).
+[[nodiscard]] Decision decide_multiclass(std::span<const double> class_probabilities,
+                                         const DecideMetric& metric,
+                                         const DecideOptions& options = {});
+
+// GFM input: p[i * m + (s - 1)] = P(y_i = 1, s_y = s) for i, s in [1, m]; p_zero = P(y = 0).
+struct GfmInput {
+  std::size_t m = 0;
+  std::vector<double> p;
+  double p_zero = 0;
+};
+// Counts P from weighted label-vector samples (weights empty = 1).
+[[nodiscard]] GfmInput gfm_from_samples(LabelSetsView samples, std::span<const double> weights,
+                                        std::size_t m);
+// F-beta only (metric family kFBeta). Exact for any joint distribution.
+[[nodiscard]] Decision decide_gfm(const GfmInput& input, const DecideMetric& metric,
+                                  const DecideOptions& options = {});
+
+// ---- batches ----------------------------------------------------------------------------------
+enum class DecideModel { kIndependent, kMulticlass };
+// One Decision per instance, in order; instances may differ in length. Parallel over instances
+// (n_threads <= 0: all cores); results do not depend on the thread count. The first invalid
+// instance throws InvalidArgument naming its index.
+[[nodiscard]] std::vector<Decision> decide_batch(DecideModel model,
+                                                 std::span<const std::vector<double>> instances,
+                                                 const DecideMetric& metric,
+                                                 const DecideOptions& options = {},
+                                                 int n_threads = 0);
+[[nodiscard]] std::vector<Decision> decide_gfm_batch(std::span<const GfmInput> instances,
+                                                     const DecideMetric& metric,
+                                                     const DecideOptions& options = {},
+                                                     int n_threads = 0);
+
+// ---- baselines for experiments ----------------------------------------------------------------
+// Indices with probability >= threshold (by decreasing probability).
+[[nodiscard]] std::vector<std::size_t> select_threshold(std::span<const double> probabilities,
+                                                        double threshold);
+// The k most probable indices (ties: lower index first).
+[[nodiscard]] std::vector<std::size_t> select_top_k(std::span<const double> probabilities,
+                                                    std::size_t k);
+// EUM plug-in (Koyejo et al. 2014): the threshold on scores that maximises the empirical metric
+// on a labelled validation set (predict positive when score >= threshold).
+[[nodiscard]] double tune_threshold(std::span<const double> scores,
+                                    std::span<const std::int32_t> labels,
+                                    const DecideMetric& metric,
+                                    std::span<const double> weights = {});
+
+}  // namespace rateopt

@@ -1,0 +1,295 @@
+// decide_independent: Bayes-optimal top-k set under label independence (decide-notes 3.1, 4).
+// Validation, the one sort, method dispatch, the choice of k and brute force (the oracle).
+#include <algorithm>
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "common/check.hpp"
+#include "decide/independent_impl.hpp"
+#include "rateopt/decide.hpp"
+
+namespace rateopt {
+namespace {
+
+using detail::IndependentExpectations;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// kAuto: F-beta / Jaccard / balanced accuracy use the O(n^2) method up to this size and the
+// quadrature above it (measured crossover, docs/decide.md).
+constexpr std::size_t kFastCrossover = 384;
+// kAuto on the other metrics: kExact with this truncation unless the caller set one.
+constexpr double kAutoTruncation = 1e-15;
+
+// Expectations within this distance of the best count as ties (smallest k wins).
+double tie_slack(double best) { return 8 * DBL_EPSILON * std::abs(best); }
+
+double best_value(const std::vector<double>& e) {
+  double best = -std::numeric_limits<double>::infinity();
+  for (const double v : e)
+    if (v > best) best = v;
+  return best;
+}
+
+// argmax_k E[k], smallest k among ties; NaN entries never win.
+std::size_t argmax_k(const std::vector<double>& e) {
+  const double best = best_value(e);
+  const double slack = tie_slack(best);
+  for (std::size_t k = 0; k < e.size(); ++k)
+    if (e[k] >= best - slack) return k;
+  return 0;
+}
+
+// Natarajan's heuristic: the first k >= 1 with E[k] >= E[k+1] (n if none), against k = 0.
+std::size_t early_stop_k(const std::vector<double>& e) {
+  const std::size_t n = e.size() - 1;
+  if (n == 0) return 0;
+  std::size_t k = 1;
+  while (k < n && !std::isnan(e[k + 1]) && e[k] < e[k + 1]) ++k;
+  const double best = std::max(e[0], e[k]);
+  return e[0] >= best - tie_slack(best) ? 0 : k;
+}
+
+struct Sorted {
+  std::vector<double> p;            // decreasing
+  std::vector<std::size_t> order;   // original index of each sorted position
+};
+
+Sorted sort_probabilities(std::span<const double> probabilities) {
+  const std::size_t n = probabilities.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const double v = probabilities[i];
+    RATEOPT_CHECK(v >= 0.0 && v <= 1.0,
+                  "decide_independent: probabilities[{}] = {} is not a probability in [0, 1]",
+                  i, v);
+  }
+  std::vector<std::pair<double, std::size_t>> items(n);
+  for (std::size_t i = 0; i < n; ++i) items[i] = {probabilities[i], i};
+  // Decreasing probability, lower index first on ties: a strict total order, so this equals a
+  // stable sort.
+  std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  });
+  Sorted s;
+  s.p.resize(n);
+  s.order.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    s.p[i] = items[i].first;
+    s.order[i] = items[i].second;
+  }
+  return s;
+}
+
+bool has_quadratic(const DecideMetric& metric) {
+  switch (metric.family()) {
+    case DecideMetric::Family::kFBeta: return detail::rational_beta2(metric.beta()).has_value();
+    case DecideMetric::Family::kJaccard:
+    case DecideMetric::Family::kBalancedAccuracy: return true;
+    default: return false;
+  }
+}
+
+bool has_fast(const DecideMetric& metric) {
+  switch (metric.family()) {
+    case DecideMetric::Family::kFBeta:
+    case DecideMetric::Family::kJaccard:
+    case DecideMetric::Family::kBalancedAccuracy: return true;
+    default: return false;
+  }
+}
+
+IndependentExpectations run_exact(std::span<const double> p, const DecideMetric& metric,
+                                  const DecideOptions& options, double truncation) {
+  detail::ExactConfig config;
+  config.truncation = truncation;
+  config.early_stop = options.early_stop;
+  return detail::expected_exact(p, metric, config);
+}
+
+IndependentExpectations run_quadratic(std::span<const double> p, const DecideMetric& metric,
+                                      const DecideOptions& options) {
+  if (auto r = detail::expected_quadratic(p, metric)) return std::move(*r);
+  return run_exact(p, metric, options, options.truncation);
+}
+
+IndependentExpectations run_fast(std::span<const double> p, const DecideMetric& metric,
+                                 const DecideOptions& options) {
+  if (auto r = detail::expected_fast(p, metric, options.fast_tolerance)) return std::move(*r);
+  return run_quadratic(p, metric, options);
+}
+
+IndependentExpectations run_auto(std::span<const double> p, const DecideMetric& metric,
+                                 const DecideOptions& options) {
+  const std::size_t n = p.size();
+  if (has_fast(metric)) {
+    if (n > kFastCrossover) return run_fast(p, metric, options);
+    if (has_quadratic(metric)) return run_quadratic(p, metric, options);
+    return run_exact(p, metric, options, options.truncation);
+  }
+  const bool builtin = metric.family() != DecideMetric::Family::kCustom;
+  const double truncation =
+      options.truncation > 0 ? options.truncation : (builtin ? kAutoTruncation : 0.0);
+  return run_exact(p, metric, options, truncation);
+}
+
+// Brute force: the best subset of every size; `selected` may be a set that is not top-k when the
+// metric is not TP-monotone (then it is the true optimum, unlike every other method).
+Decision decide_brute(const Sorted& s, const DecideMetric& metric, const DecideOptions& options) {
+  const std::size_t n = s.p.size();
+  RATEOPT_CHECK(n <= detail::kMaxBruteItems,
+                "decide_independent: method 'brute' handles at most {} items, got {}",
+                detail::kMaxBruteItems, n);
+  const auto brute =
+      detail::expected_brute(s.p, metric, n <= detail::kMaxOutcomeEnumeration);
+  const std::size_t k =
+      options.early_stop ? early_stop_k(brute.best_by_k) : argmax_k(brute.best_by_k);
+  const double best = brute.best_by_k[k];
+  Decision d;
+  d.method = DecideMethod::kBrute;
+  std::uint32_t set = brute.best_set_by_k[k];
+  d.expected = best;
+  // Theorem 1: for TP-monotone metrics the top-k set attains the maximum; prefer it (ties of
+  // equal probabilities make several sets optimal) whenever it is optimal up to rounding.
+  if (brute.top_k[k] >= best - 1e-12 * std::max(1.0, std::abs(best))) {
+    set = k == 0 ? 0u : static_cast<std::uint32_t>((std::uint64_t{1} << k) - 1);
+    d.expected = brute.top_k[k];
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    if ((set >> i) & 1u) d.selected.push_back(s.order[i]);
+  if (options.all_k) d.expected_by_k = brute.best_by_k;
+  return d;
+}
+
+}  // namespace
+
+Decision decide_independent(std::span<const double> probabilities, const DecideMetric& metric,
+                            const DecideOptions& options) {
+  RATEOPT_CHECK(options.truncation >= 0 && options.truncation < 1,
+                "decide_independent: truncation must be in [0, 1), got {}", options.truncation);
+  RATEOPT_CHECK(options.fast_tolerance > 0 && std::isfinite(options.fast_tolerance),
+                "decide_independent: fast_tolerance must be finite and > 0, got {}",
+                options.fast_tolerance);
+  const Sorted s = sort_probabilities(probabilities);
+  const std::size_t n = s.p.size();
+  if (options.method == DecideMethod::kBrute) return decide_brute(s, metric, options);
+
+  Decision d;
+  if (n == 0) {  // the empty set is the only candidate: E = metric of empty vs empty
+    d.method = options.method == DecideMethod::kAuto ? DecideMethod::kExact : options.method;
+    d.expected = metric.utility(0, 0, 0, 0);
+    if (options.all_k) d.expected_by_k.assign(1, d.expected);
+    return d;
+  }
+  IndependentExpectations r;
+  switch (options.method) {
+    case DecideMethod::kExact: r = run_exact(s.p, metric, options, options.truncation); break;
+    case DecideMethod::kQuadratic: r = run_quadratic(s.p, metric, options); break;
+    case DecideMethod::kFast: r = run_fast(s.p, metric, options); break;
+    case DecideMethod::kBrute:
+    case DecideMethod::kAuto: r = run_auto(s.p, metric, options); break;
+  }
+  const std::size_t k = options.early_stop ? early_stop_k(r.expected) : argmax_k(r.expected);
+  d.method = r.method;
+  d.error_bound = r.error_bound;
+  d.expected = r.expected[k];
+  d.selected.assign(s.order.begin(), s.order.begin() + static_cast<std::ptrdiff_t>(k));
+  if (options.all_k) d.expected_by_k = std::move(r.expected);
+  return d;
+}
+
+namespace detail {
+namespace {
+
+// Poisson-binomial of `p` by plain multiplication, without any trimming (oracle code kept
+// independent of poisson_binomial.cpp).
+void plain_pb(const std::vector<double>& p, std::vector<double>& out) {
+  out.assign(p.size() + 1, 0.0);
+  out[0] = 1.0;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    for (std::size_t j = i + 1; j-- > 0;) out[j + 1] += p[i] * out[j], out[j] *= 1.0 - p[i];
+}
+
+}  // namespace
+
+BruteExpectations expected_brute(std::span<const double> sorted, const DecideMetric& metric,
+                                 bool enumerate_outcomes) {
+  const std::size_t n = sorted.size();
+  RATEOPT_CHECK(n <= kMaxBruteItems, "brute force handles at most {} items, got {}",
+                kMaxBruteItems, n);
+  BruteExpectations out;
+  out.best_by_k.assign(n + 1, -std::numeric_limits<double>::infinity());
+  out.best_set_by_k.assign(n + 1, 0);
+  out.top_k.assign(n + 1, kNaN);
+  const std::uint32_t count = std::uint32_t{1} << n;
+  const std::uint32_t all = count - 1;
+  const auto utility = [&](std::size_t tp, std::size_t fp, std::size_t fn, std::size_t tn) {
+    return metric.utility(double(tp), double(fp), double(fn), double(tn));
+  };
+  const auto record = [&](std::uint32_t set, double e) {
+    const auto k = static_cast<std::size_t>(std::popcount(set));
+    if (e > out.best_by_k[k]) {
+      out.best_by_k[k] = e;
+      out.best_set_by_k[k] = set;
+    }
+    if (set == (k == 0 ? 0u : static_cast<std::uint32_t>((std::uint64_t{1} << k) - 1)))
+      out.top_k[k] = e;
+  };
+
+  if (enumerate_outcomes) {
+    // P(y) for every label vector y (bit i = label of sorted item i), by multiplication.
+    std::vector<double> prob(count, 0.0);
+    prob[0] = 1.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t half = std::uint32_t{1} << i;
+      for (std::uint32_t y = 0; y < half; ++y) {
+        prob[y | half] = prob[y] * sorted[i];
+        prob[y] *= 1.0 - sorted[i];
+      }
+    }
+    const std::size_t m = n + 1;
+    std::vector<double> mass(m * m);
+    for (std::uint32_t set = 0; set < count; ++set) {
+      std::fill(mass.begin(), mass.end(), 0.0);
+      for (std::uint32_t y = 0; y < count; ++y) {
+        const auto tp = static_cast<std::size_t>(std::popcount(set & y));
+        const auto fn = static_cast<std::size_t>(std::popcount(y & (all ^ set)));
+        mass[tp * m + fn] += prob[y];
+      }
+      const auto k = static_cast<std::size_t>(std::popcount(set));
+      double e = 0;
+      for (std::size_t tp = 0; tp <= k; ++tp)
+        for (std::size_t fn = 0; fn <= n - k; ++fn)
+          if (mass[tp * m + fn] != 0) e += mass[tp * m + fn] * utility(tp, k - tp, fn, n - k - fn);
+      record(set, e);
+    }
+    return out;
+  }
+
+  std::vector<double> inside;
+  std::vector<double> outside;
+  std::vector<double> pin;
+  std::vector<double> pout;
+  for (std::uint32_t set = 0; set < count; ++set) {
+    inside.clear();
+    outside.clear();
+    for (std::size_t i = 0; i < n; ++i) ((set >> i) & 1u ? inside : outside).push_back(sorted[i]);
+    plain_pb(inside, pin);
+    plain_pb(outside, pout);
+    const std::size_t k = inside.size();
+    double e = 0;
+    for (std::size_t tp = 0; tp <= k; ++tp)
+      for (std::size_t fn = 0; fn <= n - k; ++fn) {
+        const double w = pin[tp] * pout[fn];
+        if (w != 0) e += w * utility(tp, k - tp, fn, n - k - fn);
+      }
+    record(set, e);
+  }
+  return out;
+}
+
+}  // namespace detail
+}  // namespace rateopt
