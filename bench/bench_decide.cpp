@@ -56,12 +56,24 @@ void run(benchmark::State& state, DecideMethod method, double truncation = 0) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0));
 }
 
-void BM_Brute(benchmark::State& state) { run(state, DecideMethod::kBrute); }
-void BM_Exact(benchmark::State& state) { run(state, DecideMethod::kExact); }
-void BM_ExactTruncated(benchmark::State& state) { run(state, DecideMethod::kExact, 1e-15); }
-void BM_Quadratic(benchmark::State& state) { run(state, DecideMethod::kQuadratic); }
-void BM_Fast(benchmark::State& state) { run(state, DecideMethod::kFast); }
-void BM_Auto(benchmark::State& state) { run(state, DecideMethod::kAuto); }
+void BM_Brute(benchmark::State& state) {
+  run(state, DecideMethod::kBrute);
+}
+void BM_Exact(benchmark::State& state) {
+  run(state, DecideMethod::kExact);
+}
+void BM_ExactTruncated(benchmark::State& state) {
+  run(state, DecideMethod::kExact, 1e-15);
+}
+void BM_Quadratic(benchmark::State& state) {
+  run(state, DecideMethod::kQuadratic);
+}
+void BM_Fast(benchmark::State& state) {
+  run(state, DecideMethod::kFast);
+}
+void BM_Auto(benchmark::State& state) {
+  run(state, DecideMethod::kAuto);
+}
 
 // max_k |E_fast[k] - E_quadratic[k]| (not timed beyond the fast call).
 void BM_FastError(benchmark::State& state) {
@@ -88,15 +100,16 @@ void BM_FastError(benchmark::State& state) {
 }
 
 // Arguments: {n, metric index}.
-void sizes(benchmark::internal::Benchmark* b, std::int64_t max_n, std::initializer_list<int> metrics) {
+void sizes(benchmark::internal::Benchmark* b, std::int64_t max_n,
+           std::initializer_list<int> metrics) {
   for (const int m : metrics)
     for (std::int64_t n = 10; n <= max_n; n *= 10) b->Args({n, m});
   b->Unit(benchmark::kMillisecond);
 }
 
-BENCHMARK(BM_Brute)->Args({8, 0})->Args({12, 0})->Args({16, 0})->Args({12, 3})
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Exact)->Apply([](auto* b) { sizes(b, 1000, {0, 3, 4}); })->Args({3000, 3});
+BENCHMARK(BM_Brute)->Args({8, 0})->Args({12, 0})->Args({16, 0})->Args({12, 3})->Unit(
+    benchmark::kMillisecond);
+BENCHMARK(BM_Exact)->Apply([](auto* b) { sizes(b, 1000, {0, 3, 4}); }) -> Args({3000, 3});
 BENCHMARK(BM_ExactTruncated)->Apply([](auto* b) { sizes(b, 10000, {3, 4}); });
 BENCHMARK(BM_Quadratic)->Apply([](auto* b) { sizes(b, 100000, {0, 1, 2, 5}); });
 BENCHMARK(BM_Fast)->Apply([](auto* b) { sizes(b, 1000000, {0, 1, 2, 5}); });

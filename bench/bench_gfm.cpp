@@ -3,11 +3,17 @@
 //   BM_GfmSupport/m/c    P from 4000 sampled label vectors whose cardinalities are spread over
 //                        1..c (c columns of P live, all m rows live): the realistic case.
 //   BM_GfmDense/m        every entry of P non-zero (c = m): the worst case, O(m^3).
-//   BM_GfmSamples/m/l    gfm_from_samples + decide_gfm from l weighted neighbours (kNN-style),
-//                        label sets of 1..8 labels out of m.
+//   BM_GfmSamples/m/l    decide_gfm_samples from l weighted neighbours (kNN-style), label sets
+//                        of 1..8 labels out of m; BM_GfmSamplesViaMatrix: gfm_from_samples +
+//                        decide_gfm on the same inputs.
 //
 // Inputs come from fixed seeds and are built outside the timed loop; each iteration runs one
-// instance, cycling over 16 different instances. Results: bench note in the final report / docs.
+// instance, cycling over 16 different instances; "instances/s" is per CPU second of the one
+// thread.
+//
+//   cmake -S . -B build -G Ninja -DRATEOPT_BUILD_BENCHMARKS=ON && cmake --build build --target
+//   bench_gfm build/bench/bench_gfm --benchmark_repetitions=5
+//   --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -106,7 +112,9 @@ void BM_GfmDense(benchmark::State& state) {
   run_pool(state, pool);
 }
 
-void BM_GfmSamples(benchmark::State& state) {
+// From l weighted samples (kNN-style): the direct path, and via the m x m matrix.
+template <bool kDirect>
+void gfm_samples(benchmark::State& state) {
   const auto m = static_cast<std::size_t>(state.range(0));
   const auto l = static_cast<std::size_t>(state.range(1));
   std::mt19937_64 rng(99);
@@ -115,17 +123,29 @@ void BM_GfmSamples(benchmark::State& state) {
   const auto metric = rateopt::DecideMetric::from_name("f1");
   std::size_t t = 0;
   for (auto _ : state) {
-    const rateopt::GfmInput in = rateopt::gfm_from_samples(pool[t].view(), pool[t].weights, m);
-    rateopt::Decision d = rateopt::decide_gfm(in, metric);
-    benchmark::DoNotOptimize(d);
+    if constexpr (kDirect) {
+      rateopt::Decision d = rateopt::decide_gfm_samples(pool[t].view(), pool[t].weights, m, metric);
+      benchmark::DoNotOptimize(d);
+    } else {
+      const rateopt::GfmInput in = rateopt::gfm_from_samples(pool[t].view(), pool[t].weights, m);
+      rateopt::Decision d = rateopt::decide_gfm(in, metric);
+      benchmark::DoNotOptimize(d);
+    }
     t = (t + 1) % pool.size();
   }
   report(state);
+}
+void BM_GfmSamples(benchmark::State& state) {
+  gfm_samples<true>(state);
+}
+void BM_GfmSamplesViaMatrix(benchmark::State& state) {
+  gfm_samples<false>(state);
 }
 
 BENCHMARK(BM_GfmSupport)->Args({100, 5})->Args({100, 10})->Args({100, 20})->Args({200, 20});
 BENCHMARK(BM_GfmDense)->Arg(20)->Arg(50)->Arg(100)->Arg(200);
 BENCHMARK(BM_GfmSamples)->Args({100, 10})->Args({100, 50})->Args({100, 100})->Args({1000, 50});
+BENCHMARK(BM_GfmSamplesViaMatrix)->Args({100, 50})->Args({1000, 50});
 
 }  // namespace
 

@@ -85,9 +85,14 @@ struct Decision {
   std::vector<double> expected_by_k;  // E for k = 0..n (options.all_k; GFM and multiclass too)
   DecideMethod method = DecideMethod::kAuto;  // the method that ran
   double error_bound = 0;             // kFast: bound on |E[k] - exact| for every k; 0 if exact
+                                      // (kExact with truncation > 0, incl. kAuto's 1e-15 for
+                                      // non-fractional metrics: the dropped probability mass)
 };
 
 // Independent items. Probabilities must be finite and in [0, 1] (InvalidArgument otherwise).
+// n = 0 gives the empty set with E = metric(0, 0, 0, 0). With early_stop, kExact leaves the
+// expected_by_k entries it did not evaluate as NaN. Complexity and measured times:
+// docs/decide.md.
 [[nodiscard]] Decision decide_independent(std::span<const double> probabilities,
                                           const DecideMetric& metric,
                                           const DecideOptions& options = {});
@@ -107,8 +112,19 @@ struct GfmInput {
 [[nodiscard]] GfmInput gfm_from_samples(LabelSetsView samples, std::span<const double> weights,
                                         std::size_t m);
 // F-beta only (metric family kFBeta). Exact for any joint distribution.
+// P need not be consistent (estimates may violate the invariants; entries in [0, 1] suffice).
+// `selected` is ordered by decreasing Delta[i][k*] = E[(1 + b^2) y_i / (b^2 s_y + k*)] (the
+// label's share of E), ties by lower index; methods: auto or exact. O(m^2 + r^2 c), r = labels
+// with a non-zero row, c = cardinalities with a non-zero column.
 [[nodiscard]] Decision decide_gfm(const GfmInput& input, const DecideMetric& metric,
                                   const DecideOptions& options = {});
+// The same decision, bit for bit, as decide_gfm(gfm_from_samples(samples, weights, m), ...),
+// without forming the m x m matrix: O(labels in the samples + m + r^2 c), r = distinct labels
+// seen, c = distinct sample sizes (e.g. the labels of l nearest neighbours, or ancestral samples
+// of a classifier chain).
+[[nodiscard]] Decision decide_gfm_samples(LabelSetsView samples, std::span<const double> weights,
+                                          std::size_t m, const DecideMetric& metric,
+                                          const DecideOptions& options = {});
 
 // ---- batches ----------------------------------------------------------------------------------
 enum class DecideModel { kIndependent, kMulticlass };

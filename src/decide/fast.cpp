@@ -78,8 +78,8 @@ ExpSumRule make_exp_sum_rule(double lambda_min, double lambda_max, double lambda
   const double rho = std::min(0.5, std::cbrt(part * 2 * std::expm1(3 * h) / h));
   rule.x_lo = rho / lambda_max;
   const double x_hi = rule.log_right / lambda_min;
-  const auto last = static_cast<std::size_t>(
-      std::max(1.0, std::ceil(std::log(x_hi / rule.x_lo) / h)));
+  const auto last =
+      static_cast<std::size_t>(std::max(1.0, std::ceil(std::log(x_hi / rule.x_lo) / h)));
   rule.x.resize(last + 1);
   rule.w.resize(last + 1);
   for (std::size_t j = 0; j <= last; ++j) {
@@ -90,8 +90,8 @@ ExpSumRule make_exp_sum_rule(double lambda_min, double lambda_max, double lambda
   rule.tail2 = h * rule.x_lo * rule.x_lo / std::expm1(2 * h);
   rule.right = std::exp(-lambda_min * rule.x.back());
   rule.left = h * rho * rho * rho / (2 * std::expm1(3 * h));
-  rule.k_out = 1 + rule.disc + rule.lambda_abs * rule.tail1 +
-               rule.lambda_abs * rule.lambda_abs * rule.tail2;
+  rule.k_out =
+      1 + rule.disc + rule.lambda_abs * rule.tail1 + rule.lambda_abs * rule.lambda_abs * rule.tail2;
   return rule;
 }
 
@@ -177,8 +177,10 @@ Nodes make_nodes(std::span<const double> p, const ExpSumRule& rule) {
   for (std::size_t j = 0; j < m; ++j) {
     nodes.d[j] = -std::expm1(-rule.x[j]);
     nodes.t[j] = std::exp(-rule.x[j]);
-    if (nodes.d[j] <= kTaylorLimit) d_taylor = std::max(d_taylor, nodes.d[j]);
-    else direct = true;
+    if (nodes.d[j] <= kTaylorLimit)
+      d_taylor = std::max(d_taylor, nodes.d[j]);
+    else
+      direct = true;
   }
   // Items with p > 1/4 ("large") enter the Taylor series only at nodes with d <= 1/4 (where
   // p d <= 1/4) and direct products at the other nodes; small items always use the series.
@@ -258,37 +260,39 @@ void shrink_active(const ExpSumRule& rule, double lambda_low, std::size_t& m) {
 
 // q[k] = sum_{j < m(k)} w_j G(t_j) e^{-gamma k x_j} R_k(t_j), k = 1..n, with
 // R_k(t) = sum_{i<=k} p_i t / (1 - p_i + p_i t); m(k) = nodes for lambda >= lambda_low(k).
+// The weights follow e^{-gamma k x} by multiplication, re-anchored with exp every kAnchor steps.
 template <typename LambdaLow>
 std::vector<double> ratio_pass(std::span<const double> p, const ExpSumRule& rule,
                                const Nodes& nodes, double gamma, LambdaLow lambda_low) {
   const std::size_t n = p.size();
   std::size_t m = rule.x.size();
   std::vector<double> q(n + 1, 0.0);
-  std::vector<double> local(m, 0.0), mid(m, 0.0), base(m, 0.0), weight(m, 0.0), decay(m),
-      term(m);
+  std::vector<double> local(m, 0.0), mid(m, 0.0), base(m, 0.0), weight(m, 0.0), decay(m), term(m);
   for (std::size_t j = 0; j < m; ++j) decay[j] = std::exp(-gamma * rule.x[j]);
   const double* t = nodes.t.data();
   for (std::size_t k = 1; k <= n; ++k) {
     shrink_active(rule, lambda_low(k), m);
     const double pk = p[k - 1];
     const double qk = 1.0 - pk;
-    if ((k - 1) % kAnchor == 0) {
-      for (std::size_t j = 0; j < m; ++j) {
-        const double v = rule.w[j] * nodes.gen[j] * std::exp(-gamma * double(k) * rule.x[j]);
-        weight[j] = v < kFlush ? 0.0 : v;
-      }
-    } else {
-      for (std::size_t j = 0; j < m; ++j) {
-        const double v = weight[j] * decay[j];
-        weight[j] = v < kFlush ? 0.0 : v;
-      }
-    }
+    if ((k - 1) % kAnchor == 0)  // weight = w G e^{-gamma (k-1) x}; the loop below steps to k
+      for (std::size_t j = 0; j < m; ++j)
+        weight[j] = rule.w[j] * nodes.gen[j] * std::exp(-gamma * double(k - 1) * rule.x[j]);
+    double* wt = weight.data();
+    double* loc = local.data();
+    double* out = term.data();
+    const double* mi = mid.data();
+    const double* ba = base.data();
+    const double* de = decay.data();
     for (std::size_t j = 0; j < m; ++j) {
+      const double v = wt[j] * de[j];
+      const double wv = v < kFlush ? 0.0 : v;
+      wt[j] = wv;
       const double pt = pk * t[j];
-      local[j] += pt / (qk + pt);
-      term[j] = weight[j] * (base[j] + (mid[j] + local[j]));
+      const double r = loc[j] + pt / (qk + pt);
+      loc[j] = r;
+      out[j] = wv * (ba[j] + (mi[j] + r));
     }
-    q[k] = sum4(term.data(), m);
+    q[k] = sum4(out, m);
     if (k % kBlock1 == 0) {
       for (std::size_t j = 0; j < m; ++j) {
         mid[j] += local[j];
@@ -306,15 +310,21 @@ std::vector<double> ratio_pass(std::span<const double> p, const ExpSumRule& rule
 
 // q[k] = sum_{j < m(k)} w_j e^{-k x_j} G(t_j) / G_k(t_j), k = 1..n, with the prefix
 // products G_k(t) = prod_{i<=k} (1 - p_i d); m(k) as in ratio_pass.
+// Factors: at nodes with d <= 1/2 (then p d <= 1/2) as 1 - p d = hi + lo exactly (Fast2Sum; the
+// product of p d only perturbs log G relatively), lo / hi summed in `corr`; at nodes with d > 1/2
+// as (1 - p) + p t (no cancellation; such nodes are only active for k + B <~ 2 log_right, so few
+// factors accumulate there).
 template <typename LambdaLow>
-std::vector<double> rest_pass(std::span<const double> p, const ExpSumRule& rule,
-                              const Nodes& nodes, LambdaLow lambda_low) {
+std::vector<double> rest_pass(std::span<const double> p, const ExpSumRule& rule, const Nodes& nodes,
+                              LambdaLow lambda_low) {
   const std::size_t n = p.size();
   std::size_t m = rule.x.size();
   std::vector<double> q(n + 1, 0.0);
   std::vector<double> local(m, 1.0), mid(m, 1.0), base(m, 1.0), corr(m, 0.0), weight(m, 0.0),
       decay(m), term(m);
   for (std::size_t j = 0; j < m; ++j) decay[j] = std::exp(-rule.x[j]);
+  std::size_t half = 0;  // nodes [0, half) have d <= 1/2
+  while (half < m && nodes.d[half] <= 0.5) ++half;
   const double* d = nodes.d.data();
   const double* t = nodes.t.data();
   const double* gen = nodes.gen.data();
@@ -322,31 +332,39 @@ std::vector<double> rest_pass(std::span<const double> p, const ExpSumRule& rule,
     shrink_active(rule, lambda_low(k), m);
     const double pk = p[k - 1];
     const double qk = 1.0 - pk;
-    if ((k - 1) % kAnchor == 0) {
-      for (std::size_t j = 0; j < m; ++j) {
-        const double v = rule.w[j] * std::exp(-double(k) * rule.x[j]);
-        weight[j] = v < kFlush ? 0.0 : v;
-      }
-    } else {
-      for (std::size_t j = 0; j < m; ++j) {
-        const double v = weight[j] * decay[j];
-        weight[j] = v < kFlush ? 0.0 : v;
-      }
-    }
-    for (std::size_t j = 0; j < m; ++j) {
-      // Factor 1 - p d: for p d <= 1/2 as hi + lo exactly (Fast2Sum), lo / hi kept in corr;
-      // otherwise as (1 - p) + p t (both terms exact or nonnegative, no cancellation).
+    if ((k - 1) % kAnchor == 0)  // weight = w e^{-(k-1) x}; the loops below step to k
+      for (std::size_t j = 0; j < m; ++j)
+        weight[j] = rule.w[j] * std::exp(-double(k - 1) * rule.x[j]);
+    double* wt = weight.data();
+    double* loc = local.data();
+    double* co = corr.data();
+    double* out = term.data();
+    const double* mi = mid.data();
+    const double* ba = base.data();
+    const double* de = decay.data();
+    const std::size_t near = std::min(half, m);
+    for (std::size_t j = 0; j < near; ++j) {
+      const double v = wt[j] * de[j];
+      const double wv = v < kFlush ? 0.0 : v;
+      wt[j] = wv;
       const double eps = pk * d[j];
-      const double hi_a = 1.0 - eps;
-      const double lo_a = (1.0 - hi_a) - eps;
-      const double rel_a = lo_a * (1.0 + eps * (1.0 + eps * (1.0 + eps)));
-      const double hi_b = qk + pk * t[j];
-      const bool near_one = eps <= 0.5;
-      local[j] *= near_one ? hi_a : hi_b;
-      corr[j] += near_one ? rel_a : 0.0;
-      term[j] = weight[j] * gen[j] / ((base[j] * (mid[j] * local[j])) * (1.0 + corr[j]));
+      const double hi = 1.0 - eps;
+      const double lo = (1.0 - hi) - eps;
+      const double c = co[j] + lo * (1.0 + eps * (1.0 + eps * (1.0 + eps)));  // ~ lo / hi
+      co[j] = c;
+      const double g = loc[j] * hi;
+      loc[j] = g;
+      out[j] = wv * gen[j] / ((ba[j] * (mi[j] * g)) * (1.0 + c));
     }
-    q[k] = sum4(term.data(), m);
+    for (std::size_t j = near; j < m; ++j) {
+      const double v = wt[j] * de[j];
+      const double wv = v < kFlush ? 0.0 : v;
+      wt[j] = wv;
+      const double g = loc[j] * (qk + pk * t[j]);
+      loc[j] = g;
+      out[j] = wv * gen[j] / ((ba[j] * (mi[j] * g)) * (1.0 + co[j]));
+    }
+    q[k] = sum4(out, m);
     if (k % kBlock1 == 0) {
       for (std::size_t j = 0; j < m; ++j) {
         mid[j] *= local[j];
@@ -376,8 +394,8 @@ ExpSumRule rule_for(double budget, Range range, double& log_inv) {
   ExpSumRule rule;
   for (int it = 0; it < 4; ++it) {
     log_inv = std::log(8 * k_out / budget);
-    const auto [lo, hi, abs] = range(log_inv);
-    rule = make_exp_sum_rule(lo, hi, abs, budget / 2);
+    const auto [lo, hi, lambda_abs] = range(log_inv);
+    rule = make_exp_sum_rule(lo, hi, lambda_abs, budget / 2);
     if (rule.k_out <= k_out) break;
     k_out = rule.k_out * 1.01;
   }
@@ -500,11 +518,9 @@ FastPart jaccard_fast(std::span<const double> p, double budget) {
 }  // namespace
 
 std::optional<IndependentExpectations> expected_fast(std::span<const double> sorted,
-                                                     const DecideMetric& metric,
-                                                     double tolerance) {
+                                                     const DecideMetric& metric, double tolerance) {
   const Family family = metric.family();
-  if (family != Family::kFBeta && family != Family::kJaccard &&
-      family != Family::kBalancedAccuracy)
+  if (family != Family::kFBeta && family != Family::kJaccard && family != Family::kBalancedAccuracy)
     return std::nullopt;
   const std::size_t n = sorted.size();
   if (n == 0 || !(tolerance > 0)) return std::nullopt;

@@ -48,7 +48,7 @@ struct ExpSumRule {
 
 // The coarsest rule with rel_error() <= tolerance on [lambda_min, lambda_max]
 // (0 < lambda_min <= lambda_max <= lambda_abs, 0 < tolerance < 1).
-[[nodiscard]] ExpSumRule make_exp_sum_rule(double lambda_min, double lambda_max,
-                                           double lambda_abs, double tolerance);
+[[nodiscard]] ExpSumRule make_exp_sum_rule(double lambda_min, double lambda_max, double lambda_abs,
+                                           double tolerance);
 
 }  // namespace rateopt::detail

@@ -11,16 +11,22 @@
 // column of P is not all zero (r, c <= m):
 //   * Delta is formed for the r live rows and the columns k = 1..r only, O(r c r): a label that
 //     is never positive has Delta = 0 in every column, and for k > r the top k holds all live
-//     rows, so E[k] = sum_s (sum_i p_is) W[s][k] is a vector-matrix product, O(c (m - r)).
-//     For k > r, E[k] < E[r] (Delta falls in k), so the optimum has k <= r.
+//     rows, so E[k] = sum_s (sum_i p_is) W[s][k], O(c) per k; and E[k] < E[r] there (Delta
+//     falls in k), so the optimum has k <= r.
 //   * Each column k <= r is sorted (value desc, index asc) by insertion sort started from the
 //     order of column k - 1. Orders change little from one k to the next (two rows swap at most
-//     c - 1 times over all k), so this costs O(r + swaps) per column, O(r^2) worst case.
+//     c - 1 times over all k; measured: almost no swaps after column 1 on sampled P), so this
+//     costs O(r + swaps) per column, O(r^2) in all in practice.
+//   * decide_gfm reads the m x m matrix once (validation + live rows/columns, O(m^2));
+//     decide_gfm_samples never forms it.
+// Options: all_k fills expected_by_k (E[k] for k = 0..m); method must be auto or exact;
+// early_stop and truncation do not apply and are ignored.
 //
-// Low numerical rank of W: W is a Cauchy matrix and has numerical rank ~15-20 at m = 100, so
-// Delta = (P U) V^T would cost 2 m^2 rank instead of m^2 c. That only pays when c is well above
-// the rank (dense P); see the bench note in bench/bench_gfm.cpp for the measurement and why the
-// exact product is kept.
+// Low numerical rank of W (measured with an SVD at m = 100: rank 17-18 at 1e-15 relative, 15-17
+// at 1e-13, for beta^2 = 1, 4, 1/4): Delta = (P U) V^T would cost 2 r m rank instead of r c r.
+// The realistic supports (c <= ~20 live cardinalities) are already at or below that rank, so it
+// only pays for dense P (c ~ m, ~2.8x fewer flops at m = 100), and it needs a per-(m, beta)
+// factorisation with an entrywise error bound. Not implemented: the exact product is kept.
 #include <fmt/format.h>
 
 // Single-threaded kernels: decide runs one instance per thread (batch helpers parallelise over
@@ -32,6 +38,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
+#include <span>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/check.hpp"
@@ -101,7 +110,6 @@ GfmConsistency gfm_consistency(const GfmInput& input) {
     for (std::size_t i = 0; i < m; ++i) column += input.p[i * m + s - 1];
     const double p_card = column / static_cast<double>(s);  // P(s_y = s)
     p_nonzero += p_card;
-    out.max_card_deficit = std::max(out.max_card_deficit, -p_card);
     for (std::size_t i = 0; i < m; ++i)
       out.max_row_above_card = std::max(out.max_row_above_card, input.p[i * m + s - 1] - p_card);
   }
@@ -125,116 +133,50 @@ GfmConsistency gfm_consistency(const GfmInput& input) {
 
 }  // namespace detail
 
-GfmInput gfm_from_samples(LabelSetsView samples, std::span<const double> weights, std::size_t m) {
-  const std::size_t n = samples.size();
-  RATEOPT_CHECK(n > 0, "gfm_from_samples: no samples");
-  RATEOPT_CHECK(samples.indptr.front() == 0, "gfm_from_samples: indptr[0] is {}, expected 0",
-                samples.indptr.front());
-  RATEOPT_CHECK(samples.indptr.back() >= 0 &&
-                    static_cast<std::size_t>(samples.indptr.back()) == samples.indices.size(),
-                "gfm_from_samples: indptr ends at {}, expected the number of indices {}",
-                samples.indptr.back(), samples.indices.size());
-  RATEOPT_CHECK(weights.empty() || weights.size() == n,
-                "gfm_from_samples: {} weights for {} samples", weights.size(), n);
-  double total = 0;
-  for (std::size_t j = 0; j < n; ++j) {
-    const double w = weights.empty() ? 1.0 : weights[j];
-    RATEOPT_CHECK(std::isfinite(w) && w >= 0,
-                  "gfm_from_samples: weight {} is {}, expected a finite value >= 0", j, w);
-    total += w;
-  }
-  RATEOPT_CHECK(total > 0 && std::isfinite(total),
-                "gfm_from_samples: the weights sum to {}, expected a positive finite total", total);
+namespace {
 
-  GfmInput out;
-  out.m = m;
-  out.p.assign(m * m, 0.0);
-  for (std::size_t j = 0; j < n; ++j) {
-    const auto begin = samples.indptr[j];
-    const auto end = samples.indptr[j + 1];
-    RATEOPT_CHECK(begin <= end, "gfm_from_samples: indptr decreases at sample {} ({} > {})", j,
-                  begin, end);
-    const double w = weights.empty() ? 1.0 : weights[j];
-    const auto s = static_cast<std::size_t>(end - begin);
-    RATEOPT_CHECK(s <= m, "gfm_from_samples: sample {} holds {} labels, expected at most m = {}", j,
-                  s, m);
-    if (s == 0) {
-      out.p_zero += w;
-      continue;
-    }
-    for (auto t = begin; t < end; ++t) {
-      const std::int32_t i = samples.indices[static_cast<std::size_t>(t)];
-      RATEOPT_CHECK(i >= 0 && static_cast<std::size_t>(i) < m,
-                    "gfm_from_samples: sample {} holds label {}, expected a label in [0, {})", j, i,
-                    m);
-      RATEOPT_CHECK(t == begin || samples.indices[static_cast<std::size_t>(t - 1)] < i,
-                    "gfm_from_samples: the labels of sample {} are not sorted and unique", j);
-      out.p[static_cast<std::size_t>(i) * m + s - 1] += w;
-    }
-  }
-  for (double& x : out.p)
-    if (x != 0) x /= total;  // only the touched entries (m^2 divisions cost more than the rest)
-  out.p_zero /= total;
-  return out;
+// The live part of a GFM input: `rows` = the labels that are ever positive (ascending), `cards` =
+// the cardinalities s (1-based, ascending) with mass, pc(a, b) = P(y_{rows[a]} = 1, s_y =
+// cards[b]).
+struct LiveGfm {
+  std::size_t m = 0;
+  std::vector<std::uint32_t> rows;
+  std::vector<std::uint32_t> cards;
+  Eigen::MatrixXd pc;
+  double p_zero = 0;
+};
+
+void check_gfm_call(const DecideMetric& metric, const DecideOptions& options,
+                    std::string_view who) {
+  RATEOPT_CHECK(metric.family() == DecideMetric::Family::kFBeta,
+                "{}: GFM maximises F-beta only (metric 'f1' or 'fbeta:B'), got '{}'", who,
+                metric.name());
+  check_method(options.method, who);
 }
 
-Decision decide_gfm(const GfmInput& input, const DecideMetric& metric,
-                    const DecideOptions& options) {
-  RATEOPT_CHECK(metric.family() == DecideMetric::Family::kFBeta,
-                "decide_gfm: GFM maximises F-beta only (metric 'f1' or 'fbeta:B'), got '{}'",
-                metric.name());
-  check_method(options.method, "decide_gfm");
-  const std::size_t m = input.m;
-  RATEOPT_CHECK(m == 0 || (input.p.size() % m == 0 && input.p.size() / m == m),
-                "decide_gfm: P has {} entries, expected m * m = {} * {}", input.p.size(), m, m);
-  const double b2 = metric.beta() * metric.beta();
+Decision solve_gfm(const LiveGfm& g, double beta, bool all_k) {
+  const std::size_t m = g.m;
+  const double b2 = beta * beta;
   const double scale = 1 + b2;
-
-  // One pass: validation (NaN fails both comparisons) and the live rows (labels that are ever
-  // positive) and live cardinalities (columns s of P).
-  std::vector<std::uint32_t> rows;
-  std::vector<std::uint32_t> cards;  // s - 1
-  std::vector<unsigned char> card_live(m, 0);
-  bool in_range = input.p_zero >= 0 && input.p_zero <= 1;
-  for (std::size_t i = 0; i < m; ++i) {
-    const double* row = input.p.data() + i * m;
-    bool live = false;
-    for (std::size_t s = 0; s < m; ++s) {
-      const double x = row[s];
-      in_range &= x >= 0 && x <= 1;
-      live |= x != 0;
-      card_live[s] |= static_cast<unsigned char>(x != 0);
-    }
-    if (live) rows.push_back(static_cast<std::uint32_t>(i));
-  }
-  if (!in_range) check_gfm_input(input);  // throws with the first offending entry
-  for (std::size_t s = 0; s < m; ++s)
-    if (card_live[s] != 0) cards.push_back(static_cast<std::uint32_t>(s));
-  const auto r = static_cast<Eigen::Index>(rows.size());
-  const auto c = static_cast<Eigen::Index>(cards.size());
-
-  // Delta for the live rows and the columns k = 1..r (column-major: column k - 1 contiguous).
-  Eigen::MatrixXd pc(r, c);
-  for (Eigen::Index a = 0; a < r; ++a)
-    for (Eigen::Index b = 0; b < c; ++b)
-      pc(a, b) =
-          input.p[rows[static_cast<std::size_t>(a)] * m + cards[static_cast<std::size_t>(b)]];
+  const auto r = static_cast<Eigen::Index>(g.rows.size());
+  const auto c = static_cast<Eigen::Index>(g.cards.size());
   const auto w_entry = [&](Eigen::Index b, std::size_t k) {
-    const double s = static_cast<double>(cards[static_cast<std::size_t>(b)] + 1);
+    const auto s = static_cast<double>(g.cards[static_cast<std::size_t>(b)]);
     return scale / (b2 * s + static_cast<double>(k));
   };
+
+  // Delta for the live rows and the columns k = 1..r (column-major: column k - 1 contiguous).
   Eigen::MatrixXd w(c, r);
   for (Eigen::Index k = 0; k < r; ++k)
     for (Eigen::Index b = 0; b < c; ++b) w(b, k) = w_entry(b, static_cast<std::size_t>(k + 1));
   Eigen::MatrixXd delta(r, r);
-  delta.noalias() = pc * w;
+  delta.noalias() = g.pc * w;
 
   std::vector<double> expected(m + 1, 0.0);
-  expected[0] = input.p_zero;
-  // Column 1 is sorted from scratch; later columns start from the previous order, which is
-  // nearly right (measured: almost no swaps after column 1 on sampled P).
-  std::vector<std::uint32_t> order(rows.size());
-  std::vector<double> sorted(rows.size());
+  expected[0] = g.p_zero;
+  // Column 1 is sorted from scratch, later columns from the previous order.
+  std::vector<std::uint32_t> order(g.rows.size());
+  std::vector<double> sorted(g.rows.size());
   std::iota(order.begin(), order.end(), 0U);
   if (r > 0) {
     const double* first = delta.data();
@@ -250,7 +192,7 @@ Decision decide_gfm(const GfmInput& input, const DecideMetric& metric,
   }
   // k > r: every live row is in the top k; E[k] = sum_s (sum_i p_is) W[s][k].
   if (static_cast<std::size_t>(r) < m) {
-    const Eigen::VectorXd card_mass = pc.colwise().sum().transpose();
+    const Eigen::VectorXd card_mass = g.pc.colwise().sum().transpose();
     for (std::size_t k = static_cast<std::size_t>(r) + 1; k <= m; ++k) {
       double sum = 0;
       for (Eigen::Index b = 0; b < c; ++b) sum += card_mass(b) * w_entry(b, k);
@@ -258,37 +200,172 @@ Decision decide_gfm(const GfmInput& input, const DecideMetric& metric,
     }
   }
 
+  // The optimum has k <= r: for k > r, E[k] = sum_i Delta[i][k] <= E[r] (1 - 1/((1 + b^2) m + 1))
+  // (Delta falls strictly in k; the gap is far above rounding), so those k are only reported.
   std::size_t best = 0;
-  for (std::size_t k = 1; k <= m; ++k)
+  for (std::size_t k = 1; k <= static_cast<std::size_t>(r); ++k)
     if (expected[k] > expected[best]) best = k;
 
   Decision out;
   out.method = DecideMethod::kExact;
   out.expected = expected[best];
   if (best > 0) {
-    // Column `best` over all m labels (labels that are never positive have Delta = 0), ordered
-    // by (Delta desc, index asc).
-    std::vector<double> value(m, 0.0);
-    if (best <= static_cast<std::size_t>(r)) {
-      const double* column = delta.data() + (static_cast<Eigen::Index>(best) - 1) * r;
-      for (Eigen::Index a = 0; a < r; ++a) value[rows[static_cast<std::size_t>(a)]] = column[a];
-    } else {
-      for (Eigen::Index a = 0; a < r; ++a) {
-        double sum = 0;
-        for (Eigen::Index b = 0; b < c; ++b) sum += pc(a, b) * w_entry(b, best);
-        value[rows[static_cast<std::size_t>(a)]] = sum;
-      }
-    }
-    std::vector<std::size_t> all(m);
-    std::iota(all.begin(), all.end(), std::size_t{0});
-    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(best), all.end(),
-                      [&](std::size_t a, std::size_t b) {
-                        return value[a] > value[b] || (value[a] == value[b] && a < b);
+    // Column `best` of Delta over the live rows, ordered by (Delta desc, label asc).
+    std::vector<std::pair<double, std::uint32_t>> column(g.rows.size());
+    for (Eigen::Index a = 0; a < r; ++a)
+      column[static_cast<std::size_t>(a)] = {delta(a, static_cast<Eigen::Index>(best) - 1),
+                                             g.rows[static_cast<std::size_t>(a)]};
+    std::partial_sort(column.begin(), column.begin() + static_cast<std::ptrdiff_t>(best),
+                      column.end(), [](const auto& x, const auto& y) {
+                        return x.first > y.first || (x.first == y.first && x.second < y.second);
                       });
-    out.selected.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(best));
+    out.selected.reserve(best);
+    for (std::size_t t = 0; t < best; ++t) out.selected.push_back(column[t].second);
   }
-  if (options.all_k) out.expected_by_k = std::move(expected);
+  if (all_k) out.expected_by_k = std::move(expected);
   return out;
+}
+
+// Validates weighted label-vector samples against m; returns the total weight.
+double check_samples(LabelSetsView samples, std::span<const double> weights, std::size_t m,
+                     std::string_view who) {
+  const std::size_t n = samples.size();
+  RATEOPT_CHECK(n > 0, "{}: no samples", who);
+  RATEOPT_CHECK(samples.indptr.front() == 0, "{}: indptr[0] is {}, expected 0", who,
+                samples.indptr.front());
+  RATEOPT_CHECK(samples.indptr.back() >= 0 &&
+                    static_cast<std::size_t>(samples.indptr.back()) == samples.indices.size(),
+                "{}: indptr ends at {}, expected the number of indices {}", who,
+                samples.indptr.back(), samples.indices.size());
+  RATEOPT_CHECK(weights.empty() || weights.size() == n, "{}: {} weights for {} samples", who,
+                weights.size(), n);
+  double total = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    const auto begin = samples.indptr[j];
+    const auto end = samples.indptr[j + 1];
+    RATEOPT_CHECK(begin <= end, "{}: indptr decreases at sample {} ({} > {})", who, j, begin, end);
+    RATEOPT_CHECK(static_cast<std::size_t>(end - begin) <= m,
+                  "{}: sample {} holds {} labels, expected at most m = {}", who, j, end - begin, m);
+    for (auto t = begin; t < end; ++t) {
+      const std::int32_t i = samples.indices[static_cast<std::size_t>(t)];
+      RATEOPT_CHECK(i >= 0 && static_cast<std::size_t>(i) < m,
+                    "{}: sample {} holds label {}, expected a label in [0, {})", who, j, i, m);
+      RATEOPT_CHECK(t == begin || samples.indices[static_cast<std::size_t>(t - 1)] < i,
+                    "{}: the labels of sample {} are not sorted and unique", who, j);
+    }
+    const double w = weights.empty() ? 1.0 : weights[j];
+    RATEOPT_CHECK(std::isfinite(w) && w >= 0, "{}: weight {} is {}, expected a finite value >= 0",
+                  who, j, w);
+    total += w;
+  }
+  RATEOPT_CHECK(total > 0 && std::isfinite(total),
+                "{}: the weights sum to {}, expected a positive finite total", who, total);
+  return total;
+}
+
+}  // namespace
+
+GfmInput gfm_from_samples(LabelSetsView samples, std::span<const double> weights, std::size_t m) {
+  const double total = check_samples(samples, weights, m, "gfm_from_samples");
+  GfmInput out;
+  out.m = m;
+  out.p.assign(m * m, 0.0);
+  for (std::size_t j = 0; j < samples.size(); ++j) {
+    const double w = weights.empty() ? 1.0 : weights[j];
+    const auto begin = static_cast<std::size_t>(samples.indptr[j]);
+    const auto end = static_cast<std::size_t>(samples.indptr[j + 1]);
+    if (begin == end) out.p_zero += w;
+    for (std::size_t t = begin; t < end; ++t)
+      out.p[static_cast<std::size_t>(samples.indices[t]) * m + (end - begin) - 1] += w;
+  }
+  for (double& x : out.p)
+    if (x != 0) x /= total;  // only the touched entries (m^2 divisions cost more than the rest)
+  out.p_zero /= total;
+  return out;
+}
+
+Decision decide_gfm(const GfmInput& input, const DecideMetric& metric,
+                    const DecideOptions& options) {
+  check_gfm_call(metric, options, "decide_gfm");
+  const std::size_t m = input.m;
+  RATEOPT_CHECK(m == 0 || (input.p.size() % m == 0 && input.p.size() / m == m),
+                "decide_gfm: P has {} entries, expected m * m = {} * {}", input.p.size(), m, m);
+
+  // One pass: validation (NaN fails both comparisons) and the live rows and cardinalities.
+  LiveGfm g;
+  g.m = m;
+  g.p_zero = input.p_zero;
+  std::vector<unsigned char> card_live(m, 0);
+  bool in_range = input.p_zero >= 0 && input.p_zero <= 1;
+  for (std::size_t i = 0; i < m; ++i) {
+    const double* row = input.p.data() + i * m;
+    bool live = false;
+    for (std::size_t s = 0; s < m; ++s) {
+      const double x = row[s];
+      in_range &= x >= 0 && x <= 1;
+      live |= x != 0;
+      card_live[s] |= static_cast<unsigned char>(x != 0);
+    }
+    if (live) g.rows.push_back(static_cast<std::uint32_t>(i));
+  }
+  if (!in_range) check_gfm_input(input);  // throws, naming the first offending entry
+  for (std::size_t s = 0; s < m; ++s)
+    if (card_live[s] != 0) g.cards.push_back(static_cast<std::uint32_t>(s + 1));
+  g.pc.resize(static_cast<Eigen::Index>(g.rows.size()), static_cast<Eigen::Index>(g.cards.size()));
+  for (std::size_t a = 0; a < g.rows.size(); ++a)
+    for (std::size_t b = 0; b < g.cards.size(); ++b)
+      g.pc(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) =
+          input.p[g.rows[a] * m + g.cards[b] - 1];
+  return solve_gfm(g, metric.beta(), options.all_k);
+}
+
+Decision decide_gfm_samples(LabelSetsView samples, std::span<const double> weights, std::size_t m,
+                            const DecideMetric& metric, const DecideOptions& options) {
+  check_gfm_call(metric, options, "decide_gfm_samples");
+  const double total = check_samples(samples, weights, m, "decide_gfm_samples");
+  const std::size_t n = samples.size();
+  const auto weight = [&](std::size_t j) { return weights.empty() ? 1.0 : weights[j]; };
+  // Live rows and cardinalities: those of the samples with positive weight (exactly the
+  // non-zero rows and columns of gfm_from_samples' P), numbered in ascending order.
+  constexpr auto kDead = static_cast<std::uint32_t>(-1);
+  std::vector<std::uint32_t> row_of(m, kDead);
+  std::vector<std::uint32_t> card_of(m + 1, kDead);
+  for (std::size_t j = 0; j < n; ++j) {
+    if (!(weight(j) > 0)) continue;
+    const auto begin = static_cast<std::size_t>(samples.indptr[j]);
+    const auto end = static_cast<std::size_t>(samples.indptr[j + 1]);
+    if (begin == end) continue;
+    card_of[end - begin] = 0;
+    for (std::size_t t = begin; t < end; ++t)
+      row_of[static_cast<std::size_t>(samples.indices[t])] = 0;
+  }
+  LiveGfm g;
+  g.m = m;
+  for (std::size_t i = 0; i < m; ++i)
+    if (row_of[i] != kDead) {
+      row_of[i] = static_cast<std::uint32_t>(g.rows.size());
+      g.rows.push_back(static_cast<std::uint32_t>(i));
+    }
+  for (std::size_t s = 1; s <= m; ++s)
+    if (card_of[s] != kDead) {
+      card_of[s] = static_cast<std::uint32_t>(g.cards.size());
+      g.cards.push_back(static_cast<std::uint32_t>(s));
+    }
+  // The same sums, in the same order, as gfm_from_samples: identical P entries.
+  g.pc.setZero(static_cast<Eigen::Index>(g.rows.size()), static_cast<Eigen::Index>(g.cards.size()));
+  for (std::size_t j = 0; j < n; ++j) {
+    const double w = weight(j);
+    const auto begin = static_cast<std::size_t>(samples.indptr[j]);
+    const auto end = static_cast<std::size_t>(samples.indptr[j + 1]);
+    if (begin == end) g.p_zero += w;
+    if (!(w > 0)) continue;
+    for (std::size_t t = begin; t < end; ++t)
+      g.pc(row_of[static_cast<std::size_t>(samples.indices[t])], card_of[end - begin]) += w;
+  }
+  for (Eigen::Index a = 0; a < g.pc.size(); ++a)
+    if (g.pc.data()[a] != 0) g.pc.data()[a] /= total;
+  g.p_zero /= total;
+  return solve_gfm(g, metric.beta(), options.all_k);
 }
 
 }  // namespace rateopt

@@ -19,14 +19,20 @@ namespace {
 using detail::IndependentExpectations;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-// kAuto: F-beta / Jaccard / balanced accuracy use the O(n^2) method up to this size and the
-// quadrature above it (measured crossover, docs/decide.md).
-constexpr std::size_t kFastCrossover = 384;
+// kAuto: F-beta / Jaccard / balanced accuracy use the exact O(n^2) method up to these sizes and
+// the quadrature above them (measured crossovers, docs/decide.md; the Jaccard programme needs no
+// Poisson-binomial rows and stays cheaper longer).
+constexpr std::size_t kFastCrossover = 256;
+constexpr std::size_t kFastCrossoverJaccard = 2048;
 // kAuto on the other metrics: kExact with this truncation unless the caller set one.
 constexpr double kAutoTruncation = 1e-15;
+// Inputs of at least this size are sorted by a radix sort.
+constexpr std::size_t kRadixMin = 2048;
 
 // Expectations within this distance of the best count as ties (smallest k wins).
-double tie_slack(double best) { return 8 * DBL_EPSILON * std::abs(best); }
+double tie_slack(double best) {
+  return 8 * DBL_EPSILON * std::abs(best);
+}
 
 double best_value(const std::vector<double>& e) {
   double best = -std::numeric_limits<double>::infinity();
@@ -55,8 +61,8 @@ std::size_t early_stop_k(const std::vector<double>& e) {
 }
 
 struct Sorted {
-  std::vector<double> p;            // decreasing
-  std::vector<std::size_t> order;   // original index of each sorted position
+  std::vector<double> p;           // decreasing
+  std::vector<std::size_t> order;  // original index of each sorted position
 };
 
 Sorted sort_probabilities(std::span<const double> probabilities) {
@@ -64,32 +70,69 @@ Sorted sort_probabilities(std::span<const double> probabilities) {
   for (std::size_t i = 0; i < n; ++i) {
     const double v = probabilities[i];
     RATEOPT_CHECK(v >= 0.0 && v <= 1.0,
-                  "decide_independent: probabilities[{}] = {} is not a probability in [0, 1]",
-                  i, v);
+                  "decide_independent: probabilities[{}] = {} is not a probability in [0, 1]", i,
+                  v);
   }
-  std::vector<std::pair<double, std::size_t>> items(n);
-  for (std::size_t i = 0; i < n; ++i) items[i] = {probabilities[i], i};
-  // Decreasing probability, lower index first on ties: a strict total order, so this equals a
-  // stable sort.
-  std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) {
-    return a.first > b.first || (a.first == b.first && a.second < b.second);
-  });
   Sorted s;
   s.p.resize(n);
   s.order.resize(n);
+  if (n < kRadixMin) {
+    std::vector<std::pair<double, std::size_t>> items(n);
+    for (std::size_t i = 0; i < n; ++i) items[i] = {probabilities[i] + 0.0, i};
+    // Decreasing probability, lower index first on ties: a strict total order, so this equals
+    // a stable sort.
+    std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) {
+      return a.first > b.first || (a.first == b.first && a.second < b.second);
+    });
+    for (std::size_t i = 0; i < n; ++i) {
+      s.p[i] = items[i].first;
+      s.order[i] = items[i].second;
+    }
+    return s;
+  }
+  // Large n: stable LSD radix sort on the complemented bit patterns (for doubles >= +0 the bit
+  // pattern orders like the value; + 0.0 turns -0 into +0), 11 bits per pass.
+  struct Item {
+    std::uint64_t key;
+    std::size_t index;
+  };
+  constexpr int kBits = 11;
+  constexpr int kPasses = (64 + kBits - 1) / kBits;
+  constexpr std::size_t kBuckets = std::size_t{1} << kBits;
+  std::vector<Item> items(n), scratch(n);
+  std::vector<std::size_t> count(kPasses * kBuckets, 0);
   for (std::size_t i = 0; i < n; ++i) {
-    s.p[i] = items[i].first;
-    s.order[i] = items[i].second;
+    const std::uint64_t k = ~std::bit_cast<std::uint64_t>(probabilities[i] + 0.0);
+    items[i] = {k, i};
+    for (int pass = 0; pass < kPasses; ++pass)
+      ++count[pass * kBuckets + ((k >> (pass * kBits)) & (kBuckets - 1))];
+  }
+  for (int pass = 0; pass < kPasses; ++pass) {
+    std::size_t* c = count.data() + pass * kBuckets;
+    const int shift = pass * kBits;
+    if (c[(items[0].key >> shift) & (kBuckets - 1)] == n) continue;  // one bucket: skip
+    std::size_t total = 0;
+    for (std::size_t b = 0; b < kBuckets; ++b) total += std::exchange(c[b], total);
+    for (std::size_t i = 0; i < n; ++i)
+      scratch[c[(items[i].key >> shift) & (kBuckets - 1)]++] = items[i];
+    std::swap(items, scratch);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    s.p[i] = std::bit_cast<double>(~items[i].key);
+    s.order[i] = items[i].index;
   }
   return s;
 }
 
 bool has_quadratic(const DecideMetric& metric) {
   switch (metric.family()) {
-    case DecideMetric::Family::kFBeta: return detail::rational_beta2(metric.beta()).has_value();
+    case DecideMetric::Family::kFBeta:
+      return detail::rational_beta2(metric.beta()).has_value();
     case DecideMetric::Family::kJaccard:
-    case DecideMetric::Family::kBalancedAccuracy: return true;
-    default: return false;
+    case DecideMetric::Family::kBalancedAccuracy:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -97,8 +140,10 @@ bool has_fast(const DecideMetric& metric) {
   switch (metric.family()) {
     case DecideMetric::Family::kFBeta:
     case DecideMetric::Family::kJaccard:
-    case DecideMetric::Family::kBalancedAccuracy: return true;
-    default: return false;
+    case DecideMetric::Family::kBalancedAccuracy:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -126,7 +171,10 @@ IndependentExpectations run_auto(std::span<const double> p, const DecideMetric& 
                                  const DecideOptions& options) {
   const std::size_t n = p.size();
   if (has_fast(metric)) {
-    if (n > kFastCrossover) return run_fast(p, metric, options);
+    const std::size_t crossover = metric.family() == DecideMetric::Family::kJaccard
+                                      ? kFastCrossoverJaccard
+                                      : kFastCrossover;
+    if (n > crossover) return run_fast(p, metric, options);
     if (has_quadratic(metric)) return run_quadratic(p, metric, options);
     return run_exact(p, metric, options, options.truncation);
   }
@@ -143,8 +191,7 @@ Decision decide_brute(const Sorted& s, const DecideMetric& metric, const DecideO
   RATEOPT_CHECK(n <= detail::kMaxBruteItems,
                 "decide_independent: method 'brute' handles at most {} items, got {}",
                 detail::kMaxBruteItems, n);
-  const auto brute =
-      detail::expected_brute(s.p, metric, n <= detail::kMaxOutcomeEnumeration);
+  const auto brute = detail::expected_brute(s.p, metric, n <= detail::kMaxOutcomeEnumeration);
   const std::size_t k =
       options.early_stop ? early_stop_k(brute.best_by_k) : argmax_k(brute.best_by_k);
   const double best = brute.best_by_k[k];
@@ -186,11 +233,19 @@ Decision decide_independent(std::span<const double> probabilities, const DecideM
   }
   IndependentExpectations r;
   switch (options.method) {
-    case DecideMethod::kExact: r = run_exact(s.p, metric, options, options.truncation); break;
-    case DecideMethod::kQuadratic: r = run_quadratic(s.p, metric, options); break;
-    case DecideMethod::kFast: r = run_fast(s.p, metric, options); break;
+    case DecideMethod::kExact:
+      r = run_exact(s.p, metric, options, options.truncation);
+      break;
+    case DecideMethod::kQuadratic:
+      r = run_quadratic(s.p, metric, options);
+      break;
+    case DecideMethod::kFast:
+      r = run_fast(s.p, metric, options);
+      break;
     case DecideMethod::kBrute:
-    case DecideMethod::kAuto: r = run_auto(s.p, metric, options); break;
+    case DecideMethod::kAuto:
+      r = run_auto(s.p, metric, options);
+      break;
   }
   const std::size_t k = options.early_stop ? early_stop_k(r.expected) : argmax_k(r.expected);
   d.method = r.method;
@@ -218,8 +273,8 @@ void plain_pb(const std::vector<double>& p, std::vector<double>& out) {
 BruteExpectations expected_brute(std::span<const double> sorted, const DecideMetric& metric,
                                  bool enumerate_outcomes) {
   const std::size_t n = sorted.size();
-  RATEOPT_CHECK(n <= kMaxBruteItems, "brute force handles at most {} items, got {}",
-                kMaxBruteItems, n);
+  RATEOPT_CHECK(n <= kMaxBruteItems, "brute force handles at most {} items, got {}", kMaxBruteItems,
+                n);
   BruteExpectations out;
   out.best_by_k.assign(n + 1, -std::numeric_limits<double>::infinity());
   out.best_set_by_k.assign(n + 1, 0);

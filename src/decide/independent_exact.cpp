@@ -45,14 +45,21 @@ class ExactKernel {
     f_ = c.mass.data() + (wa.first - c.lo);
     g_ = d.mass.data() + (wb.first - d.lo);
     switch (metric_.family()) {
-      case Family::kFBeta: return fbeta();
-      case Family::kJaccard: return jaccard();
-      case Family::kBalancedAccuracy: return balanced_accuracy();
-      case Family::kGMean: return gmean();
-      case Family::kHMean: return hmean();
-      case Family::kGtppr: return gtppr();
+      case Family::kFBeta:
+        return fbeta();
+      case Family::kJaccard:
+        return jaccard();
+      case Family::kBalancedAccuracy:
+        return balanced_accuracy();
+      case Family::kGMean:
+        return gmean();
+      case Family::kHMean:
+        return hmean();
+      case Family::kGtppr:
+        return gtppr();
       case Family::kAccuracy:
-      case Family::kCustom: break;
+      case Family::kCustom:
+        break;
     }
     return generic();
   }
@@ -134,8 +141,8 @@ class ExactKernel {
     prepare([](double) { return 1.0; }, [&](double b) { return n - k - b; },
             [&](std::size_t s) { return s >= n_ ? 0.0 : 1.0 / (n - double(s)); });
     total += correlate();
-    total += cell(0, 0);           // tpr = 1 when there are no positives
-    total += cell(k_, n_ - k_);    // tnr = 1 when there are no negatives
+    total += cell(0, 0);         // tpr = 1 when there are no positives
+    total += cell(k_, n_ - k_);  // tnr = 1 when there are no negatives
     return total / 2;
   }
 
@@ -148,8 +155,8 @@ class ExactKernel {
               return s == 0 || s >= n_ ? 0.0 : 1.0 / std::sqrt(double(s) * (n - double(s)));
             });
     double total = correlate();
-    total += cell(0, 0) * std::sqrt((n - k) / n);  // s = 0: tpr = 1, tnr = (n - k) / n
-    total += cell(k_, n_ - k_) * std::sqrt(k / n);   // s = n: tpr = k / n, tnr = 1
+    total += cell(0, 0) * std::sqrt((n - k) / n);   // s = 0: tpr = 1, tnr = (n - k) / n
+    total += cell(k_, n_ - k_) * std::sqrt(k / n);  // s = n: tpr = k / n, tnr = 1
     return total;
   }
 

@@ -23,7 +23,7 @@ struct IndependentExpectations {
 
 // ---- kExact: Natarajan Algorithm 1 on prefix/suffix Poisson-binomial rows -------------------
 struct ExactConfig {
-  double truncation = 0;   // drop at most truncation/4 of mass from each tail of both rows
+  double truncation = 0;    // drop at most truncation/4 of mass from each tail of both rows
   bool early_stop = false;  // stop after the first k >= 1 with E[k] >= E[k+1]
   std::size_t block = 0;    // ReversePbRows block: 0 auto, > n full table, else checkpoints
 };
@@ -55,14 +55,13 @@ inline constexpr std::size_t kMaxBruteItems = 20;
 // instead of enumerating all 2^n outcomes.
 inline constexpr std::size_t kMaxOutcomeEnumeration = 8;
 struct BruteExpectations {
-  std::vector<double> best_by_k;           // max over subsets of size k of E[metric]
+  std::vector<double> best_by_k;             // max over subsets of size k of E[metric]
   std::vector<std::uint32_t> best_set_by_k;  // a maximiser (bit i = sorted position i)
-  std::vector<double> top_k;               // E[metric] of the first k sorted items
+  std::vector<double> top_k;                 // E[metric] of the first k sorted items
 };
 // n <= kMaxBruteItems. enumerate_outcomes: sum over all 2^n label vectors (O(4^n)) instead of
 // the Poisson-binomial split (O(2^n n^2)); both are exact.
 [[nodiscard]] BruteExpectations expected_brute(std::span<const double> sorted,
-                                               const DecideMetric& metric,
-                                               bool enumerate_outcomes);
+                                               const DecideMetric& metric, bool enumerate_outcomes);
 
 }  // namespace rateopt::detail

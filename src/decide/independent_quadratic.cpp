@@ -48,7 +48,9 @@ class InverseMoments {
   std::vector<double> next_;
 };
 
-double prob_none(std::span<const double> p) { return std::exp(log_prob_no_success(p)); }
+double prob_none(std::span<const double> p) {
+  return std::exp(log_prob_no_success(p));
+}
 
 // Neumaier prefix sums T[k] = sum_{j<=k} p_j.
 std::vector<double> prefix_sums(std::span<const double> p) {
@@ -147,7 +149,9 @@ std::optional<IndependentExpectations> expected_quadratic(std::span<const double
       out.expected = fbeta_dp(sorted, qr->first, qr->second, block);
       return out;
     }
-    case Family::kJaccard: out.expected = jaccard_dp(sorted); return out;
+    case Family::kJaccard:
+      out.expected = jaccard_dp(sorted);
+      return out;
     case Family::kBalancedAccuracy: {
       const std::size_t n = sorted.size();
       std::vector<double> complement(n);
@@ -158,7 +162,8 @@ std::optional<IndependentExpectations> expected_quadratic(std::span<const double
       for (std::size_t k = 0; k <= n; ++k) out.expected[k] = (tpr[k] + tnr[n - k]) / 2;
       return out;
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 

@@ -11,6 +11,8 @@
 //
 // The probabilities are divided by their sum (which must be 1 within 1e-6), and 1 - Q_k is taken
 // as the suffix sum, so k = 0 and k = n use only their one feasible confusion matrix.
+// Options: all_k fills expected_by_k; method must be auto or exact (the scan is exact and
+// O(n)); early_stop and truncation do not apply and are ignored.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -50,6 +50,22 @@ Mask mask_of(const std::vector<std::size_t>& labels) {
   return y;
 }
 
+// Owning CSR label sets (as LabelSetsView wants them), with the label vectors as masks.
+struct Samples {
+  std::vector<std::int64_t> indptr{0};
+  std::vector<std::int32_t> indices;
+  std::vector<Mask> masks;
+  std::size_t m = 0;
+
+  void add(Mask y) {
+    for (std::size_t i = 0; i < m; ++i)
+      if ((y >> i) & 1U) indices.push_back(static_cast<std::int32_t>(i));
+    indptr.push_back(static_cast<std::int64_t>(indices.size()));
+    masks.push_back(y);
+  }
+  [[nodiscard]] LabelSetsView view() const { return LabelSetsView{indptr, indices, m}; }
+};
+
 // F-beta of truth y and prediction h, F(empty, empty) = 1.
 double fbeta(Mask y, Mask h, double b2) {
   const int sy = std::popcount(y);
@@ -146,6 +162,11 @@ void expect_matches_brute(const Joint& joint, const BetaCase& beta, double tol) 
   // Smallest k on ties.
   for (std::size_t k = 0; k < d.selected.size(); ++k)
     EXPECT_LT(d.expected_by_k[k], d.expected) << "k = " << k;
+  // Without all_k: the same decision, no vector.
+  const Decision plain = decide_gfm(gfm_input_of(joint), DecideMetric::from_name(beta.metric));
+  EXPECT_EQ(plain.selected, d.selected);
+  EXPECT_EQ(plain.expected, d.expected);
+  EXPECT_TRUE(plain.expected_by_k.empty());
 }
 
 // ---- brute force ------------------------------------------------------------------------------
@@ -182,6 +203,26 @@ TEST(GfmBrute, FewSupportPointsAndPointMasses) {
       joint.add(static_cast<Mask>(rng() % (Mask{1} << joint.m)), 1.0 / points);
     expect_matches_brute(joint, kBetas[rng() % kBetas.size()], 1e-12);
   }
+}
+
+// The selected labels come by decreasing Delta, ties by lower index (notes A14).
+TEST(GfmBrute, SelectedOrderAndTies) {
+  const double third = 0.7 / 3;
+  const Joint joint{
+      5,
+      {{mask_of({3}), 0.3}, {mask_of({2}), third}, {mask_of({0}), third}, {mask_of({1}), third}}};
+  const Decision d = gfm(gfm_input_of(joint), "f1");
+  EXPECT_EQ(d.selected, (std::vector<std::size_t>{3, 0, 1, 2}));
+  EXPECT_NEAR(d.expected, 0.4, 1e-15);
+  Samples smp;
+  smp.m = 5;
+  std::vector<double> w;
+  for (const auto& [y, mass] : joint.support) {
+    smp.add(y);
+    w.push_back(mass);
+  }
+  EXPECT_EQ(decide_gfm_samples(smp.view(), w, 5, DecideMetric::from_name("f1")).selected,
+            (std::vector<std::size_t>{3, 0, 1, 2}));
 }
 
 // Inconsistent P (notes A17): any entries in [0, 1] run, and E[k] is the top-k sum of column k
@@ -366,20 +407,21 @@ TEST(GfmIndependence, ProductDistributionsEqualIndependenceExpectations) {
 
 // ---- samples ----------------------------------------------------------------------------------
 
-struct Samples {
-  std::vector<std::int64_t> indptr{0};
-  std::vector<std::int32_t> indices;
-  std::vector<Mask> masks;
-  std::size_t m = 0;
+Decision gfm_samples(const Samples& smp, const std::vector<double>& weights,
+                     const std::string& metric, std::size_t m = 0) {
+  DecideOptions options;
+  options.all_k = true;
+  return decide_gfm_samples(smp.view(), weights, m == 0 ? smp.m : m,
+                            DecideMetric::from_name(metric), options);
+}
 
-  void add(Mask y) {
-    for (std::size_t i = 0; i < m; ++i)
-      if ((y >> i) & 1U) indices.push_back(static_cast<std::int32_t>(i));
-    indptr.push_back(static_cast<std::int64_t>(indices.size()));
-    masks.push_back(y);
-  }
-  [[nodiscard]] LabelSetsView view() const { return LabelSetsView{indptr, indices, m}; }
-};
+// decide_gfm_samples promises the same decision bit for bit.
+void expect_same_decision(const Decision& got, const Decision& want) {
+  EXPECT_EQ(got.selected, want.selected);
+  EXPECT_EQ(got.expected, want.expected);
+  EXPECT_EQ(got.expected_by_k, want.expected_by_k);
+  EXPECT_EQ(got.method, want.method);
+}
 
 TEST(GfmSamples, InvariantsAndEmpiricalMeans) {
   std::mt19937_64 rng(5150);
@@ -446,10 +488,46 @@ TEST(GfmSamples, InvariantsAndEmpiricalMeans) {
     for (const auto& beta : kBetas) {
       expect_matches_brute(joint, beta, 1e-13);
       const Decision d = gfm(in, beta.metric);
+      expect_same_decision(gfm_samples(smp, weights, beta.metric), d);
       const Mask h = mask_of(d.selected);
       double mean = 0;
       for (std::size_t j = 0; j < n; ++j) mean += w(j) * fbeta(smp.masks[j], h, beta.b2);
       EXPECT_NEAR(d.expected, mean / total, 1e-13);
+    }
+  }
+}
+
+// Few samples in a large label space (the kNN case): most labels and cardinalities are dead.
+TEST(GfmSamples, DirectPathEqualsMatrixPath) {
+  std::mt19937_64 rng(8128);
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (int t = 0; t < 40; ++t) {
+    SCOPED_TRACE("trial " + std::to_string(t));
+    Samples smp;
+    smp.m = 1 + rng() % 300;
+    std::vector<double> weights;
+    const std::size_t n = 1 + rng() % 50;
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t s = std::min<std::size_t>(smp.m, rng() % 7);
+      std::vector<std::int32_t> labels;
+      while (labels.size() < s) {
+        const auto i = static_cast<std::int32_t>(rng() % smp.m);
+        if (std::find(labels.begin(), labels.end(), i) == labels.end()) labels.push_back(i);
+      }
+      std::sort(labels.begin(), labels.end());
+      smp.indices.insert(smp.indices.end(), labels.begin(), labels.end());
+      smp.indptr.push_back(static_cast<std::int64_t>(smp.indices.size()));
+      weights.push_back(t % 2 == 0 ? 1.0 : (unit(rng) < 0.2 ? 0.0 : unit(rng)));
+    }
+    if (std::accumulate(weights.begin(), weights.end(), 0.0) == 0) weights[0] = 1;
+    for (const auto& beta : kBetas) {
+      const GfmInput in = gfm_from_samples(smp.view(), weights, smp.m);
+      const Decision want = gfm(in, beta.metric);
+      expect_same_decision(gfm_samples(smp, weights, beta.metric), want);
+      const Decision plain =
+          decide_gfm_samples(smp.view(), weights, smp.m, DecideMetric::from_name(beta.metric));
+      EXPECT_EQ(plain.selected, want.selected);
+      EXPECT_EQ(plain.expected, want.expected);
     }
   }
 }
@@ -798,6 +876,21 @@ TEST(GfmValidation, BadSamplesThrow) {
   EXPECT_THROW((void)gfm_from_samples(LabelSetsView{indptr, negative, 3}, {}, 3), InvalidArgument);
   const std::vector<std::int64_t> short_indptr{0, 3};
   EXPECT_THROW((void)gfm_from_samples(LabelSetsView{short_indptr, duplicate, 3}, {}, 3),
+               InvalidArgument);
+  const std::vector<std::int64_t> long_indptr{0, 4};
+  const std::vector<std::int32_t> four{0, 1, 2, 3};
+  EXPECT_THROW((void)gfm_from_samples(LabelSetsView{long_indptr, four, 3}, {}, 3),
+               InvalidArgument);  // more labels than m
+  // The direct path validates the same way, and the metric and method too.
+  const auto f1 = DecideMetric::from_name("f1");
+  EXPECT_NO_THROW((void)decide_gfm_samples(smp.view(), {}, 3, f1));
+  EXPECT_THROW((void)decide_gfm_samples(smp.view(), {}, 2, f1), InvalidArgument);
+  EXPECT_THROW((void)decide_gfm_samples(LabelSetsView{indptr, unsorted, 3}, {}, 3, f1),
+               InvalidArgument);
+  EXPECT_THROW((void)decide_gfm_samples(smp.view(), std::vector<double>{0, 0}, 3, f1),
+               InvalidArgument);
+  EXPECT_THROW((void)decide_gfm_samples(none.view(), {}, 3, f1), InvalidArgument);
+  EXPECT_THROW((void)decide_gfm_samples(smp.view(), {}, 3, DecideMetric::from_name("jaccard")),
                InvalidArgument);
 }
 

@@ -35,7 +35,8 @@ std::uint64_t name_hash(const std::string& s) {
 
 // Largest gap between the best E_k and any other k (0 if n = 0).
 double runner_up_gap(const std::vector<double>& e) {
-  const std::size_t best = static_cast<std::size_t>(std::max_element(e.begin(), e.end()) - e.begin());
+  const std::size_t best =
+      static_cast<std::size_t>(std::max_element(e.begin(), e.end()) - e.begin());
   double gap = std::numeric_limits<double>::infinity();
   for (std::size_t k = 0; k < e.size(); ++k)
     if (k != best) gap = std::min(gap, e[best] - e[k]);
@@ -95,7 +96,8 @@ std::vector<std::string> all_metric_names() {
   return names;
 }
 
-INSTANTIATE_TEST_SUITE_P(IndependentMetrics, IndependentVsBrute, ::testing::ValuesIn(all_metric_names()),
+INSTANTIATE_TEST_SUITE_P(IndependentMetrics, IndependentVsBrute,
+                         ::testing::ValuesIn(all_metric_names()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string s = info.param;
                            for (char& c : s)
@@ -125,8 +127,8 @@ TEST(IndependentBrute, HandComputedF1) {
   // top-1 = {0}: y = 11 -> F = 2/3, y = 10 -> 1, y = 01 -> 0, y = 00 -> 0: E = (2/3 + 1) / 4.
   // top-2: y = 11 -> 1, 10 / 01 -> 2/3, 00 -> 0: E = (1 + 4/3) / 4.
   const std::vector<double> p{0.5, 0.5};
-  const auto d = decide_independent(p, DecideMetric::from_name("f1"),
-                                    options_for(DecideMethod::kBrute));
+  const auto d =
+      decide_independent(p, DecideMetric::from_name("f1"), options_for(DecideMethod::kBrute));
   ASSERT_EQ(d.expected_by_k.size(), 3u);
   EXPECT_NEAR(d.expected_by_k[0], 0.25, 1e-15);
   EXPECT_NEAR(d.expected_by_k[1], (2.0 / 3 + 1) / 4, 1e-15);
@@ -180,8 +182,7 @@ TEST(IndependentDecide, BadInputThrows) {
                                DecideMethod::kQuadratic, DecideMethod::kFast}) {
     for (const double bad : {nan, inf, -inf, -0.1, 1.1, -1e-300}) {
       const std::vector<double> p{0.5, bad, 0.2};
-      expect_invalid([&] { (void)decide_independent(p, f1, options_for(m)); },
-                     "probabilities[1]");
+      expect_invalid([&] { (void)decide_independent(p, f1, options_for(m)); }, "probabilities[1]");
     }
   }
   const std::vector<double> big(21, 0.5);

@@ -100,8 +100,8 @@ TEST(PoissonBinomial, ReverseRowsTableAndCheckpointsAreIdentical) {
     detail::pb_extend(forward.back(), v, next);
     forward.push_back(next);
   }
-  for (const std::size_t block : {std::size_t{0}, std::size_t{1}, std::size_t{7},
-                                  std::size_t{17}, p.size() + 1}) {
+  for (const std::size_t block :
+       {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{17}, p.size() + 1}) {
     detail::ReversePbRows rows(p, block);
     for (std::size_t j = p.size() + 1; j-- > 0;) {
       const auto& r = rows.row(j);
@@ -125,8 +125,8 @@ TEST(FastRule, RelativeErrorWithinBound) {
   struct Case {
     double lo, hi, abs, tol;
   };
-  const Case cases[] = {{1, 1e6, 1e6, 1e-12}, {1, 10, 10, 1e-12},   {5e5, 1.5e6, 2e6, 1e-12},
-                        {1, 1e3, 1e3, 1e-6},  {2, 1e4, 1e5, 1e-9},  {3.5, 3.5, 10, 1e-12}};
+  const Case cases[] = {{1, 1e6, 1e6, 1e-12}, {1, 10, 10, 1e-12},  {5e5, 1.5e6, 2e6, 1e-12},
+                        {1, 1e3, 1e3, 1e-6},  {2, 1e4, 1e5, 1e-9}, {3.5, 3.5, 10, 1e-12}};
   for (const auto& c : cases) {
     const auto rule = detail::make_exp_sum_rule(c.lo, c.hi, c.abs, c.tol);
     EXPECT_LE(rule.rel_error(), c.tol);
@@ -296,11 +296,11 @@ TEST(IndependentMethods, AutoChoices) {
   EXPECT_EQ(method(large, "jaccard"), DecideMethod::kFast);
   EXPECT_EQ(method(small, "gmean"), DecideMethod::kExact);
   EXPECT_EQ(method(small, "accuracy"), DecideMethod::kExact);
-  const auto g = decide_independent(small, DecideMetric::from_name("gmean"),
-                                    options_for(DecideMethod::kAuto));
+  const auto g =
+      decide_independent(small, DecideMetric::from_name("gmean"), options_for(DecideMethod::kAuto));
   EXPECT_LE(g.error_bound, 1e-15);
-  const auto f = decide_independent(large, DecideMetric::from_name("f1"),
-                                    options_for(DecideMethod::kAuto));
+  const auto f =
+      decide_independent(large, DecideMetric::from_name("f1"), options_for(DecideMethod::kAuto));
   EXPECT_GT(f.error_bound, 0.0);
   EXPECT_LE(f.error_bound, 1e-12);
 }

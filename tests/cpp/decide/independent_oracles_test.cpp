@@ -86,9 +86,9 @@ TEST(IndependentOracles, Item14LinearEta) {
     std::size_t k_star;
     double loss;
   };
-  const Row rows[] = {{"f1", 12, 0.250777966278},       {"fbeta:2", 17, 0.153530514563},
-                      {"jaccard", 12, 0.391882656672},  {"balanced_accuracy", 10, 0.253375098939},
-                      {"gtppr", 13, 0.240932615143},    {"gmean", 10, 0.254887449669},
+  const Row rows[] = {{"f1", 12, 0.250777966278},      {"fbeta:2", 17, 0.153530514563},
+                      {"jaccard", 12, 0.391882656672}, {"balanced_accuracy", 10, 0.253375098939},
+                      {"gtppr", 13, 0.240932615143},   {"gmean", 10, 0.254887449669},
                       {"hmean", 10, 0.256389095989}};
   for (const auto& row : rows) {
     const DecideMetric metric = DecideMetric::from_name(row.metric);
@@ -208,7 +208,8 @@ TEST(IndependentOracles, Item17TiesAndEdgeCases) {
     EXPECT_TRUE(std::equal(d.selected.begin(), d.selected.end(), order.begin()));
     const std::vector<double> tied2{0.3, 0.5, 0.5, 0.5, 0.3};
     const Decision d2 = decide_independent(tied2, f1, options_for(m));
-    for (std::size_t k = 0; k <= 5; ++k) EXPECT_NEAR(d.expected_by_k[k], d2.expected_by_k[k], 1e-15);
+    for (std::size_t k = 0; k <= 5; ++k)
+      EXPECT_NEAR(d.expected_by_k[k], d2.expected_by_k[k], 1e-15);
     // n = 1 (kFast is within its reported bound, the others exact).
     const Decision one = decide_independent(std::vector<double>{0.7}, f1, options_for(m));
     EXPECT_EQ(one.selected, (std::vector<std::size_t>{0}));
@@ -224,6 +225,23 @@ TEST(IndependentOracles, Item17TiesAndEdgeCases) {
     const Decision ones = decide_independent(std::vector<double>(6, 1.0), f1, options_for(m));
     EXPECT_EQ(ones.selected, iota_vec(6));
     EXPECT_NEAR(ones.expected, 1.0, 1e-15 + ones.error_bound);
+  }
+}
+
+// Large inputs take another sorting path (radix sort): ties still go by lower index first, and
+// -0.0 counts as 0.
+TEST(IndependentOracles, Item17TiesInLargeInputs) {
+  std::mt19937_64 rng(test_seed(171));
+  const double values[] = {0.9, 0.5, 0.1, 0.0, -0.0, 1.0, 0.7};
+  std::vector<double> p(5000);
+  for (auto& v : p) v = values[rng() % 7];
+  std::vector<std::size_t> order = iota_vec(p.size());
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return p[a] > p[b]; });
+  for (const char* name : {"f1", "gmean", "accuracy"}) {
+    const Decision d = decide_independent(p, DecideMetric::from_name(name), {});
+    ASSERT_FALSE(d.selected.empty()) << name;
+    EXPECT_TRUE(std::equal(d.selected.begin(), d.selected.end(), order.begin())) << name;
   }
 }
 

@@ -22,8 +22,8 @@ inline std::uint64_t test_seed(std::uint64_t fallback) {
 }
 
 // A random probability vector of length n. Entries are drawn from: uniform(0, 1); a small set of
-// special values (0, 1, 1/2, 1/4, 3/4, 0.1, 1e-300, 1e-17, 1 - 2^-53); 10^-U(0, 300); 1 - 10^-U(1, 16);
-// or a copy of an earlier entry (ties).
+// special values (0, 1, 1/2, 1/4, 3/4, 0.1, 1e-300, 1e-17, 1 - 2^-53); 10^-U(0, 300); 1 - 10^-U(1,
+// 16); or a copy of an earlier entry (ties).
 inline std::vector<double> random_probabilities(std::mt19937_64& rng, std::size_t n) {
   static const double kSpecial[] = {0.0, 1.0, 0.5, 0.25, 0.75, 0.1, 1e-300, 1e-17, 1 - 0x1p-53};
   std::uniform_real_distribution<double> unit(0.0, 1.0);
@@ -63,9 +63,9 @@ inline DecideMetric weighted_accuracy() {
 }
 
 inline const std::vector<std::string>& builtin_metric_names() {
-  static const std::vector<std::string> names{"f1",   "fbeta:0.5", "fbeta:2", "jaccard",
-                                              "balanced_accuracy", "gmean", "hmean",
-                                              "gtppr", "accuracy", "fbeta:1.7"};
+  static const std::vector<std::string> names{
+      "f1",    "fbeta:0.5", "fbeta:2", "jaccard",  "balanced_accuracy",
+      "gmean", "hmean",     "gtppr",   "accuracy", "fbeta:1.7"};
   return names;
 }
 

@@ -286,6 +286,22 @@ TEST(CsvReader, EncodingReuseWithUnseenLevels) {
   EXPECT_TRUE(contains(bad, "expected a number, found 'old'")) << bad;
 }
 
+TEST(CsvReader, EncodingSurvivesJsonRoundTrip) {
+  const std::string text = "x,c,y\n0.1,a,1\n0.7,b,0\n1.3,a,1\n-2.9,c,0\n";
+  CsvOptions o;
+  o.label_column = "y";
+  const Dataset ds = parse_csv(text, o);
+  const Encoding back = Encoding::from_json(ds.encoding().to_json());
+  const Dataset again = parse_csv(text, o, "<string>", &back);
+  ASSERT_EQ(again.num_features(), ds.num_features());
+  for (std::size_t i = 0; i < ds.num_rows(); ++i)
+    for (std::size_t j = 0; j < ds.num_features(); ++j)
+      EXPECT_EQ(again.features().at(i, j), ds.features().at(i, j)) << i << "," << j;
+  // A LIBSVM encoding cannot be applied to a CSV file.
+  const Encoding libsvm = parse_libsvm("1 1:1\n", LibsvmOptions{}).encoding();
+  EXPECT_THROW((void)parse_csv(text, o, "<string>", &libsvm), InvalidArgument);
+}
+
 TEST(CsvReader, WideSparseOneHotUsesCsr) {
   std::string text = "id,x,y\n";
   for (int i = 0; i < 3000; ++i) text += fmt::format("id{},{},1\n", i, i % 3);
