@@ -60,9 +60,9 @@ std::vector<std::vector<double>> read_instances(std::string_view text, const std
     }
     if (column) {
       if (row.size() > 1)
-        throw ParseError(file, i + 1, 0,
-                         fmt::format("--column expects one probability per line, found {}",
-                                     row.size()));
+        throw ParseError(
+            file, i + 1, 0,
+            fmt::format("--column expects one probability per line, found {}", row.size()));
       if (!row.empty()) out[0].push_back(row[0]);
       continue;
     }
@@ -148,9 +148,10 @@ nlohmann::json finite_or_string(double v) {
 }  // namespace
 
 int run_decide(int argc, const char* const* argv) {
-  CLI::App app{"Bayes-optimal set predictions: the set that maximises the expected metric.\n"
-               "Example: echo '0.9 0.6 0.3 0.1' | rateopt decide --metric f1",
-               "rateopt decide"};
+  CLI::App app{
+      "Bayes-optimal set predictions: the set that maximises the expected metric.\n"
+      "Example: echo '0.9 0.6 0.3 0.1' | rateopt decide --metric f1",
+      "rateopt decide"};
   std::string metric_name, model = "independent", method = "auto", input = "-", output = "-";
   bool column = false, all_k = false, early_stop = false;
   double truncation = 0.0;
@@ -207,9 +208,9 @@ int run_decide(int argc, const char* const* argv) {
   } else {
     std::vector<std::size_t> line_of;
     const auto instances = read_instances(text, file, column, line_of);
-    decisions = decide_batch(model == "multiclass" ? DecideModel::kMulticlass
-                                                   : DecideModel::kIndependent,
-                             instances, metric, options, threads);
+    decisions =
+        decide_batch(model == "multiclass" ? DecideModel::kMulticlass : DecideModel::kIndependent,
+                     instances, metric, options, threads);
   }
 
   std::string out;

@@ -78,9 +78,9 @@ Predictions read_label_sets(const std::string& path, const Dataset& ds) {
       std::int64_t v = -1;
       auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
       if (ec != std::errc() || ptr != field.data() + field.size() || v < 0 || v >= num_labels)
-        throw ParseError(path, i + 1, 0,
-                         fmt::format("expected a label index in [0, {}), found '{}'", num_labels,
-                                     field));
+        throw ParseError(
+            path, i + 1, 0,
+            fmt::format("expected a label index in [0, {}), found '{}'", num_labels, field));
       set.push_back(static_cast<std::int32_t>(v));
     }
     std::sort(set.begin(), set.end());
@@ -124,10 +124,14 @@ Predictions read_classes(const std::string& path, const Dataset& ds) {
 
 std::string relation_text(Relation r) {
   switch (r) {
-    case Relation::kLessEqual: return "<=";
-    case Relation::kGreaterEqual: return ">=";
-    case Relation::kEqual: return "==";
-    case Relation::kNone: break;
+    case Relation::kLessEqual:
+      return "<=";
+    case Relation::kGreaterEqual:
+      return ">=";
+    case Relation::kEqual:
+      return "==";
+    case Relation::kNone:
+      break;
   }
   return "";
 }
@@ -142,10 +146,11 @@ nlohmann::json number(double v) {
 }  // namespace
 
 int run_eval(int argc, const char* const* argv) {
-  CLI::App app{"Exact rates, metrics and constraints of predictions or a model on a data file.\n"
-               "Example: rateopt eval --data test.csv --label income --positive '>50K' "
-               "--model m.json --metric error --metric 'tpr[sex=Female] - tpr[sex=Male]'",
-               "rateopt eval"};
+  CLI::App app{
+      "Exact rates, metrics and constraints of predictions or a model on a data file.\n"
+      "Example: rateopt eval --data test.csv --label income --positive '>50K' "
+      "--model m.json --metric error --metric 'tpr[sex=Female] - tpr[sex=Male]'",
+      "rateopt eval"};
   std::string data_path, pred_path, model_path, mode = "deterministic";
   std::vector<std::string> metrics;
   bool as_json = false;
@@ -153,10 +158,10 @@ int run_eval(int argc, const char* const* argv) {
   int threads = 0;
   ReaderFlags reader;
   app.add_option("--data", data_path, "Data file (CSV, LIBSVM, ARFF; .gz accepted)")->required();
-  auto* pred_opt = app.add_option(
-      "--pred", pred_path,
-      "Predictions, one line per row: 0/1 or a probability (binary), label indices "
-      "(multilabel), or a class (multiclass)");
+  auto* pred_opt =
+      app.add_option("--pred", pred_path,
+                     "Predictions, one line per row: 0/1 or a probability (binary), label indices "
+                     "(multilabel), or a class (multiclass)");
   auto* model_opt = app.add_option("--model", model_path, "A model saved by rateopt train");
   pred_opt->excludes(model_opt);
   app.add_option("--metric", metrics,
@@ -197,9 +202,15 @@ int run_eval(int argc, const char* const* argv) {
   } else {
     ds = load_dataset(data_path, reader);
     switch (ds.labels().kind) {
-      case LabelKind::kMultilabel: pred = read_label_sets(pred_path, ds); break;
-      case LabelKind::kMulticlass: pred = read_classes(pred_path, ds); break;
-      default: pred = read_binary_predictions(pred_path, ds); break;
+      case LabelKind::kMultilabel:
+        pred = read_label_sets(pred_path, ds);
+        break;
+      case LabelKind::kMulticlass:
+        pred = read_classes(pred_path, ds);
+        break;
+      default:
+        pred = read_binary_predictions(pred_path, ds);
+        break;
     }
   }
 
@@ -242,10 +253,10 @@ int run_eval(int argc, const char* const* argv) {
     if (!v.is_constraint) {
       fmt::print("{:<{}}  {:.6f}\n", v.text, width, v.value);
     } else {
-      fmt::print("{:<{}}  {:.6f} {} {:.6f}  {}\n", v.text, width, v.value,
-                 relation_text(expressions[k].relation()), v.rhs,
-                 v.satisfied ? std::string("satisfied")
-                             : fmt::format("violated by {:.6f}", v.violation));
+      fmt::print(
+          "{:<{}}  {:.6f} {} {:.6f}  {}\n", v.text, width, v.value,
+          relation_text(expressions[k].relation()), v.rhs,
+          v.satisfied ? std::string("satisfied") : fmt::format("violated by {:.6f}", v.violation));
     }
   }
   return 0;

@@ -16,7 +16,8 @@ std::string labels_text(const Dataset& ds) {
   for (std::size_t i = 0; i < ds.num_rows(); ++i) {
     if (y.kind == LabelKind::kMultilabel) {
       const auto set = y.label_set(i);
-      for (std::size_t k = 0; k < set.size(); ++k) text += fmt::format("{}{}", k ? " " : "", set[k]);
+      for (std::size_t k = 0; k < set.size(); ++k)
+        text += fmt::format("{}{}", k ? " " : "", set[k]);
       text += '\n';
     } else {
       text += fmt::format("{}\n", y.values[i]);
@@ -28,10 +29,11 @@ std::string labels_text(const Dataset& ds) {
 }  // namespace
 
 int run_info(int argc, const char* const* argv) {
-  CLI::App app{"Describe a data file as rateopt reads it.\n"
-               "Example: rateopt info --data data/adult/adult-train.csv.gz --label income "
-               "--positive '>50K'",
-               "rateopt info"};
+  CLI::App app{
+      "Describe a data file as rateopt reads it.\n"
+      "Example: rateopt info --data data/adult/adult-train.csv.gz --label income "
+      "--positive '>50K'",
+      "rateopt info"};
   std::string data_path, labels_out;
   bool as_json = false;
   ReaderFlags reader;
@@ -68,8 +70,10 @@ int run_info(int argc, const char* const* argv) {
     std::vector<std::size_t> level_counts(c.levels.size(), 0);
     std::size_t missing = 0;
     for (auto code : c.codes) code < 0 ? ++missing : ++level_counts[static_cast<std::size_t>(code)];
-    nlohmann::json col{{"name", c.name}, {"numeric", c.is_numeric()},
-                       {"levels", c.levels.size()}, {"missing", missing}};
+    nlohmann::json col{{"name", c.name},
+                       {"numeric", c.is_numeric()},
+                       {"levels", c.levels.size()},
+                       {"missing", missing}};
     if (!c.is_numeric() && c.levels.size() <= 50) {
       nlohmann::json lv;
       for (std::size_t k = 0; k < c.levels.size(); ++k) lv[c.levels[k]] = level_counts[k];
@@ -83,9 +87,9 @@ int run_info(int argc, const char* const* argv) {
     fmt::print("{}\n", out.dump(2));
     return 0;
   }
-  fmt::print("{}: {} rows, {} features ({}, {} nonzeros), {} labels{}\n", data_path,
-             ds.num_rows(), ds.num_features(), out["storage"].get<std::string>(),
-             ds.features().nnz(), to_string(y.kind), ds.weights().empty() ? "" : ", weighted");
+  fmt::print("{}: {} rows, {} features ({}, {} nonzeros), {} labels{}\n", data_path, ds.num_rows(),
+             ds.num_features(), out["storage"].get<std::string>(), ds.features().nnz(),
+             to_string(y.kind), ds.weights().empty() ? "" : ", weighted");
   if (y.kind != LabelKind::kNone) {
     const std::size_t shown = std::min<std::size_t>(y.num_outputs(), 30);
     for (std::size_t k = 0; k < shown; ++k)
@@ -95,7 +99,9 @@ int run_info(int argc, const char* const* argv) {
   for (const auto& c : cols) {
     fmt::print("  column {:<22} {} levels{}{}\n", c["name"].get<std::string>(),
                c["levels"].get<std::size_t>(), c["numeric"].get<bool>() ? " (numeric)" : "",
-               c["missing"].get<std::size_t>() ? fmt::format(", {} missing", c["missing"].get<std::size_t>()) : "");
+               c["missing"].get<std::size_t>()
+                   ? fmt::format(", {} missing", c["missing"].get<std::size_t>())
+                   : "");
   }
   return 0;
 }

@@ -8,10 +8,11 @@
 namespace rateopt::cli {
 
 int run_predict(int argc, const char* const* argv) {
-  CLI::App app{"Apply a saved model to a data file; one prediction per line.\n"
-               "Example: rateopt predict --model adult.json --data test.csv --label income "
-               "--positive '>50K' --mode probability --output p.txt",
-               "rateopt predict"};
+  CLI::App app{
+      "Apply a saved model to a data file; one prediction per line.\n"
+      "Example: rateopt predict --model adult.json --data test.csv --label income "
+      "--positive '>50K' --mode probability --output p.txt",
+      "rateopt predict"};
   std::string model_path, data_path, output = "-", mode = "deterministic";
   std::uint64_t seed = 0;
   int threads = 0;
@@ -37,8 +38,10 @@ int run_predict(int argc, const char* const* argv) {
   std::string text;
   text.reserve(out.size() * (m == PredictMode::kProbability ? 20 : 2));
   for (double v : out) {
-    if (m == PredictMode::kProbability) text += fmt::format("{:.17g}\n", v);
-    else text += v > 0.5 ? "1\n" : "0\n";
+    if (m == PredictMode::kProbability)
+      text += fmt::format("{:.17g}\n", v);
+    else
+      text += v > 0.5 ? "1\n" : "0\n";
   }
   write_text(output, text);
   return 0;

@@ -24,10 +24,11 @@ double accuracy_of(const Classifier& model, const Dataset& ds, int threads) {
 }  // namespace
 
 int run_train(int argc, const char* const* argv) {
-  CLI::App app{"Fit L2-regularised logistic regression and save the model as JSON.\n"
-               "Example: rateopt train --data data/adult/adult-train.csv.gz --label income "
-               "--positive '>50K' --groups sex,race --output adult.json",
-               "rateopt train"};
+  CLI::App app{
+      "Fit L2-regularised logistic regression and save the model as JSON.\n"
+      "Example: rateopt train --data data/adult/adult-train.csv.gz --label income "
+      "--positive '>50K' --groups sex,race --output adult.json",
+      "rateopt train"};
   std::string data_path, validation_path, output;
   LogisticRegressionOptions options;
   bool no_intercept = false;
@@ -37,11 +38,14 @@ int run_train(int argc, const char* const* argv) {
   app.add_option("--validation", validation_path,
                  "Optional validation file, read with the training encoding");
   app.add_option("--output,-o", output, "Where to write the model JSON")->required();
-  app.add_option("--C", options.c, "Inverse regularisation strength (> 0)")->capture_default_str()
+  app.add_option("--C", options.c, "Inverse regularisation strength (> 0)")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--tol", options.tol, "Relative gradient tolerance (> 0)")->capture_default_str()
+  app.add_option("--tol", options.tol, "Relative gradient tolerance (> 0)")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--max-iter", options.max_iter, "L-BFGS iteration limit")->capture_default_str()
+  app.add_option("--max-iter", options.max_iter, "L-BFGS iteration limit")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--threads", options.n_threads, "Threads (0 = all cores)")->capture_default_str();
   app.add_flag("--no-intercept", no_intercept, "Fit without an intercept");
@@ -51,22 +55,23 @@ int run_train(int argc, const char* const* argv) {
 
   const Dataset ds = load_dataset(data_path, reader);
   if (ds.labels().kind != LabelKind::kBinary)
-    throw InvalidArgument(fmt::format("train needs binary labels; {} has {} labels{}", data_path,
-                                      to_string(ds.labels().kind),
-                                      ds.labels().kind == LabelKind::kNone
-                                          ? " (name the label column with --label)"
-                                          : ""));
-  fmt::print(stderr, "training logistic regression on {} ({} rows, {} features, C={})\n",
-             data_path, ds.num_rows(), ds.num_features(), options.c);
+    throw InvalidArgument(fmt::format(
+        "train needs binary labels; {} has {} labels{}", data_path, to_string(ds.labels().kind),
+        ds.labels().kind == LabelKind::kNone ? " (name the label column with --label)" : ""));
+  fmt::print(stderr, "training logistic regression on {} ({} rows, {} features, C={})\n", data_path,
+             ds.num_rows(), ds.num_features(), options.c);
   const auto start = std::chrono::steady_clock::now();
-  const auto fit = fit_logistic_regression(ds.features(), ds.labels().values, ds.weights(), options);
+  const auto fit =
+      fit_logistic_regression(ds.features(), ds.labels().values, ds.weights(), options);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   Classifier model = Classifier::single(fit.model, Link::kLogistic, ds.encoding());
   model.kind = "logistic_regression";
-  nlohmann::json opts{{"learner", "logistic_regression"}, {"C", options.c},
-                      {"tol", options.tol},               {"max_iter", options.max_iter},
+  nlohmann::json opts{{"learner", "logistic_regression"},
+                      {"C", options.c},
+                      {"tol", options.tol},
+                      {"max_iter", options.max_iter},
                       {"fit_intercept", options.fit_intercept}};
   model.options_json = opts.dump();
   nlohmann::json report{{"status", std::string(to_string(fit.status))},
@@ -85,9 +90,8 @@ int run_train(int argc, const char* const* argv) {
   model.save(output);
 
   fmt::print("{}: {} after {} iterations in {:.3f} s; objective {:.6g}; train accuracy {:.4f}",
-             fit.status == Termination::kConverged ? "done" : "warning",
-             to_string(fit.status), fit.iterations, seconds, fit.objective,
-             report["train_accuracy"].get<double>());
+             fit.status == Termination::kConverged ? "done" : "warning", to_string(fit.status),
+             fit.iterations, seconds, fit.objective, report["train_accuracy"].get<double>());
   if (report.contains("validation_accuracy"))
     fmt::print("; validation accuracy {:.4f}", report["validation_accuracy"].get<double>());
   fmt::print("\nmodel written to {}\n", output);

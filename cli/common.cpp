@@ -40,8 +40,7 @@ void add_reader_flags(CLI::App& app, ReaderFlags& f) {
   app.add_flag("--no-header", f.no_header, "CSV: the file has no header row (needs --columns)")
       ->group(group);
   app.add_option("--skip-lines", f.skip_lines, "CSV: leading lines to skip")->group(group);
-  app.add_option("--comment", f.comment, "CSV: skip lines starting with this prefix")
-      ->group(group);
+  app.add_option("--comment", f.comment, "CSV: skip lines starting with this prefix")->group(group);
   app.add_option("--missing", f.missing, "Missing values ('?', empty, NA): drop, zero or error")
       ->check(CLI::IsMember({"drop", "zero", "error"}))
       ->group(group);
@@ -52,8 +51,7 @@ void add_reader_flags(CLI::App& app, ReaderFlags& f) {
       ->group(group);
   app.add_flag("--multilabel", f.multilabel, "LIBSVM: parse labels as comma-separated label sets")
       ->group(group);
-  app.add_option("--xml", f.xml, "ARFF: MULAN XML file naming the label attributes")
-      ->group(group);
+  app.add_option("--xml", f.xml, "ARFF: MULAN XML file naming the label attributes")->group(group);
   app.add_option("--num-labels", f.num_labels, "ARFF: the last N attributes are the labels")
       ->group(group);
   app.add_option("--baseline", f.baseline_file,
@@ -102,8 +100,8 @@ Dataset load_dataset(const std::string& path, const ReaderFlags& flags, const En
     fmt::print(stderr, "note: {}: dropped {} rows with missing values (--missing drop)\n", path,
                stats.rows_dropped_missing);
   if (stats.unseen_levels > 0)
-    fmt::print(stderr, "note: {}: {} categorical values unseen in training encode as zero\n",
-               path, stats.unseen_levels);
+    fmt::print(stderr, "note: {}: {} categorical values unseen in training encode as zero\n", path,
+               stats.unseen_levels);
   if (!flags.baseline_column.empty()) {
     Column c = ds.column(flags.baseline_column);
     c.name = "baseline";
@@ -112,8 +110,9 @@ Dataset load_dataset(const std::string& path, const ReaderFlags& flags, const En
   if (!flags.baseline_file.empty()) {
     const auto values = read_number_column(flags.baseline_file);
     if (values.size() != ds.num_rows())
-      throw InvalidArgument(fmt::format("--baseline {} has {} values, expected one per row of {} ({})",
-                                        flags.baseline_file, values.size(), path, ds.num_rows()));
+      throw InvalidArgument(
+          fmt::format("--baseline {} has {} values, expected one per row of {} ({})",
+                      flags.baseline_file, values.size(), path, ds.num_rows()));
     Column c;
     c.name = "baseline";
     for (std::size_t i = 0; i < values.size(); ++i) {
@@ -171,7 +170,8 @@ int parse_args(CLI::App& app, int argc, const char* const* argv) {
     std::cout << app.help();
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    std::cerr << "error: " << e.what() << "\n" << "Run with --help for usage.\n";
+    std::cerr << "error: " << e.what() << "\n"
+              << "Run with --help for usage.\n";
     return kExitUsage;
   }
   return -1;

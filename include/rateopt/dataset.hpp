@@ -122,9 +122,9 @@ struct Labels {
 // 1.0 numerically. Missing values have code -1 and never match a condition.
 struct Column {
   std::string name;
-  std::vector<std::string> levels;   // distinct values in order of first appearance
-  std::vector<std::int32_t> codes;   // per example, index into levels or -1 (missing)
-  std::vector<double> numeric;       // per example when the column is numeric; else empty
+  std::vector<std::string> levels;  // distinct values in order of first appearance
+  std::vector<std::int32_t> codes;  // per example, index into levels or -1 (missing)
+  std::vector<double> numeric;      // per example when the column is numeric; else empty
 
   [[nodiscard]] bool is_numeric() const noexcept { return !numeric.empty(); }
   // Code of `value` or -1 when absent (numeric columns compare numerically).
@@ -137,22 +137,22 @@ struct Column {
 struct FeatureSpec {
   enum class Kind { kNumeric, kOneHot, kIndex };
   Kind kind = Kind::kNumeric;
-  std::string source;                 // raw column name (CSV/ARFF) or "" (LIBSVM)
-  std::size_t first_feature = 0;      // first feature index it writes
-  std::vector<std::string> levels;    // kOneHot: one feature per level, in order
-  double offset = 0;                  // kNumeric: feature = (raw - offset) / scale
+  std::string source;               // raw column name (CSV/ARFF) or "" (LIBSVM)
+  std::size_t first_feature = 0;    // first feature index it writes
+  std::vector<std::string> levels;  // kOneHot: one feature per level, in order
+  double offset = 0;                // kNumeric: feature = (raw - offset) / scale
   double scale = 1;
 };
 
 struct Encoding {
-  std::string format;                 // "csv", "libsvm", "arff"
+  std::string format;  // "csv", "libsvm", "arff"
   std::size_t num_features = 0;
-  std::vector<std::string> feature_names;  // one per feature ("age", "sex=Male", "f12")
-  std::vector<FeatureSpec> specs;     // CSV/ARFF: one per raw feature column, in order
-  std::string label_column;           // CSV: label column name; ARFF: empty
-  std::string positive_value;         // CSV binary: the value meaning y = 1
+  std::vector<std::string> feature_names;     // one per feature ("age", "sex=Male", "f12")
+  std::vector<FeatureSpec> specs;             // CSV/ARFF: one per raw feature column, in order
+  std::string label_column;                   // CSV: label column name; ARFF: empty
+  std::string positive_value;                 // CSV binary: the value meaning y = 1
   std::vector<std::string> excluded_columns;  // kept out of the features (slicing only)
-  std::string missing_policy;         // see CsvOptions::missing
+  std::string missing_policy;                 // see CsvOptions::missing
 
   [[nodiscard]] std::string to_json() const;
   static Encoding from_json(std::string_view json);

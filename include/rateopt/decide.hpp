@@ -44,8 +44,16 @@ namespace rateopt {
 // A utility (bigger is better) of the confusion counts of one set prediction.
 class DecideMetric {
  public:
-  enum class Family { kFBeta, kJaccard, kBalancedAccuracy, kGMean, kHMean, kGtppr, kAccuracy,
-                      kCustom };
+  enum class Family {
+    kFBeta,
+    kJaccard,
+    kBalancedAccuracy,
+    kGMean,
+    kHMean,
+    kGtppr,
+    kAccuracy,
+    kCustom
+  };
 
   // "f1", "fbeta:B" (B > 0), "jaccard", "balanced_accuracy", "gmean", "hmean", "gtppr",
   // "accuracy". Throws NotFound / InvalidArgument.
@@ -72,10 +80,10 @@ enum class DecideMethod { kAuto, kBrute, kExact, kQuadratic, kFast };
 
 struct DecideOptions {
   DecideMethod method = DecideMethod::kAuto;
-  bool all_k = false;         // fill Decision::expected_by_k
-  double truncation = 0.0;    // kExact: drop Poisson-binomial mass below this (0 = exact)
-  bool early_stop = false;    // Natarajan's heuristic: stop at the first k where E falls
-                              // (NOT exact, opt-in only)
+  bool all_k = false;             // fill Decision::expected_by_k
+  double truncation = 0.0;        // kExact: drop Poisson-binomial mass below this (0 = exact)
+  bool early_stop = false;        // Natarajan's heuristic: stop at the first k where E falls
+                                  // (NOT exact, opt-in only)
   double fast_tolerance = 1e-12;  // kFast: target bound on |E[k] - exact| for every k
 };
 
@@ -84,9 +92,9 @@ struct Decision {
   double expected = 0;                // E[metric] of the selected set
   std::vector<double> expected_by_k;  // E for k = 0..n (options.all_k; GFM and multiclass too)
   DecideMethod method = DecideMethod::kAuto;  // the method that ran
-  double error_bound = 0;             // kFast: bound on |E[k] - exact| for every k; 0 if exact
-                                      // (kExact with truncation > 0, incl. kAuto's 1e-15 for
-                                      // non-fractional metrics: the dropped probability mass)
+  double error_bound = 0;  // kFast: bound on |E[k] - exact| for every k; 0 if exact
+                           // (kExact with truncation > 0, incl. kAuto's 1e-15 for
+                           // non-fractional metrics: the dropped probability mass)
 };
 
 // Independent items. Probabilities must be finite and in [0, 1] (InvalidArgument otherwise).

@@ -38,9 +38,9 @@ namespace rateopt {
 
 // A leaf: a metric (with optional parameter) on a slice of a named dataset.
 struct RateRef {
-  std::string metric;   // catalogue name, e.g. "fbeta"
+  std::string metric;                                       // catalogue name, e.g. "fbeta"
   double param = std::numeric_limits<double>::quiet_NaN();  // NaN = default / none
-  std::string dataset;  // "" = the default (first) dataset
+  std::string dataset;                                      // "" = the default (first) dataset
   Slice slice;
   // Canonical text, e.g. "fbeta:2@valid[sex=Female]".
   [[nodiscard]] std::string to_string() const;
@@ -54,11 +54,11 @@ enum class NodeOp { kConstant, kRate, kNeg, kAdd, kSub, kMul, kDiv, kCall };
 
 struct ExprNode {
   NodeOp op = NodeOp::kConstant;
-  double value = 0;                 // kConstant
-  std::size_t rate = 0;             // kRate: index into Expression::rates()
-  std::string function;             // kCall: "min", "max", "abs", "sqrt", "log", "exp", "pow"
-  std::vector<std::size_t> args;    // children (indices of earlier nodes)
-  std::size_t position = 0;         // 0-based offset in the source text
+  double value = 0;               // kConstant
+  std::size_t rate = 0;           // kRate: index into Expression::rates()
+  std::string function;           // kCall: "min", "max", "abs", "sqrt", "log", "exp", "pow"
+  std::vector<std::size_t> args;  // children (indices of earlier nodes)
+  std::size_t position = 0;       // 0-based offset in the source text
 };
 
 enum class Relation { kNone, kLessEqual, kGreaterEqual, kEqual };
@@ -111,7 +111,7 @@ struct Predictions {
 };
 
 struct NamedData {
-  std::string name;           // referenced as rate@name; the first entry is the default
+  std::string name;  // referenced as rate@name; the first entry is the default
   const Dataset* data = nullptr;
   const Predictions* predictions = nullptr;
 };
@@ -122,9 +122,9 @@ struct NamedData {
 
 struct ExpressionValue {
   std::string text;
-  double value = 0;       // expression value, or lhs for a constraint
-  double rhs = 0;         // constraints only
-  double violation = 0;   // constraints only: Expression::value(); <= 0 when satisfied
+  double value = 0;      // expression value, or lhs for a constraint
+  double rhs = 0;        // constraints only
+  double violation = 0;  // constraints only: Expression::value(); <= 0 when satisfied
   bool is_constraint = false;
   bool satisfied = true;
 };

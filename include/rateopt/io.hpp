@@ -48,10 +48,10 @@ struct CsvOptions {
   // Values of the label column meaning y = 1 (binary). Empty: 0/1 or -1/+1 labels are binary,
   // anything else is multiclass with classes sorted by name.
   std::vector<std::string> positive_values;
-  std::vector<std::string> group_columns;   // kept out of the features, available for slicing
-  std::vector<std::string> ignore_columns;  // dropped entirely
+  std::vector<std::string> group_columns;        // kept out of the features, available for slicing
+  std::vector<std::string> ignore_columns;       // dropped entirely
   std::vector<std::string> categorical_columns;  // forced one-hot even if numeric-looking
-  std::string weight_column;                // "" = unit weights
+  std::string weight_column;                     // "" = unit weights
   std::vector<std::string> missing_values = {"?", "", "NA", "NaN"};
   MissingPolicy missing = MissingPolicy::kDrop;
   bool standardize = true;  // numeric features -> (x - mean) / std, saved in the encoding
@@ -63,12 +63,13 @@ struct LibsvmOptions {
 };
 
 struct ArffOptions {
-  std::string xml_path;          // MULAN label XML; empty: use num_labels
-  std::size_t num_labels = 0;    // labels are the last num_labels attributes (when no XML)
+  std::string xml_path;        // MULAN label XML; empty: use num_labels
+  std::size_t num_labels = 0;  // labels are the last num_labels attributes (when no XML)
 };
 
 struct ReadOptions {
-  FileFormat format = FileFormat::kAuto;  // kAuto: from the extension (.csv .tsv .arff, else LIBSVM)
+  FileFormat format =
+      FileFormat::kAuto;  // kAuto: from the extension (.csv .tsv .arff, else LIBSVM)
   CsvOptions csv;
   LibsvmOptions libsvm;
   ArffOptions arff;
@@ -80,9 +81,9 @@ struct ReadOptions {
 
 // Counts a reader reports besides the data.
 struct ReadStats {
-  std::size_t lines = 0;             // physical lines read
+  std::size_t lines = 0;  // physical lines read
   std::size_t rows_dropped_missing = 0;
-  std::size_t unseen_levels = 0;     // categorical values not in a reused encoding
+  std::size_t unseen_levels = 0;  // categorical values not in a reused encoding
 };
 
 [[nodiscard]] Dataset read_dataset(const std::string& path, const ReadOptions& options = {},

@@ -25,12 +25,12 @@
 namespace rateopt {
 
 struct LogisticRegressionOptions {
-  double c = 1.0;              // inverse regularisation strength (> 0)
+  double c = 1.0;  // inverse regularisation strength (> 0)
   bool fit_intercept = true;
-  double tol = 1e-6;           // relative gradient tolerance (> 0)
-  int max_iter = 1000;         // L-BFGS iterations (> 0)
-  int memory = 10;             // L-BFGS history (> 0)
-  int n_threads = 0;           // <= 0: all cores
+  double tol = 1e-6;    // relative gradient tolerance (> 0)
+  int max_iter = 1000;  // L-BFGS iterations (> 0)
+  int memory = 10;      // L-BFGS history (> 0)
+  int n_threads = 0;    // <= 0: all cores
 };
 
 struct LogisticRegressionResult {
@@ -38,7 +38,7 @@ struct LogisticRegressionResult {
   Termination status = Termination::kConverged;
   int iterations = 0;
   double objective = 0;
-  double gradient_norm = 0;    // infinity norm at the end
+  double gradient_norm = 0;  // infinity norm at the end
 };
 
 // Throws InvalidArgument on bad options, label/weight sizes, labels not 0/1, non-finite features.

@@ -70,8 +70,8 @@ struct Slice {
 struct Confusion {
   double tp = 0, fp = 0, fn = 0, tn = 0;
   [[nodiscard]] double total() const noexcept { return tp + fp + fn + tn; }
-  [[nodiscard]] double positives() const noexcept { return tp + fn; }          // labelled 1
-  [[nodiscard]] double negatives() const noexcept { return fp + tn; }          // labelled 0
+  [[nodiscard]] double positives() const noexcept { return tp + fn; }  // labelled 1
+  [[nodiscard]] double negatives() const noexcept { return fp + tn; }  // labelled 0
   [[nodiscard]] double predicted_positive() const noexcept { return tp + fp; }
   [[nodiscard]] double predicted_negative() const noexcept { return fn + tn; }
 };
@@ -80,7 +80,7 @@ struct Confusion {
 // has no "baseline" column.
 struct SliceCounts {
   Confusion confusion;
-  double total = 0;        // total weight of the slice
+  double total = 0;                                           // total weight of the slice
   double changes = std::numeric_limits<double>::quiet_NaN();  // prediction != baseline
   double wins = std::numeric_limits<double>::quiet_NaN();     // new right, baseline wrong
   double losses = std::numeric_limits<double>::quiet_NaN();   // new wrong, baseline right
@@ -101,13 +101,13 @@ struct SliceCounts {
 // ---- metric catalogue -------------------------------------------------------------------------
 
 struct MetricInfo {
-  std::string_view name;             // "f1", "fbeta", "tpr", ...
-  std::string_view summary;          // one line, with its zero-denominator convention
+  std::string_view name;     // "f1", "fbeta", "tpr", ...
+  std::string_view summary;  // one line, with its zero-denominator convention
   bool bigger_is_better = true;
-  bool has_param = false;            // "fbeta:2" (beta); default_param when omitted
+  bool has_param = false;  // "fbeta:2" (beta); default_param when omitted
   double default_param = 0;
-  bool needs_baseline = false;       // churn, wins, losses, winloss
-  bool needs_labels = true;          // false for ppr, npr, churn
+  bool needs_baseline = false;  // churn, wins, losses, winloss
+  bool needs_labels = true;     // false for ppr, npr, churn
   double (*compute)(const SliceCounts& counts, double param) = nullptr;
 };
 
@@ -143,9 +143,7 @@ struct LabelSetsView {
   std::span<const std::int64_t> indptr;
   std::span<const std::int32_t> indices;
   std::size_t num_labels = 0;
-  [[nodiscard]] std::size_t size() const noexcept {
-    return indptr.empty() ? 0 : indptr.size() - 1;
-  }
+  [[nodiscard]] std::size_t size() const noexcept { return indptr.empty() ? 0 : indptr.size() - 1; }
 };
 
 struct MultilabelScores {

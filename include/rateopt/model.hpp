@@ -50,14 +50,14 @@ enum class PredictMode { kDeterministic, kStochastic, kProbability };
 struct Classifier {
   static constexpr int kFormatVersion = 1;
 
-  std::string kind = "linear";            // e.g. "logistic_regression", "three_player"
-  std::vector<LinearModel> components;    // at least one
-  std::vector<double> mixture;            // probabilities, one per component, sum 1
-  std::size_t best = 0;                   // component used in deterministic mode
+  std::string kind = "linear";          // e.g. "logistic_regression", "three_player"
+  std::vector<LinearModel> components;  // at least one
+  std::vector<double> mixture;          // probabilities, one per component, sum 1
+  std::size_t best = 0;                 // component used in deterministic mode
   Link link = Link::kThreshold;
   Encoding encoding;
-  std::string options_json = "{}";        // training options, embedded verbatim
-  std::string report_json = "{}";         // training report, embedded verbatim
+  std::string options_json = "{}";  // training options, embedded verbatim
+  std::string report_json = "{}";   // training report, embedded verbatim
 
   // A single deterministic linear model.
   static Classifier single(LinearModel model, Link link, Encoding encoding);
@@ -71,7 +71,7 @@ struct Classifier {
 
   [[nodiscard]] std::string to_json() const;
   static Classifier from_json(std::string_view json, const std::string& name = "<string>");
-  void save(const std::string& path) const;  // throws IoError
+  void save(const std::string& path) const;         // throws IoError
   static Classifier load(const std::string& path);  // throws IoError / ParseError
   // Throws InvalidArgument when inconsistent (sizes, mixture not a distribution, best range).
   void validate() const;

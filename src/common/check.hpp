@@ -7,8 +7,8 @@
 
 // Throws InvalidArgument with a fmt-formatted message when `cond` is false.
 //   RATEOPT_CHECK(w.size() == d, "weights have {} entries, expected {}", w.size(), d);
-#define RATEOPT_CHECK(cond, ...)                                              \
-  do {                                                                        \
+#define RATEOPT_CHECK(cond, ...)                                               \
+  do {                                                                         \
     if (!(cond)) throw ::rateopt::InvalidArgument(::fmt::format(__VA_ARGS__)); \
   } while (false)
 

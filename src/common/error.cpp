@@ -36,14 +36,20 @@ NotFound::NotFound(const std::string& message) : Error("rateopt.not_found", mess
 
 std::string_view to_string(Termination t) noexcept {
   switch (t) {
-    case Termination::kConverged: return "converged";
-    case Termination::kMaxIterations: return "max_iterations";
-    case Termination::kInfeasible: return "infeasible";
-    case Termination::kNumericalError: return "numerical_error";
+    case Termination::kConverged:
+      return "converged";
+    case Termination::kMaxIterations:
+      return "max_iterations";
+    case Termination::kInfeasible:
+      return "infeasible";
+    case Termination::kNumericalError:
+      return "numerical_error";
   }
   return "unknown";
 }
 
-std::string_view version() noexcept { return "0.1.0"; }
+std::string_view version() noexcept {
+  return "0.1.0";
+}
 
 }  // namespace rateopt

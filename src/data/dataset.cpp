@@ -144,10 +144,14 @@ FeatureMatrix FeatureMatrix::select_rows(std::span<const std::size_t> rows) cons
 
 std::string_view to_string(LabelKind kind) noexcept {
   switch (kind) {
-    case LabelKind::kNone: return "none";
-    case LabelKind::kBinary: return "binary";
-    case LabelKind::kMulticlass: return "multiclass";
-    case LabelKind::kMultilabel: return "multilabel";
+    case LabelKind::kNone:
+      return "none";
+    case LabelKind::kBinary:
+      return "binary";
+    case LabelKind::kMulticlass:
+      return "multiclass";
+    case LabelKind::kMultilabel:
+      return "multilabel";
   }
   return "unknown";
 }
@@ -224,9 +228,12 @@ void Column::push_back(std::string_view value, bool missing) {
 namespace {
 std::string_view kind_name(FeatureSpec::Kind k) {
   switch (k) {
-    case FeatureSpec::Kind::kNumeric: return "numeric";
-    case FeatureSpec::Kind::kOneHot: return "one_hot";
-    case FeatureSpec::Kind::kIndex: return "index";
+    case FeatureSpec::Kind::kNumeric:
+      return "numeric";
+    case FeatureSpec::Kind::kOneHot:
+      return "one_hot";
+    case FeatureSpec::Kind::kIndex:
+      return "index";
   }
   return "numeric";
 }
@@ -274,10 +281,14 @@ Encoding Encoding::from_json(std::string_view text) {
     for (const auto& o : j.at("specs")) {
       FeatureSpec s;
       const auto kind = o.at("kind").get<std::string>();
-      if (kind == "numeric") s.kind = FeatureSpec::Kind::kNumeric;
-      else if (kind == "one_hot") s.kind = FeatureSpec::Kind::kOneHot;
-      else if (kind == "index") s.kind = FeatureSpec::Kind::kIndex;
-      else throw ParseError("", 0, 0, "unknown feature spec kind '" + kind + "'");
+      if (kind == "numeric")
+        s.kind = FeatureSpec::Kind::kNumeric;
+      else if (kind == "one_hot")
+        s.kind = FeatureSpec::Kind::kOneHot;
+      else if (kind == "index")
+        s.kind = FeatureSpec::Kind::kIndex;
+      else
+        throw ParseError("", 0, 0, "unknown feature spec kind '" + kind + "'");
       s.source = o.at("source").get<std::string>();
       s.first_feature = o.at("first_feature").get<std::size_t>();
       s.levels = o.value("levels", std::vector<std::string>{});
@@ -289,8 +300,8 @@ Encoding Encoding::from_json(std::string_view text) {
     throw ParseError("", 0, 0, std::string("encoding JSON lacks a field: ") + ex.what());
   }
   RATEOPT_CHECK(e.feature_names.empty() || e.feature_names.size() == e.num_features,
-                "encoding has {} feature names, expected num_features = {}",
-                e.feature_names.size(), e.num_features);
+                "encoding has {} feature names, expected num_features = {}", e.feature_names.size(),
+                e.num_features);
   return e;
 }
 

@@ -88,11 +88,16 @@ double DecideMetric::utility(double tp, double fp, double fn, double tn) const {
 
 std::string_view to_string(DecideMethod method) noexcept {
   switch (method) {
-    case DecideMethod::kAuto: return "auto";
-    case DecideMethod::kBrute: return "brute";
-    case DecideMethod::kExact: return "exact";
-    case DecideMethod::kQuadratic: return "quadratic";
-    case DecideMethod::kFast: return "fast";
+    case DecideMethod::kAuto:
+      return "auto";
+    case DecideMethod::kBrute:
+      return "brute";
+    case DecideMethod::kExact:
+      return "exact";
+    case DecideMethod::kQuadratic:
+      return "quadratic";
+    case DecideMethod::kFast:
+      return "fast";
   }
   return "auto";
 }
@@ -101,9 +106,8 @@ DecideMethod parse_decide_method(std::string_view name) {
   for (auto m : {DecideMethod::kAuto, DecideMethod::kBrute, DecideMethod::kExact,
                  DecideMethod::kQuadratic, DecideMethod::kFast})
     if (to_string(m) == name) return m;
-  throw InvalidArgument(
-      fmt::format("unknown decide method '{}' (expected auto, brute, exact, quadratic or fast)",
-                  name));
+  throw InvalidArgument(fmt::format(
+      "unknown decide method '{}' (expected auto, brute, exact, quadratic or fast)", name));
 }
 
 }  // namespace rateopt

@@ -1,8 +1,7 @@
 // A tiny external program built against an installed or build-tree rateopt.
-#include <rateopt/rateopt.hpp>
-
 #include <cmath>
 #include <cstdio>
+#include <rateopt/rateopt.hpp>
 
 int main() {
   rateopt::Confusion c{.tp = 2, .fp = 1, .fn = 1, .tn = 4};

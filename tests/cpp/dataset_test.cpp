@@ -1,6 +1,7 @@
+#include "rateopt/dataset.hpp"
+
 #include <gtest/gtest.h>
 
-#include "rateopt/dataset.hpp"
 #include "rateopt/error.hpp"
 
 namespace rateopt {

@@ -207,6 +207,30 @@ TEST(IndependentMethods, FastMatchesQuadraticAtTenThousand) {
   }
 }
 
+TEST(IndependentMethods, FastMatchesQuadraticOnSkewedInputs) {
+  // Few expected positives (nodes far from t = 1, direct products), almost-certain positives,
+  // and a mixture with exact zeros and ones.
+  std::mt19937_64 rng(test_seed(55));
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<std::vector<double>> inputs(3, std::vector<double>(3000));
+  for (std::size_t i = 0; i < 3000; ++i) {
+    inputs[0][i] = i < 5 ? unit(rng) : 1e-4 * unit(rng);
+    inputs[1][i] = 1 - 1e-3 * unit(rng);
+    inputs[2][i] = i % 3 == 0 ? 0.0 : (i % 3 == 1 ? 1.0 : unit(rng));
+  }
+  for (auto& p : inputs) {
+    p = sorted_desc(p);
+    for (const char* name : kFractional) {
+      const DecideMetric metric = DecideMetric::from_name(name);
+      const auto quad = detail::expected_quadratic(p, metric);
+      const auto fast = detail::expected_fast(p, metric, 1e-12);
+      ASSERT_TRUE(quad && fast) << name;
+      for (std::size_t k = 0; k <= p.size(); ++k)
+        ASSERT_NEAR(fast->expected[k], quad->expected[k], fast->error_bound) << name << " " << k;
+    }
+  }
+}
+
 TEST(FastBound, HoldsForLooseTolerances) {
   // With a loose tolerance the rule is coarse; the reported bound must still cover the error.
   std::mt19937_64 rng(test_seed(6));
