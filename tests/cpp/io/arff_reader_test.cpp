@@ -7,27 +7,13 @@
 
 #include "rateopt/error.hpp"
 #include "rateopt/io.hpp"
+#include "test_util.hpp"
 
 namespace rateopt {
 namespace {
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-template <typename E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "unexpected exception type: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "no exception thrown";
-  return {};
-}
+using test::contains;
+using test::error_of;
 
 std::vector<std::int32_t> set_of(const Labels& y, std::size_t i) {
   const auto s = y.label_set(i);

@@ -10,28 +10,13 @@
 
 #include "rateopt/error.hpp"
 #include "rateopt/io.hpp"
+#include "test_util.hpp"
 
 namespace rateopt {
 namespace {
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-// Runs `f`, expects an exception of type E and returns its message.
-template <typename E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "unexpected exception type: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "no exception thrown";
-  return {};
-}
+using test::contains;
+using test::error_of;
 
 std::string write_temp(const std::string& name, const std::string& content) {
   const std::string path = ::testing::TempDir() + name;

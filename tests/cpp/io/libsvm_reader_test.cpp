@@ -6,27 +6,13 @@
 
 #include "rateopt/error.hpp"
 #include "rateopt/io.hpp"
+#include "test_util.hpp"
 
 namespace rateopt {
 namespace {
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-template <typename E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "unexpected exception type: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "no exception thrown";
-  return {};
-}
+using test::contains;
+using test::error_of;
 
 TEST(LibsvmReader, BinaryPlusMinusOne) {
   const Dataset ds = parse_libsvm("+1 1:0.5 3:1\n-1 2:2\n", LibsvmOptions{}, "a9a");
