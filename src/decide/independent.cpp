@@ -171,9 +171,8 @@ IndependentExpectations run_auto(std::span<const double> p, const DecideMetric& 
                                  const DecideOptions& options) {
   const std::size_t n = p.size();
   if (has_fast(metric)) {
-    const std::size_t crossover = metric.family() == DecideMetric::Family::kJaccard
-                                      ? kFastCrossoverJaccard
-                                      : kFastCrossover;
+    const std::size_t crossover =
+        metric.family() == DecideMetric::Family::kJaccard ? kFastCrossoverJaccard : kFastCrossover;
     if (n > crossover) return run_fast(p, metric, options);
     if (has_quadratic(metric)) return run_quadratic(p, metric, options);
     return run_exact(p, metric, options, options.truncation);
