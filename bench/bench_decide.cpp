@@ -107,16 +107,22 @@ void sizes(benchmark::internal::Benchmark* b, std::int64_t max_n,
   b->Unit(benchmark::kMillisecond);
 }
 
+void exact_sizes(benchmark::internal::Benchmark* b) {
+  sizes(b, 1000, {0, 3, 4});
+  b->Args({3000, 3})->Args({10000, 3});
+}
+void auto_sizes(benchmark::internal::Benchmark* b) {
+  sizes(b, 1000000, {0});
+  sizes(b, 10000, {3});
+}
+
 BENCHMARK(BM_Brute)->Args({8, 0})->Args({12, 0})->Args({16, 0})->Args({12, 3})->Unit(
     benchmark::kMillisecond);
-BENCHMARK(BM_Exact)->Apply([](auto* b) { sizes(b, 1000, {0, 3, 4}); }) -> Args({3000, 3});
+BENCHMARK(BM_Exact)->Apply(exact_sizes);
 BENCHMARK(BM_ExactTruncated)->Apply([](auto* b) { sizes(b, 10000, {3, 4}); });
 BENCHMARK(BM_Quadratic)->Apply([](auto* b) { sizes(b, 100000, {0, 1, 2, 5}); });
 BENCHMARK(BM_Fast)->Apply([](auto* b) { sizes(b, 1000000, {0, 1, 2, 5}); });
-BENCHMARK(BM_Auto)->Apply([](auto* b) {
-  sizes(b, 1000000, {0});
-  sizes(b, 10000, {3});
-});
+BENCHMARK(BM_Auto)->Apply(auto_sizes);
 BENCHMARK(BM_FastError)->Apply([](auto* b) { sizes(b, 10000, {0, 1, 2, 5}); });
 
 }  // namespace

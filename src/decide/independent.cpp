@@ -22,8 +22,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // kAuto: F-beta / Jaccard / balanced accuracy use the exact O(n^2) method up to these sizes and
 // the quadrature above them (measured crossovers, docs/decide.md; the Jaccard programme needs no
 // Poisson-binomial rows and stays cheaper longer).
-constexpr std::size_t kFastCrossover = 256;
-constexpr std::size_t kFastCrossoverJaccard = 2048;
+constexpr std::size_t kFastCrossover = 160;
+constexpr std::size_t kFastCrossoverJaccard = 768;
 // kAuto on the other metrics: kExact with this truncation unless the caller set one.
 constexpr double kAutoTruncation = 1e-15;
 // Inputs of at least this size are sorted by a radix sort.
