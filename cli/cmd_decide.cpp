@@ -14,20 +14,6 @@
 namespace rateopt::cli {
 namespace {
 
-std::vector<std::string_view> lines_of(std::string_view text) {
-  std::vector<std::string_view> lines;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.push_back(line);
-    pos = end + 1;
-  }
-  return lines;
-}
-
 double parse_probability(std::string_view field, const std::string& file, std::size_t line) {
   const std::string s(field);
   char* stop = nullptr;
@@ -44,20 +30,12 @@ double parse_probability(std::string_view field, const std::string& file, std::s
 std::vector<std::vector<double>> read_instances(std::string_view text, const std::string& file,
                                                 bool column, std::vector<std::size_t>& line_of) {
   std::vector<std::vector<double>> out;
-  const auto lines = lines_of(text);
+  const auto lines = split_lines(text);
   if (column) out.emplace_back();
   for (std::size_t i = 0; i < lines.size(); ++i) {
     std::vector<double> row;
-    std::size_t pos = 0;
-    const std::string_view line = lines[i];
-    while (pos < line.size()) {
-      const std::size_t start = line.find_first_not_of(" \t,", pos);
-      if (start == std::string_view::npos) break;
-      std::size_t end = line.find_first_of(" \t,", start);
-      if (end == std::string_view::npos) end = line.size();
-      row.push_back(parse_probability(line.substr(start, end - start), file, i + 1));
-      pos = end;
-    }
+    for (const auto field : split_fields(lines[i]))
+      row.push_back(parse_probability(field, file, i + 1));
     if (column) {
       if (row.size() > 1)
         throw ParseError(
@@ -199,7 +177,7 @@ int run_decide(int argc, const char* const* argv) {
   if (model == "gfm") {
     if (column) throw InvalidArgument("--column applies to the independent and multiclass models");
     std::vector<GfmInput> instances;
-    const auto lines = lines_of(text);
+    const auto lines = split_lines(text);
     for (std::size_t i = 0; i < lines.size(); ++i) {
       if (lines[i].find_first_not_of(" \t") == std::string_view::npos) continue;
       instances.push_back(parse_gfm_line(lines[i], file, i + 1));

@@ -15,34 +15,6 @@
 namespace rateopt::cli {
 namespace {
 
-std::vector<std::string_view> split_lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.push_back(line);
-    pos = end + 1;
-  }
-  return lines;
-}
-
-std::vector<std::string_view> split_fields(std::string_view line) {
-  std::vector<std::string_view> out;
-  std::size_t pos = 0;
-  while (pos < line.size()) {
-    const std::size_t start = line.find_first_not_of(" \t,", pos);
-    if (start == std::string_view::npos) break;
-    std::size_t end = line.find_first_of(" \t,", start);
-    if (end == std::string_view::npos) end = line.size();
-    out.push_back(line.substr(start, end - start));
-    pos = end;
-  }
-  return out;
-}
-
 void check_count(const std::string& path, std::size_t found, const Dataset& ds) {
   if (found != ds.num_rows())
     throw InvalidArgument(fmt::format(

@@ -126,18 +126,41 @@ Dataset load_dataset(const std::string& path, const ReaderFlags& flags, const En
   return ds;
 }
 
-std::vector<double> read_number_column(const std::string& path) {
-  const std::string text = read_text_file(path);
-  std::vector<double> out;
-  std::size_t line_no = 0;
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
   std::size_t pos = 0;
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(pos, end - pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
     pos = end + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  }
+  return lines;
+}
+
+std::vector<std::string_view> split_fields(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t pos = 0;
+  while (pos < line.size()) {
+    const std::size_t start = line.find_first_not_of(" \t,", pos);
+    if (start == std::string_view::npos) break;
+    std::size_t end = line.find_first_of(" \t,", start);
+    if (end == std::string_view::npos) end = line.size();
+    out.push_back(line.substr(start, end - start));
+    pos = end;
+  }
+  return out;
+}
+
+std::vector<double> read_number_column(const std::string& path) {
+  const std::string text = read_text_file(path);
+  std::vector<double> out;
+  const auto lines = split_lines(text);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::size_t line_no = i + 1;
+    std::string line(lines[i]);
     const auto first = line.find_first_not_of(" \t");
     if (first == std::string::npos)
       throw ParseError(path, line_no, 0, "expected a number, found an empty line");

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rateopt/dataset.hpp"
@@ -47,6 +48,11 @@ void add_reader_flags(CLI::App& app, ReaderFlags& flags);
 // Prints a note on stderr when rows were dropped for missing values.
 [[nodiscard]] Dataset load_dataset(const std::string& path, const ReaderFlags& flags,
                                    const Encoding* encoding = nullptr);
+
+// Lines of a text (LF or CRLF endings; a final newline adds no empty line).
+[[nodiscard]] std::vector<std::string_view> split_lines(std::string_view text);
+// Fields of a line separated by spaces, tabs or commas (empty fields are skipped).
+[[nodiscard]] std::vector<std::string_view> split_fields(std::string_view line);
 
 // One value per line; blank lines are errors. Throws ParseError(file, line).
 [[nodiscard]] std::vector<double> read_number_column(const std::string& path);
