@@ -130,7 +130,8 @@ int run_decide(int argc, const char* const* argv) {
       "Bayes-optimal set predictions: the set that maximises the expected metric.\n"
       "Example: echo '0.9 0.6 0.3 0.1' | rateopt decide --metric f1",
       "rateopt decide"};
-  std::string metric_name, model = "independent", method = "auto", input = "-", output = "-";
+  std::string metric_name, model = "independent", method = "auto", input = "-", output = "-",
+                           format = "jsonl";
   bool column = false, all_k = false, early_stop = false;
   double truncation = 0.0;
   int threads = 0;
@@ -155,6 +156,12 @@ int run_decide(int argc, const char* const* argv) {
                  "exact method: ignore Poisson-binomial mass below this bound (0 = none)")
       ->check(CLI::Range(0.0, 1e-3));
   app.add_option("--output,-o", output, "Output file ('-' = stdout)")->capture_default_str();
+  app.add_option("--format", format,
+                 "jsonl (selected, expected, ...), sets (the selected indices of each instance "
+                 "on one line, ascending: the multi-label --pred format of rateopt eval) or "
+                 "indicator (0/1 per item; with --column one per line: the binary --pred format)")
+      ->check(CLI::IsMember({"jsonl", "sets", "indicator"}))
+      ->capture_default_str();
   app.add_option("--threads", threads, "Threads over instances (0 = all cores)");
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
 
@@ -174,6 +181,7 @@ int run_decide(int argc, const char* const* argv) {
   }
 
   std::vector<Decision> decisions;
+  std::vector<std::size_t> sizes;  // items per instance
   if (model == "gfm") {
     if (column) throw InvalidArgument("--column applies to the independent and multiclass models");
     std::vector<GfmInput> instances;
@@ -182,16 +190,42 @@ int run_decide(int argc, const char* const* argv) {
       if (lines[i].find_first_not_of(" \t") == std::string_view::npos) continue;
       instances.push_back(parse_gfm_line(lines[i], file, i + 1));
     }
+    for (const auto& g : instances) sizes.push_back(g.m);
     decisions = decide_gfm_batch(instances, metric, options, threads);
   } else {
     std::vector<std::size_t> line_of;
     const auto instances = read_instances(text, file, column, line_of);
+    for (const auto& v : instances) sizes.push_back(v.size());
     decisions =
         decide_batch(model == "multiclass" ? DecideModel::kMulticlass : DecideModel::kIndependent,
                      instances, metric, options, threads);
   }
 
   std::string out;
+  if (format != "jsonl") {
+    if (all_k) throw InvalidArgument("--all-k needs --format jsonl");
+    for (std::size_t i = 0; i < decisions.size(); ++i) {
+      std::vector<std::size_t> chosen = decisions[i].selected;
+      std::sort(chosen.begin(), chosen.end());
+      if (format == "sets") {
+        for (std::size_t k = 0; k < chosen.size(); ++k) {
+          if (k > 0) out += ' ';
+          out += std::to_string(chosen[k]);
+        }
+        out += '\n';
+        continue;
+      }
+      std::vector<char> on(sizes[i], '0');
+      for (std::size_t idx : chosen) on[idx] = '1';
+      for (std::size_t k = 0; k < on.size(); ++k) {
+        if (k > 0) out += column ? '\n' : ' ';
+        out += on[k];
+      }
+      out += '\n';
+    }
+    write_text(output, out);
+    return 0;
+  }
   for (const auto& d : decisions) {
     nlohmann::json j;
     j["selected"] = d.selected;

@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "rateopt/io.hpp"
 #include "rateopt/model.hpp"
 
 namespace rateopt::cli {
@@ -30,18 +31,44 @@ int run_predict(int argc, const char* const* argv) {
   add_reader_flags(app, reader);
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
 
-  const Classifier model = Classifier::load(model_path);
-  const Dataset ds = load_dataset(data_path, reader, &model.encoding);
   const PredictMode m = parse_predict_mode(mode);
-  std::vector<double> out(ds.num_rows());
-  model.predict(ds.features(), m, out, seed, threads);
+  const auto format_value = [m](double v) {
+    if (m == PredictMode::kProbability) return fmt::format("{:.17g}", v);
+    return std::string(v > 0.5 ? "1" : "0");
+  };
+  const std::string model_text = read_text_file(model_path);
   std::string text;
-  text.reserve(out.size() * (m == PredictMode::kProbability ? 20 : 2));
-  for (double v : out) {
-    if (m == PredictMode::kProbability)
-      text += fmt::format("{:.17g}\n", v);
-    else
-      text += v > 0.5 ? "1\n" : "0\n";
+  if (model_format(model_text, model_path) == "rateopt.one_vs_rest") {
+    // One line per example. probability: the L probabilities separated by spaces (the input
+    // of rateopt decide); otherwise the 0-based indices of the predicted labels (the --pred
+    // format of rateopt eval, an empty line for the empty set).
+    const OneVsRest model = OneVsRest::from_json(model_text, model_path);
+    const Dataset ds = load_dataset(data_path, reader, &model.encoding);
+    const std::size_t L = model.num_outputs();
+    std::vector<double> out(ds.num_rows() * L);
+    model.predict(ds.features(), m, out, seed, threads);
+    text.reserve(out.size() * (m == PredictMode::kProbability ? 20 : 3));
+    for (std::size_t i = 0; i < ds.num_rows(); ++i) {
+      bool first = true;
+      for (std::size_t j = 0; j < L; ++j) {
+        const double v = out[i * L + j];
+        if (m != PredictMode::kProbability && v < 0.5) continue;
+        if (!first) text += ' ';
+        text += m == PredictMode::kProbability ? format_value(v) : std::to_string(j);
+        first = false;
+      }
+      text += '\n';
+    }
+  } else {
+    const Classifier model = Classifier::from_json(model_text, model_path);
+    const Dataset ds = load_dataset(data_path, reader, &model.encoding);
+    std::vector<double> out(ds.num_rows());
+    model.predict(ds.features(), m, out, seed, threads);
+    text.reserve(out.size() * (m == PredictMode::kProbability ? 20 : 2));
+    for (double v : out) {
+      text += format_value(v);
+      text += '\n';
+    }
   }
   write_text(output, text);
   return 0;

@@ -21,6 +21,67 @@ double accuracy_of(const Classifier& model, const Dataset& ds, int threads) {
   return compute_metric("accuracy", count_slice(ds, {}, pred));
 }
 
+// 0/1 labels of output j of multi-label or multiclass labels (label j present / class j).
+std::vector<std::int32_t> one_vs_rest_labels(const Labels& labels, std::size_t j) {
+  std::vector<std::int32_t> y(labels.size(), 0);
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    if (labels.kind == LabelKind::kMulticlass) {
+      y[i] = labels.values[i] == static_cast<std::int32_t>(j) ? 1 : 0;
+    } else {
+      for (std::int32_t l : labels.label_set(i))
+        if (l == static_cast<std::int32_t>(j)) y[i] = 1;
+    }
+  }
+  return y;
+}
+
+// --one-vs-rest: one logistic regression per label or class; returns the exit code.
+int train_one_vs_rest(const Dataset& ds, const std::string& data_path,
+                      const LogisticRegressionOptions& options, const nlohmann::json& opts,
+                      const std::string& output) {
+  const Labels& labels = ds.labels();
+  if (labels.kind != LabelKind::kMultilabel && labels.kind != LabelKind::kMulticlass)
+    throw InvalidArgument(
+        fmt::format("--one-vs-rest needs multi-label or multiclass labels; {} has {} labels",
+                    data_path, to_string(labels.kind)));
+  const std::size_t L = labels.num_outputs();
+  fmt::print(stderr,
+             "training {} one-vs-rest logistic regressions on {} ({} rows, {} features, C={})\n", L,
+             data_path, ds.num_rows(), ds.num_features(), options.c);
+  OneVsRest model;
+  model.label_kind = labels.kind;
+  model.names = labels.names;
+  model.encoding = ds.encoding();
+  bool all_converged = true;
+  double seconds = 0;
+  nlohmann::json reports = nlohmann::json::array();
+  for (std::size_t j = 0; j < L; ++j) {
+    const std::vector<std::int32_t> y = one_vs_rest_labels(labels, j);
+    const auto start = std::chrono::steady_clock::now();
+    const auto fit = fit_logistic_regression(ds.features(), y, ds.weights(), options);
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    seconds += s;
+    all_converged = all_converged && fit.status == Termination::kConverged;
+    Classifier c = Classifier::single(fit.model, Link::kLogistic, ds.encoding());
+    c.kind = "logistic_regression";
+    c.options_json = opts.dump();
+    nlohmann::json report{{"status", std::string(to_string(fit.status))},
+                          {"iterations", fit.iterations},
+                          {"objective", fit.objective},
+                          {"seconds", s}};
+    c.report_json = report.dump();
+    reports.push_back(report);
+    fmt::print(stderr, "  [{}/{}] {}: {} after {} iterations ({:.2f} s)\n", j + 1, L,
+               labels.names[j], to_string(fit.status), fit.iterations, s);
+    model.outputs.push_back(std::move(c));
+  }
+  model.save(output);
+  fmt::print("{}: {} one-vs-rest models in {:.3f} s; model written to {}\n",
+             all_converged ? "done" : "warning", L, seconds, output);
+  return all_converged ? 0 : kExitRuntime;
+}
+
 }  // namespace
 
 int run_train(int argc, const char* const* argv) {
@@ -31,7 +92,7 @@ int run_train(int argc, const char* const* argv) {
       "rateopt train"};
   std::string data_path, validation_path, output;
   LogisticRegressionOptions options;
-  bool no_intercept = false;
+  bool no_intercept = false, one_vs_rest = false;
   ReaderFlags reader;
   app.add_option("--data", data_path, "Training data (CSV, LIBSVM, ARFF; .gz accepted)")
       ->required();
@@ -49,15 +110,27 @@ int run_train(int argc, const char* const* argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--threads", options.n_threads, "Threads (0 = all cores)")->capture_default_str();
   app.add_flag("--no-intercept", no_intercept, "Fit without an intercept");
+  app.add_flag("--one-vs-rest", one_vs_rest,
+               "Multi-label or multiclass data: one logistic regression per label or class "
+               "(predict --mode probability then prints one row of probabilities per example)");
   add_reader_flags(app, reader);
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
   options.fit_intercept = !no_intercept;
 
   const Dataset ds = load_dataset(data_path, reader);
+  nlohmann::json opts{{"learner", "logistic_regression"},
+                      {"C", options.c},
+                      {"tol", options.tol},
+                      {"max_iter", options.max_iter},
+                      {"fit_intercept", options.fit_intercept}};
+  if (one_vs_rest) return train_one_vs_rest(ds, data_path, options, opts, output);
   if (ds.labels().kind != LabelKind::kBinary)
     throw InvalidArgument(fmt::format(
         "train needs binary labels; {} has {} labels{}", data_path, to_string(ds.labels().kind),
-        ds.labels().kind == LabelKind::kNone ? " (name the label column with --label)" : ""));
+        ds.labels().kind == LabelKind::kNone         ? " (name the label column with --label)"
+        : ds.labels().kind == LabelKind::kMulticlass ? " (use --one-vs-rest)"
+        : ds.labels().kind == LabelKind::kMultilabel ? " (use --one-vs-rest)"
+                                                     : ""));
   fmt::print(stderr, "training logistic regression on {} ({} rows, {} features, C={})\n", data_path,
              ds.num_rows(), ds.num_features(), options.c);
   const auto start = std::chrono::steady_clock::now();
@@ -68,11 +141,6 @@ int run_train(int argc, const char* const* argv) {
 
   Classifier model = Classifier::single(fit.model, Link::kLogistic, ds.encoding());
   model.kind = "logistic_regression";
-  nlohmann::json opts{{"learner", "logistic_regression"},
-                      {"C", options.c},
-                      {"tol", options.tol},
-                      {"max_iter", options.max_iter},
-                      {"fit_intercept", options.fit_intercept}};
   model.options_json = opts.dump();
   nlohmann::json report{{"status", std::string(to_string(fit.status))},
                         {"iterations", fit.iterations},

@@ -77,4 +77,34 @@ struct Classifier {
   void validate() const;
 };
 
+// One binary classifier per label (multi-label data) or per class (multiclass data, each class
+// against the rest), sharing one feature encoding: the input of `decide` for multi-label and
+// set-valued prediction. Saved as {"format": "rateopt.one_vs_rest", "version": 1, ...} with
+// the encoding stored once and each output a "rateopt.model" object without its own encoding.
+struct OneVsRest {
+  static constexpr int kFormatVersion = 1;
+
+  LabelKind label_kind = LabelKind::kMultilabel;  // kMultilabel or kMulticlass
+  std::vector<std::string> names;                 // one per output, in label order
+  std::vector<Classifier> outputs;                // one per name
+  Encoding encoding;
+
+  [[nodiscard]] std::size_t num_outputs() const noexcept { return outputs.size(); }
+  // out has x.rows() * num_outputs() entries, row-major (row i, output j at i * L + j).
+  // Stochastic draws are keyed by (seed + j, row), so they do not depend on the thread count.
+  void predict(const FeatureMatrix& x, PredictMode mode, std::span<double> out,
+               std::uint64_t seed = 0, int n_threads = 0) const;
+
+  [[nodiscard]] std::string to_json() const;
+  static OneVsRest from_json(std::string_view json, const std::string& name = "<string>");
+  void save(const std::string& path) const;        // throws IoError
+  static OneVsRest load(const std::string& path);  // throws IoError / ParseError
+  // Throws InvalidArgument when inconsistent (no outputs, names vs outputs, label kind).
+  void validate() const;
+};
+
+// The "format" field of a saved model ("rateopt.model" or "rateopt.one_vs_rest"); throws
+// ParseError when the text is not a JSON object with a string "format".
+[[nodiscard]] std::string model_format(std::string_view json, const std::string& name = "<string>");
+
 }  // namespace rateopt

@@ -233,6 +233,46 @@ PredictMode parse_predict_mode(std::string_view name) {
       "unknown predict mode '{}' (accepted: deterministic, stochastic, probability)", name));
 }
 
+namespace {
+
+std::string read_model_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(fmt::format("cannot open model file '{}'", path));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw IoError(fmt::format("cannot read model file '{}'", path));
+  return buffer.str();
+}
+
+void write_model_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw IoError(fmt::format("cannot open '{}' for writing", path));
+  out << text << '\n';
+  out.flush();
+  if (!out) throw IoError(fmt::format("cannot write the model to '{}'", path));
+}
+
+// Parses a model file's JSON object and checks its format name and version.
+Json parse_model_object(std::string_view text, const std::string& name, std::string_view format,
+                        int max_version) {
+  const Reader r(name);
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) detail::throw_parse_error(name, 0, 0, "model file is not valid JSON");
+  if (!j.is_object()) r.fail("", "the model file must hold a JSON object");
+  const std::string found = r.string(r.at(j, "format", "format"), "format");
+  if (found != format) r.fail("format", fmt::format("'{}', expected '{}'", found, format));
+  const Json& version_json = r.at(j, "version", "version");
+  if (!version_json.is_number_integer())
+    r.fail("version", fmt::format("expected an integer, found {}", version_json.dump()));
+  const auto version = version_json.get<std::int64_t>();
+  if (version < 1 || version > max_version)
+    r.fail("version", fmt::format("{} is not supported (this build reads versions 1 to {})",
+                                  version, max_version));
+  return j;
+}
+
+}  // namespace
+
 // ---- Classifier ---------------------------------------------------------------------------------
 
 Classifier Classifier::single(LinearModel model, Link link, Encoding encoding) {
@@ -320,20 +360,7 @@ std::string Classifier::to_json() const {
 
 Classifier Classifier::from_json(std::string_view text, const std::string& name) {
   const Reader r(name);
-  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) detail::throw_parse_error(name, 0, 0, "model file is not valid JSON");
-  if (!j.is_object()) r.fail("", "the model file must hold a JSON object");
-
-  const std::string format = r.string(r.at(j, "format", "format"), "format");
-  if (format != kFormatName)
-    r.fail("format", fmt::format("'{}', expected '{}'", format, kFormatName));
-  const Json& version_json = r.at(j, "version", "version");
-  if (!version_json.is_number_integer())
-    r.fail("version", fmt::format("expected an integer, found {}", version_json.dump()));
-  const auto version = version_json.get<std::int64_t>();
-  if (version < 1 || version > kFormatVersion)
-    r.fail("version", fmt::format("{} is not supported (this build reads versions 1 to {})",
-                                  version, kFormatVersion));
+  Json j = parse_model_object(text, name, kFormatName, kFormatVersion);
 
   Classifier c;
   c.kind = r.string(r.at(j, "kind", "kind"), "kind");
@@ -371,21 +398,109 @@ Classifier Classifier::from_json(std::string_view text, const std::string& name)
 }
 
 void Classifier::save(const std::string& path) const {
-  const std::string text = to_json();
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw IoError(fmt::format("cannot open '{}' for writing", path));
-  out << text << '\n';
-  out.flush();
-  if (!out) throw IoError(fmt::format("cannot write the model to '{}'", path));
+  write_model_file(path, to_json());
 }
 
 Classifier Classifier::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(fmt::format("cannot open model file '{}'", path));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw IoError(fmt::format("cannot read model file '{}'", path));
-  return from_json(buffer.str(), path);
+  return from_json(read_model_file(path), path);
+}
+
+std::string model_format(std::string_view text, const std::string& name) {
+  const Reader r(name);
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) detail::throw_parse_error(name, 0, 0, "model file is not valid JSON");
+  if (!j.is_object()) r.fail("", "the model file must hold a JSON object");
+  return r.string(r.at(j, "format", "format"), "format");
+}
+
+// ---- OneVsRest ----------------------------------------------------------------------------------
+
+void OneVsRest::validate() const {
+  RATEOPT_CHECK(label_kind == LabelKind::kMultilabel || label_kind == LabelKind::kMulticlass,
+                "one-vs-rest label kind is {}, expected multilabel or multiclass",
+                to_string(label_kind));
+  RATEOPT_CHECK(!outputs.empty(), "a one-vs-rest model needs at least one output");
+  RATEOPT_CHECK(names.size() == outputs.size(), "{} output names for {} outputs", names.size(),
+                outputs.size());
+  const std::size_t d =
+      outputs.front().components.empty() ? 0 : outputs.front().components.front().weights.size();
+  for (std::size_t j = 0; j < outputs.size(); ++j) {
+    outputs[j].validate();
+    RATEOPT_CHECK(outputs[j].components.front().weights.size() == d,
+                  "output {} ('{}') has {} weights, output 0 has {}", j, names[j],
+                  outputs[j].components.front().weights.size(), d);
+  }
+}
+
+void OneVsRest::predict(const FeatureMatrix& x, PredictMode mode, std::span<double> out,
+                        std::uint64_t seed, int n_threads) const {
+  validate();
+  const std::size_t n = x.rows(), L = outputs.size();
+  RATEOPT_CHECK(out.size() == n * L, "output has {} entries, expected rows x outputs = {} x {}",
+                out.size(), n, L);
+  std::vector<double> column(n);
+  for (std::size_t j = 0; j < L; ++j) {
+    outputs[j].predict(x, mode, column, seed + j, n_threads);
+    for (std::size_t i = 0; i < n; ++i) out[i * L + j] = column[i];
+  }
+}
+
+std::string OneVsRest::to_json() const {
+  validate();
+  Json j;
+  j["format"] = "rateopt.one_vs_rest";
+  j["version"] = kFormatVersion;
+  j["label_kind"] = to_string(label_kind);
+  j["names"] = names;
+  j["encoding"] = Json::parse(encoding.to_json());
+  Json outs = Json::array();
+  for (const Classifier& c : outputs) {
+    Json o = Json::parse(c.to_json());
+    o.erase("encoding");  // stored once, above
+    outs.push_back(std::move(o));
+  }
+  j["outputs"] = std::move(outs);
+  return j.dump(1);
+}
+
+OneVsRest OneVsRest::from_json(std::string_view text, const std::string& name) {
+  const Reader r(name);
+  Json j = parse_model_object(text, name, "rateopt.one_vs_rest", kFormatVersion);
+  OneVsRest m;
+  const std::string kind = r.string(r.at(j, "label_kind", "label_kind"), "label_kind");
+  if (kind == to_string(LabelKind::kMultilabel))
+    m.label_kind = LabelKind::kMultilabel;
+  else if (kind == to_string(LabelKind::kMulticlass))
+    m.label_kind = LabelKind::kMulticlass;
+  else
+    r.fail("label_kind", fmt::format("'{}', expected multilabel or multiclass", kind));
+  const Json& names = r.at(j, "names", "names");
+  if (!names.is_array()) r.fail("names", "expected an array of strings");
+  for (std::size_t k = 0; k < names.size(); ++k)
+    m.names.push_back(r.string(names[k], fmt::format("names[{}]", k)));
+  const Json& enc = r.object(r.at(j, "encoding", "encoding"), "encoding");
+  const Json& outs = r.at(j, "outputs", "outputs");
+  if (!outs.is_array()) r.fail("outputs", "expected an array of models");
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    Json o = r.object(outs[k], fmt::format("outputs[{}]", k));
+    o["encoding"] = enc;
+    m.outputs.push_back(Classifier::from_json(o.dump(), fmt::format("{} (outputs[{}])", name, k)));
+  }
+  if (!m.outputs.empty()) m.encoding = m.outputs.front().encoding;
+  try {
+    m.validate();
+  } catch (const InvalidArgument& e) {
+    r.fail("", e.what());
+  }
+  return m;
+}
+
+void OneVsRest::save(const std::string& path) const {
+  write_model_file(path, to_json());
+}
+
+OneVsRest OneVsRest::load(const std::string& path) {
+  return from_json(read_model_file(path), path);
 }
 
 }  // namespace rateopt
