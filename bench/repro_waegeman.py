@@ -5,10 +5,10 @@ For every test instance the labels of its l nearest training instances (Euclidea
 min-max scaled features, Weka's default normalisation) form an empirical joint distribution of the
 label vector. Four decisions are made from it:
 
-  MM   marginal modes: label i is predicted when more than half of the neighbours have it
-       (Hamming-optimal for the empirical distribution);
+  MM   marginal modes: label i is predicted when at least half of the neighbours have it
+       (Hamming-optimal for the empirical distribution; `--mm-tie strict`: more than half);
   JM   joint mode: the most frequent neighbour label vector (subset-0/1-optimal); ties go to the
-       vector seen first in distance order;
+       vector seen first in distance order (`--jm-tie farthest`: last);
   FM   F1 maximiser under label independence from the empirical marginals
        (`rateopt decide --model independent --metric f1`);
   GFM  F1 maximiser for the empirical joint distribution itself
@@ -17,6 +17,7 @@ label vector. Four decisions are made from it:
 The test-set Hamming loss, subset 0/1 loss, instance-wise F1 and Jaccard (per instance, averaged;
 F1 and Jaccard of an empty prediction against an empty truth are 1) are written next to the
 paper's numbers as a Markdown table plus a CSV. Every row is cross-checked with `rateopt eval`.
+Neighbours tied at the l-th distance are broken by training index (`--ties include` keeps them).
 
 Usage (Debian's python3 has numpy):
   /usr/bin/python3 bench/repro_waegeman.py --rateopt build/release/rateopt \
