@@ -9,7 +9,7 @@
 //
 // Cost, with r = the labels whose row of P is not all zero and c = the cardinalities s whose
 // column of P is not all zero (r, c <= m):
-//   * Delta is formed for the r live rows and the columns k = 1..r only, O(r c r): a label that
+//   * Delta is formed for the r live rows and the columns k = 1..r at most, O(r c r): a label that
 //     is never positive has Delta = 0 in every column, and for k > r the top k holds all live
 //     rows, so E[k] = sum_s (sum_i p_is) W[s][k], O(c) per k; and E[k] < E[r] there (Delta
 //     falls in k), so the optimum has k <= r.
@@ -17,6 +17,9 @@
 //     order of column k - 1. Orders change little from one k to the next (two rows swap at most
 //     c - 1 times over all k; measured: almost no swaps after column 1 on sampled P), so this
 //     costs O(r + swaps) per column, O(r^2) in all in practice.
+//   * Without all_k, columns are formed in blocks of 8 and stop at the first k whose bound
+//     UB(k) = sum_s (sum_i p_is) W[s][k] >= E[k'] for all k' >= k falls below the best E found:
+//     exact, and only the columns up to a few times the likely cardinalities are formed.
 //   * decide_gfm reads the m x m matrix once (validation + live rows/columns, O(m^2));
 //     decide_gfm_samples never forms it.
 // Options: all_k fills expected_by_k (E[k] for k = 0..m); method must be auto or exact;
@@ -45,6 +48,7 @@
 
 #include "common/check.hpp"
 #include "decide/gfm_internal.hpp"
+#include "decide/ties.hpp"
 #include "rateopt/decide.hpp"
 
 namespace rateopt {
@@ -165,46 +169,65 @@ Decision solve_gfm(const LiveGfm& g, double beta, bool all_k) {
     return scale / (b2 * s + static_cast<double>(k));
   };
 
-  // Delta for the live rows and the columns k = 1..r (column-major: column k - 1 contiguous).
-  Eigen::MatrixXd w(c, r);
-  for (Eigen::Index k = 0; k < r; ++k)
-    for (Eigen::Index b = 0; b < c; ++b) w(b, k) = w_entry(b, static_cast<std::size_t>(k + 1));
+  // Delta for the live rows and the columns k = 1..r (column-major: column k - 1 contiguous),
+  // formed in blocks of columns. Unless every E[k] is wanted (all_k), the blocks stop at the
+  // first k whose bound
+  //   E[k'] <= sum_i Delta[i][k'] <= UB(k) = sum_s (sum_i p_is) W[s][k]   for every k' >= k
+  // (Delta >= 0 falls in k) is below the best E so far: exact, and typically only the columns
+  // up to a few times the largest likely cardinality are formed.
   Eigen::MatrixXd delta(r, r);
-  delta.noalias() = g.pc * w;
+  Eigen::MatrixXd w_block;
+  const Eigen::VectorXd card_mass = g.pc.colwise().sum().transpose();
+  const auto upper_bound = [&](std::size_t k) {
+    double sum = 0;
+    for (Eigen::Index b = 0; b < c; ++b) sum += card_mass(b) * w_entry(b, k);
+    return sum;
+  };
 
   std::vector<double> expected(m + 1, 0.0);
   expected[0] = g.p_zero;
-  // Column 1 is sorted from scratch, later columns from the previous order.
+  std::size_t best = 0;
   std::vector<std::uint32_t> order(g.rows.size());
   std::vector<double> sorted(g.rows.size());
   std::iota(order.begin(), order.end(), 0U);
-  if (r > 0) {
-    const double* first = delta.data();
-    std::sort(order.begin(), order.end(), [first](std::uint32_t a, std::uint32_t b) {
-      return first[a] > first[b] || (first[a] == first[b] && a < b);
-    });
-  }
-  for (Eigen::Index k = 1; k <= r; ++k) {
-    resort_column(order, sorted, delta.data() + (k - 1) * r);
-    double sum = 0;
-    for (Eigen::Index t = 0; t < k; ++t) sum += sorted[static_cast<std::size_t>(t)];
-    expected[static_cast<std::size_t>(k)] = sum;
-  }
-  // k > r: every live row is in the top k; E[k] = sum_s (sum_i p_is) W[s][k].
-  if (static_cast<std::size_t>(r) < m) {
-    const Eigen::VectorXd card_mass = g.pc.colwise().sum().transpose();
-    for (std::size_t k = static_cast<std::size_t>(r) + 1; k <= m; ++k) {
-      double sum = 0;
-      for (Eigen::Index b = 0; b < c; ++b) sum += card_mass(b) * w_entry(b, k);
-      expected[k] = sum;
+  Eigen::Index formed = 0;  // columns 1..formed of Delta are known
+  constexpr Eigen::Index kBlock = 8;
+  while (formed < r) {
+    // Stop when no k > formed can beat the best (a relative margin far above rounding).
+    if (!all_k && formed > 0 &&
+        upper_bound(static_cast<std::size_t>(formed) + 1) * (1 + 1e-12) < expected[best])
+      break;
+    const Eigen::Index width = std::min(kBlock, r - formed);
+    w_block.resize(c, width);
+    for (Eigen::Index t = 0; t < width; ++t)
+      for (Eigen::Index b = 0; b < c; ++b)
+        w_block(b, t) = w_entry(b, static_cast<std::size_t>(formed + t + 1));
+    delta.middleCols(formed, width).noalias() = g.pc * w_block;
+    if (formed == 0) {  // column 1 is sorted from scratch, later ones from the previous order
+      const double* first = delta.data();
+      std::sort(order.begin(), order.end(), [first](std::uint32_t a, std::uint32_t b) {
+        return first[a] > first[b] || (first[a] == first[b] && a < b);
+      });
     }
+    for (Eigen::Index k = formed + 1; k <= formed + width; ++k) {
+      resort_column(order, sorted, delta.data() + (k - 1) * r);
+      double sum = 0;
+      for (Eigen::Index t = 0; t < k; ++t) sum += sorted[static_cast<std::size_t>(t)];
+      const auto kk = static_cast<std::size_t>(k);
+      expected[kk] = sum;
+      if (sum > expected[best]) best = kk;
+    }
+    formed += width;
   }
+  // Smallest k among ties (docs/decide.md); k > formed cannot tie (the bound's margin).
+  best = detail::argmax_with_ties(
+      std::span<const double>(expected).first(static_cast<std::size_t>(formed) + 1));
+  // k > r: every live row is in the top k; E[k] = sum_s (sum_i p_is) W[s][k].
+  if (all_k)
+    for (std::size_t k = static_cast<std::size_t>(r) + 1; k <= m; ++k) expected[k] = upper_bound(k);
 
   // The optimum has k <= r: for k > r, E[k] = sum_i Delta[i][k] <= E[r] (1 - 1/((1 + b^2) m + 1))
   // (Delta falls strictly in k; the gap is far above rounding), so those k are only reported.
-  std::size_t best = 0;
-  for (std::size_t k = 1; k <= static_cast<std::size_t>(r); ++k)
-    if (expected[k] > expected[best]) best = k;
 
   Decision out;
   out.method = DecideMethod::kExact;

@@ -11,6 +11,7 @@
 
 #include "common/check.hpp"
 #include "decide/independent_impl.hpp"
+#include "decide/ties.hpp"
 #include "rateopt/decide.hpp"
 
 namespace rateopt {
@@ -29,25 +30,9 @@ constexpr double kAutoTruncation = 1e-15;
 // Inputs of at least this size are sorted by a radix sort.
 constexpr std::size_t kRadixMin = 2048;
 
-// Expectations within this distance of the best count as ties (smallest k wins).
-double tie_slack(double best) {
-  return 8 * DBL_EPSILON * std::abs(best);
-}
-
-double best_value(const std::vector<double>& e) {
-  double best = -std::numeric_limits<double>::infinity();
-  for (const double v : e)
-    if (v > best) best = v;
-  return best;
-}
-
-// argmax_k E[k], smallest k among ties; NaN entries never win.
+// argmax_k E[k], smallest k among ties (docs/decide.md); NaN entries never win.
 std::size_t argmax_k(const std::vector<double>& e) {
-  const double best = best_value(e);
-  const double slack = tie_slack(best);
-  for (std::size_t k = 0; k < e.size(); ++k)
-    if (e[k] >= best - slack) return k;
-  return 0;
+  return detail::argmax_with_ties(e);
 }
 
 // Natarajan's heuristic: the first k >= 1 with E[k] >= E[k+1] (n if none), against k = 0.
@@ -57,7 +42,7 @@ std::size_t early_stop_k(const std::vector<double>& e) {
   std::size_t k = 1;
   while (k < n && !std::isnan(e[k + 1]) && e[k] < e[k + 1]) ++k;
   const double best = std::max(e[0], e[k]);
-  return e[0] >= best - tie_slack(best) ? 0 : k;
+  return e[0] >= best - detail::tie_slack(best) ? 0 : k;
 }
 
 struct Sorted {

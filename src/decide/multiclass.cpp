@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "decide/ties.hpp"
 #include "rateopt/decide.hpp"
 
 namespace rateopt {
@@ -74,9 +75,7 @@ Decision decide_multiclass(std::span<const double> class_probabilities, const De
     if (k < n) e += miss * utility(0, kd, 1, nd - kd - 1);
     expected[k] = e;
   }
-  std::size_t best = 0;
-  for (std::size_t k = 1; k <= n; ++k)
-    if (expected[k] > expected[best]) best = k;
+  const std::size_t best = detail::argmax_with_ties(expected);
 
   Decision out;
   out.method = DecideMethod::kExact;

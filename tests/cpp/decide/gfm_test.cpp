@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cfloat>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -528,6 +529,63 @@ TEST(GfmSamples, DirectPathEqualsMatrixPath) {
           decide_gfm_samples(smp.view(), weights, smp.m, DecideMetric::from_name(beta.metric));
       EXPECT_EQ(plain.selected, want.selected);
       EXPECT_EQ(plain.expected, want.expected);
+    }
+  }
+}
+
+// Expectations equal up to rounding tie, and the smaller k wins (docs/decide.md): here E[2] and
+// E[3] are both 2/5 but round 1 ulp apart (found by the Waegeman reproduction on scene).
+TEST(GfmTies, RoundingTiesPickTheSmallerSet) {
+  Samples smp;
+  smp.m = 6;
+  for (int label : {2, 0, 3, 0, 0, 2, 3, 5, 4, 3}) smp.add(mask_of({label}));
+  DecideOptions all;
+  all.all_k = true;
+  const Decision d = decide_gfm_samples(smp.view(), {}, 6, DecideMetric::from_name("f1"), all);
+  ASSERT_EQ(d.expected_by_k.size(), 7u);
+  EXPECT_NEAR(d.expected_by_k[2], 0.4, 1e-15);
+  EXPECT_NEAR(d.expected_by_k[3], 0.4, 1e-15);
+  EXPECT_EQ(d.selected, (std::vector<std::size_t>{0, 3}));
+  EXPECT_EQ(decide_gfm(gfm_from_samples(smp.view(), {}, 6), DecideMetric::from_name("f1")).selected,
+            (std::vector<std::size_t>{0, 3}));
+}
+
+// Without all_k, GFM stops forming columns of Delta once a bound proves that no larger k can win;
+// the decision must equal the one from every column.
+TEST(GfmTies, BoundedColumnsGiveTheFullDecision) {
+  std::mt19937_64 rng(4242);
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (int t = 0; t < 60; ++t) {
+    SCOPED_TRACE("trial " + std::to_string(t));
+    Samples smp;
+    smp.m = 1 + rng() % 150;
+    const std::size_t n = 1 + rng() % 80;
+    const std::size_t max_card = 1 + rng() % std::min<std::size_t>(smp.m, 40);
+    std::vector<double> weights;
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t s = rng() % (max_card + 1);
+      std::vector<std::int32_t> labels;
+      while (labels.size() < s) {
+        const auto i = static_cast<std::int32_t>(rng() % smp.m);
+        if (std::find(labels.begin(), labels.end(), i) == labels.end()) labels.push_back(i);
+      }
+      std::sort(labels.begin(), labels.end());
+      smp.indices.insert(smp.indices.end(), labels.begin(), labels.end());
+      smp.indptr.push_back(static_cast<std::int64_t>(smp.indices.size()));
+      weights.push_back(0.1 + unit(rng));
+    }
+    for (const auto& beta : kBetas) {
+      const auto metric = DecideMetric::from_name(beta.metric);
+      DecideOptions all;
+      all.all_k = true;
+      const Decision full = decide_gfm_samples(smp.view(), weights, smp.m, metric, all);
+      const Decision bounded = decide_gfm_samples(smp.view(), weights, smp.m, metric);
+      EXPECT_EQ(bounded.selected, full.selected);
+      EXPECT_EQ(bounded.expected, full.expected);
+      // and the chosen k is the smallest within 8 ulp of the best of every E[k]
+      const double top = *std::max_element(full.expected_by_k.begin(), full.expected_by_k.end());
+      for (std::size_t k = 0; k < full.selected.size(); ++k)
+        EXPECT_LT(full.expected_by_k[k], top - 8 * DBL_EPSILON * top);
     }
   }
 }
