@@ -1,0 +1,307 @@
+// File: rateopt/train.hpp
+// Rate-constrained training: minimise a function of classification rates subject to constraints
+// on other rate functions (Cotter et al. 2019; Narasimhan, Cotter & Gupta 2019).
+//
+// Problem. The objective and the constraints are expressions of the expression language
+// (expr.hpp) over rates on slices of one or more named datasets ("tpr@train[sex=Female]").
+// A `RateProblem` compiles them once:
+//   * atoms: every rate depends on the model only through *atoms*, the weighted share of rows of
+//     one cell (dataset, slice, label, baseline prediction) that the model predicts positive,
+//     normalised by the slice's total weight. An atom is linear in the per-row predictions h_i:
+//         atom_k = sum_{i in cell k} coef_ki * h_i,   coef_ki = w_i / (slice total weight);
+//   * leaves (rates): ppr, tpr, fpr, error, churn, ... are affine in atoms; precision, f1, fbeta,
+//     jaccard, winloss are ratios of affine forms; kld, gmean, hmean, qmean (and gtppr) are
+//     general differentiable functions of a few affine "argument rates";
+//   * functions: the objective and each constraint g(rates) <= 0 are analysed as kLinear (affine
+//     in atoms), kRatio (affine in leaves with at least one ratio leaf), kGeneral or kConstant.
+//     `a <= b` becomes a - b <= 0, `a >= b` becomes b - a <= 0, `a == b` becomes two
+//     inequalities, and `max(x, y, ...) <= b` (or `min(...) >= b`) one constraint per argument
+//     (worst-group constraints). Constant constraints are rejected.
+//
+// Solvers (TrainSolver; kAuto picks by the analysis):
+//   kProxyLagrangian  linear problems: the model player descends a hinge surrogate of the
+//                     proxy-Lagrangian, the multiplier player (a stochastic matrix whose stationary
+//                     distribution weights objective and constraints) ascends on true 0/1 rates by
+//                     multiplicative updates (Cotter, Jiang & Sridharan 2019, swap-regret form).
+//   kThreePlayer      Narasimhan Algorithm 2: model player on surrogates, multiplier player on
+//                     true rates, slack player's best response (closed form for kld, gmean,
+//                     hmean, qmean objectives; projected gradient otherwise).
+//   kRatio            Narasimhan Algorithm 3 for sums of ratios: numerator / denominator slacks
+//                     moved by projected gradient steps.
+//   kOracle           Narasimhan Algorithm 1: the model player is a cost-sensitive oracle
+//                     (`TrainOptions::oracle`; see oracles below), the rest as Algorithm 2.
+// The slack links are equalities: L = psi(xi) + sum_a lambda_a (R_a(theta) - xi_a) with lambda_a in
+// [-bound, bound] (an exact penalty for bound >= the Lipschitz constant), so no monotonicity of psi
+// is needed; the model player uses the upper hinge max(0, 1 + f) for rows whose total coefficient
+// is positive and the concave lower bound min(1, f) for rows whose coefficient is negative, so its
+// surrogate always upper-bounds the Lagrangian term.
+//
+// Output: every `checkpoint_every` iterations the iterate and its exact training atoms are kept as
+// a candidate. The stochastic classifier is the LP-shrunk distribution over candidates (at most
+// m + 1 models, m = number of inequality constraints; see shrink_candidates), the deterministic
+// one the best iterate (feasible first, then objective; best_candidate).
+//
+// Determinism: same problem, options and seed give the same result for any n_threads (all sums
+// are block reductions of fixed block size).
+//
+// Hooking in another solver (e.g. Goh et al.'s ramp method, which needs problems linear in
+// rates): build a RateProblem, check objective()/constraints() are kLinear, read the affine forms
+// (FunctionInfo::linear) over atoms and the atoms' rows and coefficients (atoms()), train, then
+// call problem.evaluate(problem.atom_values(predictions)) to report true values, and
+// shrink_candidates / best_candidate to build a Classifier from several iterates.
+//
+// Example:
+//   rateopt::RateProblem problem = rateopt::RateProblem::build(
+//       {.objective = "error", .constraints = {"ppr[sex=Female] >= 0.8 * ppr[sex=Male]"}},
+//       {{"train", &train}});
+//   rateopt::TrainResult r = rateopt::train_rate_constrained(problem, {});
+//   r.classifier.save("fair.json");
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rateopt/dataset.hpp"
+#include "rateopt/expr.hpp"
+#include "rateopt/model.hpp"
+#include "rateopt/status.hpp"
+
+namespace rateopt {
+
+// ---- problem -----------------------------------------------------------------------------------
+
+struct TrainingData {
+  std::string name;  // referenced as rate@name; the first entry is the default dataset
+  const Dataset* data = nullptr;
+};
+
+struct ProblemSpec {
+  std::string objective = "error";       // an expression (not a constraint)
+  bool maximize = false;                 // maximise the objective instead
+  std::vector<std::string> constraints;  // "lhs <= rhs", "lhs >= rhs", "lhs == rhs"
+};
+
+enum class FunctionKind { kConstant, kLinear, kRatio, kGeneral };
+[[nodiscard]] std::string_view to_string(FunctionKind kind) noexcept;
+
+struct AtomTerm {
+  std::size_t atom = 0;
+  double coef = 0;
+};
+
+// constant + sum coef * atom.
+struct AffineForm {
+  double constant = 0;
+  std::vector<AtomTerm> terms;
+  [[nodiscard]] double evaluate(std::span<const double> atoms) const;
+};
+
+struct Atom {
+  std::size_t dataset = 0;        // index into RateProblem::data()
+  std::vector<std::size_t> rows;  // rows of the cell, increasing
+  std::vector<double> coef;       // per row: weight / total weight of the slice
+  double capacity = 0;            // sum of coef: the atom's value when every row is positive
+  std::string description;        // e.g. "train[sex=Female] label=1"
+};
+
+// One function of the problem: the objective (to minimise; negated when maximising) or one
+// constraint g <= 0.
+struct FunctionInfo {
+  std::string text;  // source text, e.g. "ppr[sex=Female] - 0.8 * ppr[sex=Male]"
+  FunctionKind kind = FunctionKind::kConstant;
+  std::string shape;                 // "linear", "convex", "concave", "sum of ratios", "unknown"
+  std::optional<AffineForm> linear;  // kLinear and kConstant: the function as an affine form
+};
+
+struct ProblemValues {
+  double objective = 0;             // as written (not negated when maximising)
+  std::vector<double> constraints;  // g_j (<= 0 when satisfied), one per FunctionInfo
+  [[nodiscard]] double max_violation() const noexcept;  // max(0, max_j g_j)
+};
+
+class RateProblem {
+ public:
+  // Parses and analyses. Throws ParseError (expression syntax), NotFound (unknown dataset,
+  // metric, column or column value), InvalidArgument (empty slice, unlabelled data for a
+  // label metric, constant constraint, a ratio whose denominator is identically zero, a
+  // non-binary dataset, a baseline that is not 0/1, datasets whose feature counts differ).
+  static RateProblem build(const ProblemSpec& spec, std::vector<TrainingData> data);
+
+  [[nodiscard]] const ProblemSpec& spec() const noexcept;
+  [[nodiscard]] std::span<const TrainingData> data() const noexcept;
+  [[nodiscard]] std::span<const Atom> atoms() const noexcept;
+  // Objective as minimised (negated when maximising).
+  [[nodiscard]] const FunctionInfo& objective() const noexcept;
+  [[nodiscard]] std::span<const FunctionInfo> constraints() const noexcept;
+  // Index of the source constraint (ProblemSpec::constraints) of each internal constraint.
+  [[nodiscard]] std::span<const std::size_t> constraint_source() const noexcept;
+  [[nodiscard]] std::size_t num_features() const noexcept;
+
+  // Atoms from per-dataset predictions (probabilities of positive in [0, 1], one vector per
+  // dataset, each with the dataset's row count).
+  [[nodiscard]] std::vector<double> atom_values(
+      std::span<const std::vector<double>> predictions) const;
+  // Exact values (catalogue conventions) at the given atoms.
+  [[nodiscard]] ProblemValues evaluate(std::span<const double> atoms) const;
+  // Lines describing the analysis, for reports.
+  [[nodiscard]] std::string describe() const;
+
+  struct Impl;
+  [[nodiscard]] const Impl& impl() const noexcept { return *impl_; }
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+};
+
+// ---- scorers -----------------------------------------------------------------------------------
+
+// A differentiable scorer f(x; params). Implementations must be deterministic for any n_threads.
+class Scorer {
+ public:
+  virtual ~Scorer() = default;
+  [[nodiscard]] virtual std::size_t num_parameters() const = 0;
+  // out[i] = f(x_i; params), out has x.rows() entries.
+  virtual void scores(const FeatureMatrix& x, std::span<const double> params, std::span<double> out,
+                      int n_threads) const = 0;
+  // grad += sum_i d[i] * d f(x_i; params) / d params.
+  virtual void vjp(const FeatureMatrix& x, std::span<const double> params,
+                   std::span<const double> d, std::span<double> grad, int n_threads) const = 0;
+  // The saved form (linear scorers only, today).
+  [[nodiscard]] virtual LinearModel to_linear(std::span<const double> params) const = 0;
+};
+
+// f(x) = w . x + b; params = [w (num_features), b].
+class LinearScorer final : public Scorer {
+ public:
+  explicit LinearScorer(std::size_t num_features, bool fit_intercept = true)
+      : d_(num_features), intercept_(fit_intercept) {}
+  [[nodiscard]] std::size_t num_parameters() const override { return d_ + 1; }
+  void scores(const FeatureMatrix& x, std::span<const double> params, std::span<double> out,
+              int n_threads) const override;
+  void vjp(const FeatureMatrix& x, std::span<const double> params, std::span<const double> d,
+           std::span<double> grad, int n_threads) const override;
+  [[nodiscard]] LinearModel to_linear(std::span<const double> params) const override;
+
+ private:
+  std::size_t d_;
+  bool intercept_;
+};
+
+// ---- slack best responses (Narasimhan Lemma 1; train-notes 5.8) --------------------------------
+
+// argmin over u in [0,1]^2 of loss(u) + <lambda, u> (lambda >= 0) for the losses
+//   kKld:   p log(p/u1) + (1-p) log((1-p)/u2)   (u = predicted positive / negative rate)
+//   kGmean: 1 - sqrt(u1 u2)                     (u = tpr, tnr)
+//   kHmean: 1 - 2 u1 u2 / (u1 + u2)             (u = tpr, tnr)
+// and argmin of loss(z) - <lambda, z> for
+//   kQmean: sqrt((z1^2 + z2^2) / 2)             (z = fpr, fnr)
+// Ties (G/H/Q-means are not strictly convex) resolve to the first minimiser found by the closed
+// form. Throws InvalidArgument for negative lambda or p outside (0, 1).
+enum class SlackLoss { kKld, kGmean, kHmean, kQmean };
+struct SlackResponse {
+  double u1 = 0, u2 = 0;
+  double value = 0;  // the minimum
+};
+[[nodiscard]] SlackResponse slack_best_response(SlackLoss loss, double lambda1, double lambda2,
+                                                double p = 0.5);
+
+// ---- candidates: shrinking and best iterate ----------------------------------------------------
+
+// Candidate i has objective f[i] and constraint values g[i * m + j] (<= 0 feasible).
+struct ShrinkResult {
+  std::vector<double> weights;  // one per candidate, sum 1, at most m + 1 non-zero
+  double objective = 0;         // sum_i w_i f_i
+  double max_violation = 0;     // max_j sum_i w_i g_ij (<= 0 when feasible; >= 0 reported)
+  bool feasible = false;        // LP(0) was feasible
+};
+// LP(v): min_w sum w_i f_i s.t. sum_i w_i g_ij <= v for all j, w in the simplex. Returns the
+// basic (vertex) solution of LP(0) when feasible, otherwise of LP(v*) with the smallest v* found
+// by bisection (to `tolerance`). Solved with COIN-OR CLP (primal simplex). Exact for problems
+// linear in rates.
+[[nodiscard]] ShrinkResult shrink_candidates(std::span<const double> f, std::span<const double> g,
+                                             std::size_t m, double tolerance = 1e-7);
+// Charnes-Cooper form for a ratio objective num_i / den_i (den_i > 0) of the mixture with linear
+// constraints: min (sum w_i num_i) / (sum w_i den_i). objective = the mixture's ratio.
+[[nodiscard]] ShrinkResult shrink_candidates_ratio(std::span<const double> num,
+                                                   std::span<const double> den,
+                                                   std::span<const double> g, std::size_t m,
+                                                   double tolerance = 1e-7);
+// Cotter et al.'s best iterate: constraints collapse to max_j g_ij; rank by objective and by
+// max(0, violation - tolerance); the smallest max-rank wins, ties by objective.
+[[nodiscard]] std::size_t best_candidate(std::span<const double> f, std::span<const double> g,
+                                         std::size_t m, double tolerance = 0);
+
+// ---- training ----------------------------------------------------------------------------------
+
+enum class TrainSolver { kAuto, kProxyLagrangian, kThreePlayer, kRatio, kOracle };
+enum class StepRule { kSgd, kAdagrad, kAdam };
+[[nodiscard]] std::string_view to_string(TrainSolver solver) noexcept;
+[[nodiscard]] std::string_view to_string(StepRule rule) noexcept;
+// Throws InvalidArgument listing the accepted names ("auto", "proxy", "three-player", "ratio",
+// "oracle"; "sgd", "adagrad", "adam").
+[[nodiscard]] TrainSolver parse_train_solver(std::string_view name);
+[[nodiscard]] StepRule parse_step_rule(std::string_view name);
+
+struct IterationRecord {
+  int iteration = 0;
+  double objective = 0;      // true objective of this iterate (as written)
+  double max_violation = 0;  // true max(0, g_j) of this iterate
+  double lagrangian = 0;     // surrogate Lagrangian the model player descends
+  double seconds = 0;        // since the start
+};
+
+// Per-row costs for a cost-sensitive oracle: minimise sum_d sum_i cost[d][i] * h_i(model).
+using CostSensitiveOracle =
+    std::function<LinearModel(const RateProblem&, std::span<const std::vector<double>> costs)>;
+
+struct TrainOptions {
+  TrainSolver solver = TrainSolver::kAuto;
+  int iterations = 1000;  // game rounds (> 0)
+  StepRule model_rule = StepRule::kAdam;
+  double model_step = 0.05;  // learning rate of the model player (> 0)
+  StepRule multiplier_rule = StepRule::kSgd;
+  double multiplier_step = 0;    // 0: 0.3 for the proxy-Lagrangian, 0.5 otherwise
+  double multiplier_bound = 20;  // box [0, bound] (constraints), [-bound, bound] (links)
+  double slack_step = 0.01;      // Algorithm 3's slack step
+  double l2 = 0;                 // 0.5 * l2 * |w|^2 added to the model player's loss
+  bool fit_intercept = true;
+  int checkpoint_every = 0;            // 0: iterations / 100 (at least 1)
+  double tolerance = 1e-3;             // violation accepted as feasible in reports and ranking
+  bool shrink = true;                  // LP-shrink the candidates (else uniform over them)
+  std::uint64_t seed = 0;              // minibatch order
+  int n_threads = 0;                   // <= 0: all cores
+  std::optional<LinearModel> initial;  // warm start (default: zero)
+  CostSensitiveOracle oracle;          // kOracle only
+  std::function<void(const IterationRecord&)> progress;  // called every progress_every rounds
+  int progress_every = 100;
+};
+
+struct TrainResult {
+  Classifier classifier;  // kind "rate_constrained", Link::kThreshold, best = deterministic pick
+  TrainSolver solver = TrainSolver::kAuto;           // the solver that ran (never kAuto)
+  Termination status = Termination::kMaxIterations;  // kConverged: stochastic model feasible
+  int iterations = 0;
+  double seconds = 0;
+  ProblemValues stochastic;     // training values of the stochastic classifier
+  ProblemValues deterministic;  // training values of the best iterate
+  std::size_t num_candidates = 0;
+  std::vector<IterationRecord> history;  // every progress_every rounds and the last
+};
+
+// Throws InvalidArgument on bad options (and for kOracle without an oracle).
+[[nodiscard]] TrainResult train_rate_constrained(const RateProblem& problem,
+                                                 const TrainOptions& options = {});
+
+// ---- cost-sensitive oracles and baselines ------------------------------------------------------
+
+// Weighted logistic regression refit: labels 1{cost < 0}, weights |cost| (all datasets stacked).
+[[nodiscard]] CostSensitiveOracle weighted_logistic_oracle(double c = 1.0, int n_threads = 0);
+
+}  // namespace rateopt

@@ -1,0 +1,760 @@
+// RateProblem: parsing, binding to datasets, atoms and the analysis of each function.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/check.hpp"
+#include "rateopt/error.hpp"
+#include "rateopt/metrics.hpp"
+#include "train/train_impl.hpp"
+
+namespace rateopt {
+
+std::string_view to_string(FunctionKind kind) noexcept {
+  switch (kind) {
+    case FunctionKind::kConstant:
+      return "constant";
+    case FunctionKind::kLinear:
+      return "linear";
+    case FunctionKind::kRatio:
+      return "ratio";
+    case FunctionKind::kGeneral:
+      return "general";
+  }
+  return "?";
+}
+
+double AffineForm::evaluate(std::span<const double> atoms) const {
+  double v = constant;
+  for (const AtomTerm& t : terms) v += t.coef * atoms[t.atom];
+  return v;
+}
+
+double ProblemValues::max_violation() const noexcept {
+  double v = 0;
+  for (double g : constraints) v = std::max(v, g);
+  return v;
+}
+
+namespace {
+
+constexpr double kZero = 1e-13;
+
+bool is_linear_metric(std::string_view m) {
+  static const std::set<std::string_view> names{
+      "ppr",   "coverage", "npr",   "tpr",   "recall",
+      "fnr",   "fpr",      "tnr",   "error", "accuracy",
+      "tp",    "fp",       "fn",    "tn",    "balanced_accuracy",
+      "churn", "wins",     "losses"};
+  return names.count(m) > 0;
+}
+
+bool is_ratio_metric(std::string_view m) {
+  return m == "precision" || m == "f1" || m == "fbeta" || m == "jaccard" || m == "winloss";
+}
+
+// Adds coef * form into out.
+void add_scaled(AffineForm& out, const AffineForm& form, double coef) {
+  out.constant += coef * form.constant;
+  for (const AtomTerm& t : form.terms) out.terms.push_back({t.atom, coef * t.coef});
+}
+
+// Merges duplicate atoms and drops zero coefficients.
+AffineForm normalized(AffineForm f) {
+  std::map<std::size_t, double> acc;
+  for (const AtomTerm& t : f.terms) acc[t.atom] += t.coef;
+  f.terms.clear();
+  for (const auto& [a, c] : acc)
+    if (std::fabs(c) > kZero) f.terms.push_back({a, c});
+  return f;
+}
+
+std::string data_label(const RateProblem::Impl& p, std::size_t d) {
+  return p.data[d].name.empty() ? fmt::format("dataset {}", d)
+                                : fmt::format("dataset '{}'", p.data[d].name);
+}
+
+std::size_t find_dataset(const RateProblem::Impl& p, const RateRef& ref) {
+  if (ref.dataset.empty()) return 0;
+  for (std::size_t d = 0; d < p.data.size(); ++d)
+    if (p.data[d].name == ref.dataset) return d;
+  std::string names;
+  for (const TrainingData& d : p.data) names += (names.empty() ? "'" : ", '") + d.name + "'";
+  throw NotFound(fmt::format("unknown dataset '{}' in '{}' (datasets: {})", ref.dataset,
+                             ref.to_string(), names));
+}
+
+// 0 / 1 baseline per row (-1 when missing); throws when values are not 0/1 or label names.
+std::vector<int> baseline_values(const Dataset& ds, const std::string& label) {
+  const Column& col = ds.column("baseline");
+  std::vector<int> level(col.levels.size(), -2);
+  for (std::size_t k = 0; k < col.levels.size(); ++k) {
+    const std::string& v = col.levels[k];
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (end != v.c_str() && *end == '\0' && (x == 0 || x == 1)) level[k] = x == 1 ? 1 : 0;
+    const auto& names = ds.labels().names;
+    for (std::size_t c = 0; c < names.size() && c < 2; ++c)
+      if (names[c] == v) level[k] = static_cast<int>(c);
+  }
+  std::vector<int> out(ds.num_rows(), -1);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::int32_t code = col.codes[i];
+    if (code < 0) continue;
+    const int b = level[static_cast<std::size_t>(code)];
+    RATEOPT_CHECK(b >= 0,
+                  "training needs a 0/1 baseline column: {} has baseline value '{}' at row {}",
+                  label, col.levels[static_cast<std::size_t>(code)], i);
+    out[i] = b;
+  }
+  return out;
+}
+
+class Builder {
+ public:
+  explicit Builder(RateProblem::Impl& p) : p_(p) {}
+
+  std::size_t leaf_of(const RateRef& ref) {
+    for (std::size_t k = 0; k < p_.leaves.size(); ++k)
+      if (p_.leaves[k].ref == ref) return k;
+    p_.leaves.push_back(make_leaf(ref));
+    return p_.leaves.size() - 1;
+  }
+
+ private:
+  std::size_t atom_of(std::size_t d, const std::string& slice_key, int y, int b,
+                      std::vector<std::size_t> rows, std::vector<double> coef,
+                      const std::string& description) {
+    const std::string key = fmt::format("{}|{}|{}|{}", d, slice_key, y, b);
+    if (auto it = atom_index_.find(key); it != atom_index_.end()) return it->second;
+    Atom a;
+    a.dataset = d;
+    a.rows = std::move(rows);
+    a.coef = std::move(coef);
+    for (double c : a.coef) a.capacity += c;
+    a.description = description;
+    p_.atoms.push_back(std::move(a));
+    atom_index_[key] = p_.atoms.size() - 1;
+    return p_.atoms.size() - 1;
+  }
+
+  Leaf make_leaf(const RateRef& ref) {
+    Leaf leaf;
+    leaf.ref = ref;
+    leaf.dataset = find_dataset(p_, ref);
+    const Dataset& ds = *p_.data[leaf.dataset].data;
+    const std::string label = data_label(p_, leaf.dataset);
+    const MetricInfo* info = find_metric(ref.metric);
+    if (info == nullptr)
+      throw InvalidArgument(fmt::format(
+          "'{}' cannot be trained: training supports the confusion metrics of the catalogue "
+          "(ppr, tpr, fpr, error, precision, f1, kld, gmean, churn, ...), not ranking or "
+          "multilabel scores",
+          ref.to_string()));
+    leaf.spec = std::isnan(ref.param) ? ref.metric : fmt::format("{}:{}", ref.metric, ref.param);
+    RATEOPT_CHECK(!info->needs_labels || ds.labels().kind == LabelKind::kBinary,
+                  "'{}' needs labels, but {} is unlabelled", ref.to_string(), label);
+    const std::vector<std::uint8_t> mask = slice_mask(ds, ref.slice);  // NotFound on bad names
+    leaf.has_baseline = info->needs_baseline;
+    std::vector<int> base;
+    if (leaf.has_baseline) {
+      RATEOPT_CHECK(ds.find_column("baseline") != nullptr,
+                    "'{}' compares with a baseline model, but {} has no column named "
+                    "\"baseline\"",
+                    ref.to_string(), label);
+      base = baseline_values(ds, label);
+    }
+    const bool labelled = ds.labels().kind == LabelKind::kBinary;
+    // cell index = 2 * label + baseline (or label alone).
+    std::vector<std::size_t> rows[4];
+    std::vector<double> wts[4];
+    double cell_weight[4] = {0, 0, 0, 0};
+    for (std::size_t i = 0; i < mask.size(); ++i) {
+      if (mask[i] == 0) continue;
+      const int y = labelled ? ds.labels().values[i] : 0;
+      int b = 0;
+      if (leaf.has_baseline) {
+        RATEOPT_CHECK(base[i] >= 0, "'{}': row {} of {} has a missing baseline value",
+                      ref.to_string(), i, label);
+        b = base[i];
+      }
+      const int c = leaf.has_baseline ? 2 * y + b : y;
+      rows[c].push_back(i);
+      wts[c].push_back(ds.weight(i));
+      cell_weight[c] += ds.weight(i);
+      leaf.total += ds.weight(i);
+      (y == 1 ? leaf.positives : leaf.negatives) += ds.weight(i);
+    }
+    RATEOPT_CHECK(leaf.total > 0, "the slice of '{}' is empty in {} (no rows with positive weight)",
+                  ref.to_string(), label);
+    const std::string slice_key = ref.slice.to_string();
+    for (int c = 0; c < (leaf.has_baseline ? 4 : 2); ++c) {
+      if (rows[c].empty()) continue;
+      for (double& w : wts[c]) w /= leaf.total;
+      const int y = leaf.has_baseline ? c / 2 : c;
+      const int b = leaf.has_baseline ? c % 2 : -1;
+      std::string desc = fmt::format("{}[{}] {}", p_.data[leaf.dataset].name, slice_key,
+                                     labelled ? fmt::format("label={}", y) : "unlabelled");
+      if (b >= 0) desc += fmt::format(" baseline={}", b);
+      const std::size_t atom =
+          atom_of(leaf.dataset, slice_key, y, b, std::move(rows[c]), std::move(wts[c]), desc);
+      leaf.cells.push_back({atom, y, b, cell_weight[c]});
+    }
+    analyse(leaf);
+    return leaf;
+  }
+
+  // Affine forms (normalised by the slice total) of the predicted-positive mass per label and
+  // of wins / losses.
+  AffineForm mass(const Leaf& leaf, int y) const {
+    AffineForm f;
+    for (const Leaf::Cell& c : leaf.cells)
+      if (c.label == y) f.terms.push_back({c.atom, 1.0});
+    return f;
+  }
+  AffineForm wins_losses(const Leaf& leaf, bool wins) const {
+    AffineForm f;
+    for (const Leaf::Cell& c : leaf.cells) {
+      const double share = c.weight / leaf.total;
+      // wins: new right, baseline wrong; losses: new wrong, baseline right.
+      const bool baseline_right = c.baseline == c.label;
+      if (wins == baseline_right) continue;
+      // New predicts positive: right iff label 1.
+      if ((c.label == 1) == wins) {
+        f.terms.push_back({c.atom, 1.0});
+      } else {
+        f.constant += share;
+        f.terms.push_back({c.atom, -1.0});
+      }
+    }
+    return f;
+  }
+
+  void analyse(Leaf& leaf) {
+    const std::string& m = leaf.ref.metric;
+    const double pos = leaf.positives / leaf.total;
+    const double neg = leaf.negatives / leaf.total;
+    if (is_linear_metric(m)) {
+      leaf.kind = Leaf::Kind::kLinear;
+      // Extract the affine form from the catalogue itself: value at zero and per-atom slopes.
+      std::vector<double> atoms(p_.atoms.size(), 0.0);
+      const double base = leaf.value_from_atoms(atoms);
+      leaf.linear.constant = base;
+      for (const Leaf::Cell& c : leaf.cells) {
+        const double cap = p_.atoms[c.atom].capacity;
+        atoms[c.atom] = cap;
+        const double slope = (leaf.value_from_atoms(atoms) - base) / cap;
+        atoms[c.atom] = 0;
+        if (std::fabs(slope) > kZero) leaf.linear.terms.push_back({c.atom, slope});
+      }
+      leaf.args = {leaf.linear};
+      return;
+    }
+    if (is_ratio_metric(m)) {
+      leaf.kind = Leaf::Kind::kRatio;
+      AffineForm num, den;
+      const AffineForm tp = mass(leaf, 1);
+      const AffineForm fp = mass(leaf, 0);
+      if (m == "precision") {
+        num = tp;
+        add_scaled(den, tp, 1);
+        add_scaled(den, fp, 1);
+      } else if (m == "jaccard") {
+        num = tp;
+        add_scaled(den, fp, 1);
+        den.constant += pos;
+      } else if (m == "winloss") {
+        num = wins_losses(leaf, true);
+        den = wins_losses(leaf, false);
+      } else {  // f1, fbeta: (1+b^2) tp / (tp + fp + b^2 P)
+        double beta = 1;
+        if (m == "fbeta") beta = std::isnan(leaf.ref.param) ? 1.0 : leaf.ref.param;
+        RATEOPT_CHECK(beta > 0, "'{}': beta must be > 0", leaf.ref.to_string());
+        add_scaled(num, tp, 1 + beta * beta);
+        add_scaled(den, tp, 1);
+        add_scaled(den, fp, 1);
+        den.constant += beta * beta * pos;
+      }
+      num = normalized(num);
+      den = normalized(den);
+      RATEOPT_CHECK(!(den.terms.empty() && std::fabs(den.constant) <= kZero),
+                    "the denominator of '{}' is identically zero on its slice (no rows it could "
+                    "count)",
+                    leaf.ref.to_string());
+      leaf.args = {num, den};
+      return;
+    }
+    const AffineForm tp = mass(leaf, 1);
+    const AffineForm fp = mass(leaf, 0);
+    AffineForm tpr, tnr, fpr, fnr, ppr, npr;
+    if (pos > 0) {
+      add_scaled(tpr, tp, 1 / pos);
+      add_scaled(fnr, tp, -1 / pos);
+      fnr.constant += 1;
+    } else {
+      tpr.constant = 1;
+    }
+    if (neg > 0) {
+      add_scaled(fpr, fp, 1 / neg);
+      add_scaled(tnr, fp, -1 / neg);
+      tnr.constant += 1;
+    } else {
+      tnr.constant = 1;
+    }
+    add_scaled(ppr, tp, 1);
+    add_scaled(ppr, fp, 1);
+    add_scaled(npr, ppr, -1);
+    npr.constant += 1;
+    leaf.kind = Leaf::Kind::kNamed;
+    if (m == "kld") {
+      leaf.named = SlackLoss::kKld;
+      leaf.label_rate = pos;
+      leaf.args = {normalized(ppr), normalized(npr)};
+    } else if (m == "gmean") {
+      leaf.named = SlackLoss::kGmean;
+      leaf.args = {normalized(tpr), normalized(tnr)};
+    } else if (m == "hmean") {
+      leaf.named = SlackLoss::kHmean;
+      leaf.args = {normalized(tpr), normalized(tnr)};
+    } else if (m == "qmean") {
+      leaf.named = SlackLoss::kQmean;
+      leaf.args = {normalized(fpr), normalized(fnr)};
+    } else {
+      leaf.kind = Leaf::Kind::kGeneric;
+      for (const Leaf::Cell& c : leaf.cells) leaf.args.push_back(AffineForm{0, {{c.atom, 1.0}}});
+    }
+  }
+
+  RateProblem::Impl& p_;
+  std::map<std::string, std::size_t> atom_index_;
+};
+
+// 0 constant, 1 affine in the rates, 2 other; per node.
+std::vector<int> node_levels(const Expression& e) {
+  const auto& nodes = e.nodes();
+  std::vector<int> level(nodes.size(), 2);
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    const ExprNode& n = nodes[k];
+    const auto a = [&](std::size_t j) { return level[n.args[j]]; };
+    switch (n.op) {
+      case NodeOp::kConstant:
+        level[k] = 0;
+        break;
+      case NodeOp::kRate:
+        level[k] = 1;
+        break;
+      case NodeOp::kNeg:
+        level[k] = a(0);
+        break;
+      case NodeOp::kAdd:
+      case NodeOp::kSub:
+        level[k] = std::max(a(0), a(1));
+        break;
+      case NodeOp::kMul:
+        level[k] = a(0) == 0 ? a(1) : (a(1) == 0 ? a(0) : 2);
+        break;
+      case NodeOp::kDiv:
+        level[k] = a(1) == 0 ? a(0) : 2;
+        break;
+      case NodeOp::kCall: {
+        int m = 0;
+        for (std::size_t j = 0; j < n.args.size(); ++j) m = std::max(m, a(j));
+        level[k] = m == 0 ? 0 : 2;
+        break;
+      }
+    }
+  }
+  return level;
+}
+
+void collect_leaves(const Expression& e, std::size_t node, const std::vector<std::size_t>& map,
+                    std::set<std::size_t>& out) {
+  const ExprNode& n = e.nodes()[node];
+  if (n.op == NodeOp::kRate) out.insert(map[n.rate]);
+  for (std::size_t a : n.args) collect_leaves(e, a, map, out);
+}
+
+void finish_function(const RateProblem::Impl& p, Function& f, const std::string& text) {
+  f.info.text = text;
+  std::set<std::size_t> leaves;
+  bool affine = true;
+  for (const Function::Term& t : f.terms) {
+    const Expression& e = p.exprs[t.expr];
+    collect_leaves(e, t.node, p.expr_leaves[t.expr], leaves);
+    if (node_levels(e)[t.node] > 1) affine = false;
+  }
+  f.leaves.assign(leaves.begin(), leaves.end());
+  f.affine_in_leaves = affine;
+  if (affine) {
+    // Coefficients: the (constant) gradient; constant: the value at zero leaves.
+    std::vector<double> zeros(p.leaves.size(), 0.0);
+    std::vector<double> grad(p.leaves.size(), 0.0);
+    f.leaf_constant = p.value(f, zeros, grad);
+    for (std::size_t l : f.leaves)
+      if (grad[l] != 0) f.leaf_coef.emplace_back(l, grad[l]);
+  }
+  FunctionInfo& info = f.info;
+  if (!affine) {
+    info.kind = FunctionKind::kGeneral;
+    info.shape = "unknown";
+    return;
+  }
+  bool any_ratio = false, any_general = false, convex = true, concave = true;
+  AffineForm lin;
+  lin.constant = f.leaf_constant;
+  for (const auto& [l, c] : f.leaf_coef) {
+    const Leaf& leaf = p.leaves[l];
+    switch (leaf.kind) {
+      case Leaf::Kind::kLinear:
+        add_scaled(lin, leaf.linear, c);
+        break;
+      case Leaf::Kind::kRatio:
+        any_ratio = true;
+        convex = concave = false;
+        break;
+      case Leaf::Kind::kNamed: {
+        any_general = true;
+        // kld is convex in the rates; gmean, hmean, qmean are concave utilities.
+        const bool leaf_convex = leaf.named == SlackLoss::kKld;
+        if ((c > 0) != leaf_convex) convex = false;
+        if ((c > 0) == leaf_convex) concave = false;
+        break;
+      }
+      case Leaf::Kind::kGeneric:
+        any_general = true;
+        convex = concave = false;
+        break;
+    }
+  }
+  if (any_general) {
+    info.kind = FunctionKind::kGeneral;
+    info.shape = convex ? "convex" : (concave ? "concave" : "unknown");
+  } else if (any_ratio) {
+    info.kind = FunctionKind::kRatio;
+    info.shape = "sum of ratios";
+  } else {
+    lin = normalized(lin);
+    info.kind = lin.terms.empty() ? FunctionKind::kConstant : FunctionKind::kLinear;
+    info.shape = lin.terms.empty() ? "constant" : "linear";
+    info.linear = lin;
+  }
+}
+
+// Pieces of a side of a constraint: the arguments of a top-level max (or min) when `split`
+// names that function, else the side itself.
+std::vector<std::size_t> pieces(const Expression& e, std::size_t root, std::string_view split) {
+  const ExprNode& n = e.nodes()[root];
+  if (n.op == NodeOp::kCall && n.function == split) return n.args;
+  return {root};
+}
+
+std::string node_text(const Expression& e, std::size_t node, std::size_t end) {
+  const std::size_t start = std::min(e.nodes()[node].position, e.text().size());
+  (void)end;
+  return std::string(e.text().substr(start));
+}
+
+}  // namespace
+
+std::vector<double> RateProblem::Impl::leaf_values(std::span<const double> atom_vals) const {
+  std::vector<double> v(leaves.size());
+  for (std::size_t l = 0; l < leaves.size(); ++l) v[l] = leaves[l].value_from_atoms(atom_vals);
+  return v;
+}
+
+double RateProblem::Impl::value(const Function& f, std::span<const double> leaf_vals,
+                                std::span<double> leaf_grad, double scale) const {
+  double total = f.constant;
+  std::vector<double> rates, grad;
+  for (const Function::Term& t : f.terms) {
+    const Expression& e = exprs[t.expr];
+    const auto& map = expr_leaves[t.expr];
+    rates.resize(map.size());
+    for (std::size_t r = 0; r < map.size(); ++r) rates[r] = leaf_vals[map[r]];
+    if (leaf_grad.empty()) {
+      total += t.coef * e.evaluate(t.node, rates);
+    } else {
+      grad.assign(map.size(), 0.0);
+      total += t.coef * e.evaluate(t.node, rates, grad);
+      for (std::size_t r = 0; r < map.size(); ++r) leaf_grad[map[r]] += scale * t.coef * grad[r];
+    }
+  }
+  return total;
+}
+
+double Leaf::value_from_atoms(std::span<const double> atoms) const {
+  SliceCounts s;
+  double tp = 0, fp = 0;
+  double changes = 0, wins = 0, losses = 0;
+  for (const Cell& c : cells) {
+    const double pos = std::clamp(atoms[c.atom] * total, 0.0, c.weight);
+    (c.label == 1 ? tp : fp) += pos;
+    if (c.baseline >= 0) {
+      const double neg = c.weight - pos;
+      changes += c.baseline == 1 ? neg : pos;
+      const bool base_right = c.baseline == c.label;
+      const double new_right = c.label == 1 ? pos : neg;
+      const double new_wrong = c.weight - new_right;
+      if (!base_right) wins += new_right;
+      if (base_right) losses += new_wrong;
+    }
+  }
+  s.confusion.tp = tp;
+  s.confusion.fp = fp;
+  s.confusion.fn = std::max(0.0, positives - tp);
+  s.confusion.tn = std::max(0.0, negatives - fp);
+  s.total = total;
+  if (has_baseline) {
+    s.changes = changes;
+    s.wins = wins;
+    s.losses = losses;
+  }
+  return compute_metric(spec, s);
+}
+
+double Leaf::value_from_args(std::span<const double> a, std::span<double> grad) const {
+  const bool g = !grad.empty();
+  switch (kind) {
+    case Kind::kLinear:
+      if (g) grad[0] = 1;
+      return a[0];
+    case Kind::kRatio: {
+      const double den = a[1];
+      if (g) {
+        grad[0] = 1 / den;
+        grad[1] = -a[0] / (den * den);
+      }
+      return a[0] / den;
+    }
+    case Kind::kNamed: {
+      const double u1 = a[0], u2 = a[1];
+      constexpr double kTiny = 1e-12;
+      switch (named) {
+        case SlackLoss::kKld: {
+          const double p = label_rate;
+          const double x1 = std::max(u1, kTiny), x2 = std::max(u2, kTiny);
+          if (g) {
+            grad[0] = p > 0 ? -p / x1 : 0;
+            grad[1] = p < 1 ? -(1 - p) / x2 : 0;
+          }
+          double v = 0;
+          if (p > 0) v += p * std::log(p / x1);
+          if (p < 1) v += (1 - p) * std::log((1 - p) / x2);
+          return v;
+        }
+        case SlackLoss::kGmean: {
+          const double r = std::sqrt(std::max(u1 * u2, 0.0));
+          if (g) {
+            const double rr = std::max(r, kTiny);
+            grad[0] = u2 / (2 * rr);
+            grad[1] = u1 / (2 * rr);
+          }
+          return r;
+        }
+        case SlackLoss::kHmean: {
+          const double s = u1 + u2;
+          if (s <= kTiny) {
+            if (g) grad[0] = grad[1] = 0;
+            return 0;
+          }
+          if (g) {
+            grad[0] = 2 * u2 * u2 / (s * s);
+            grad[1] = 2 * u1 * u1 / (s * s);
+          }
+          return 2 * u1 * u2 / s;
+        }
+        case SlackLoss::kQmean: {
+          const double r = std::sqrt((u1 * u1 + u2 * u2) / 2);
+          if (g) {
+            const double rr = std::max(r, kTiny);
+            grad[0] = -u1 / (2 * rr);
+            grad[1] = -u2 / (2 * rr);
+          }
+          return 1 - r;
+        }
+      }
+      return 0;
+    }
+    case Kind::kGeneric: {
+      std::vector<double> atoms;
+      std::size_t top = 0;
+      for (const Cell& c : cells) top = std::max(top, c.atom + 1);
+      atoms.assign(top, 0.0);
+      for (std::size_t k = 0; k < cells.size(); ++k) atoms[cells[k].atom] = a[k];
+      const double v = value_from_atoms(atoms);
+      if (g) {
+        for (std::size_t k = 0; k < cells.size(); ++k) {
+          const double cap = cells[k].weight / total;
+          const double h = 1e-6 * std::max(cap, 1e-3);
+          const double lo = std::max(0.0, a[k] - h), hi = std::min(cap, a[k] + h);
+          atoms[cells[k].atom] = hi;
+          const double vh = value_from_atoms(atoms);
+          atoms[cells[k].atom] = lo;
+          const double vl = value_from_atoms(atoms);
+          atoms[cells[k].atom] = a[k];
+          grad[k] = hi > lo ? (vh - vl) / (hi - lo) : 0;
+        }
+      }
+      return v;
+    }
+  }
+  return 0;
+}
+
+RateProblem RateProblem::build(const ProblemSpec& spec, std::vector<TrainingData> data) {
+  RATEOPT_CHECK(!data.empty(), "RateProblem needs at least one dataset");
+  auto impl = std::make_shared<Impl>();
+  Impl& p = *impl;
+  p.spec = spec;
+  p.data = std::move(data);
+  for (std::size_t d = 0; d < p.data.size(); ++d) {
+    RATEOPT_CHECK(p.data[d].data != nullptr, "training data {} ('{}') is null", d, p.data[d].name);
+    const LabelKind kind = p.data[d].data->labels().kind;
+    RATEOPT_CHECK(kind == LabelKind::kBinary || kind == LabelKind::kNone,
+                  "training needs binary or unlabelled data; {} has {} labels", data_label(p, d),
+                  to_string(kind));
+    for (std::size_t e = 0; e < d; ++e)
+      RATEOPT_CHECK(p.data[e].name != p.data[d].name, "two datasets are named '{}'",
+                    p.data[d].name);
+    p.num_features = std::max(p.num_features, p.data[d].data->num_features());
+  }
+  Builder builder(p);
+  const auto add_expr = [&](const std::string& text) {
+    p.exprs.push_back(Expression::parse(text));
+    std::vector<std::size_t> map;
+    for (const RateRef& r : p.exprs.back().rates()) map.push_back(builder.leaf_of(r));
+    p.expr_leaves.push_back(std::move(map));
+    return p.exprs.size() - 1;
+  };
+
+  // Objective.
+  RATEOPT_CHECK(!spec.objective.empty(), "the objective is empty (use e.g. \"error\")");
+  const std::size_t oe = add_expr(spec.objective);
+  RATEOPT_CHECK(!p.exprs[oe].is_constraint(),
+                "the objective '{}' is a constraint; pass it with --constraint", spec.objective);
+  p.objective_sign = spec.maximize ? -1 : 1;
+  p.objective.terms.push_back({oe, p.exprs[oe].lhs_root(), p.objective_sign});
+  finish_function(p, p.objective, (spec.maximize ? "-(" + spec.objective + ")" : spec.objective));
+
+  // Constraints.
+  for (std::size_t c = 0; c < spec.constraints.size(); ++c) {
+    const std::size_t e = add_expr(spec.constraints[c]);
+    const Expression& ex = p.exprs[e];
+    RATEOPT_CHECK(ex.is_constraint(),
+                  "constraint {} '{}' has no relation; write 'lhs <= rhs', 'lhs >= rhs' or "
+                  "'lhs == rhs'",
+                  c + 1, spec.constraints[c]);
+    const std::size_t lhs = ex.lhs_root(), rhs = ex.rhs_root();
+    struct Piece {
+      std::size_t plus, minus;
+    };
+    std::vector<Piece> list;
+    if (ex.relation() == Relation::kLessEqual) {
+      for (std::size_t a : pieces(ex, lhs, "max"))
+        for (std::size_t b : pieces(ex, rhs, "min")) list.push_back({a, b});
+    } else if (ex.relation() == Relation::kGreaterEqual) {
+      for (std::size_t a : pieces(ex, lhs, "min"))
+        for (std::size_t b : pieces(ex, rhs, "max")) list.push_back({b, a});
+    } else {
+      list.push_back({lhs, rhs});
+      list.push_back({rhs, lhs});
+    }
+    for (const Piece& pc : list) {
+      Function f;
+      f.terms.push_back({e, pc.plus, 1});
+      f.terms.push_back({e, pc.minus, -1});
+      std::string text = spec.constraints[c];
+      if (list.size() > 1) {
+        const auto part = [&](std::size_t node) { return node_text(ex, node, 0).substr(0, 40); };
+        text = fmt::format("{} [{} - {}]", spec.constraints[c], part(pc.plus), part(pc.minus));
+        if (ex.relation() == Relation::kEqual)
+          text = fmt::format("{} ({})", spec.constraints[c], pc.plus == lhs ? "<=" : ">=");
+      }
+      finish_function(p, f, text);
+      RATEOPT_CHECK(f.info.kind != FunctionKind::kConstant,
+                    "constraint {} '{}' is constant: it does not depend on the model's "
+                    "predictions (value {} <= 0 is {}); check its slices and metrics",
+                    c + 1, spec.constraints[c], f.info.linear ? f.info.linear->constant : 0.0,
+                    (f.info.linear && f.info.linear->constant <= 0) ? "always true" : "never true");
+      p.constraints.push_back(f);
+      p.constraint_infos.push_back(f.info);
+      p.constraint_source.push_back(c);
+    }
+  }
+  RateProblem out;
+  out.impl_ = std::move(impl);
+  return out;
+}
+
+const ProblemSpec& RateProblem::spec() const noexcept {
+  return impl_->spec;
+}
+std::span<const TrainingData> RateProblem::data() const noexcept {
+  return impl_->data;
+}
+std::span<const Atom> RateProblem::atoms() const noexcept {
+  return impl_->atoms;
+}
+const FunctionInfo& RateProblem::objective() const noexcept {
+  return impl_->objective.info;
+}
+std::span<const FunctionInfo> RateProblem::constraints() const noexcept {
+  return impl_->constraint_infos;
+}
+std::span<const std::size_t> RateProblem::constraint_source() const noexcept {
+  return impl_->constraint_source;
+}
+std::size_t RateProblem::num_features() const noexcept {
+  return impl_->num_features;
+}
+
+std::vector<double> RateProblem::atom_values(
+    std::span<const std::vector<double>> predictions) const {
+  const Impl& p = *impl_;
+  RATEOPT_CHECK(predictions.size() == p.data.size(),
+                "atom_values needs one prediction vector per dataset: got {}, expected {}",
+                predictions.size(), p.data.size());
+  for (std::size_t d = 0; d < p.data.size(); ++d)
+    RATEOPT_CHECK(predictions[d].size() == p.data[d].data->num_rows(),
+                  "predictions for {} have {} entries, expected {}", data_label(p, d),
+                  predictions[d].size(), p.data[d].data->num_rows());
+  std::vector<double> out(p.atoms.size(), 0.0);
+  for (std::size_t k = 0; k < p.atoms.size(); ++k) {
+    const Atom& a = p.atoms[k];
+    const std::vector<double>& pred = predictions[a.dataset];
+    double s = 0;
+    for (std::size_t r = 0; r < a.rows.size(); ++r) s += a.coef[r] * pred[a.rows[r]];
+    out[k] = s;
+  }
+  return out;
+}
+
+ProblemValues RateProblem::evaluate(std::span<const double> atoms) const {
+  const Impl& p = *impl_;
+  RATEOPT_CHECK(atoms.size() == p.atoms.size(), "evaluate needs {} atoms, got {}", p.atoms.size(),
+                atoms.size());
+  const std::vector<double> leaves = p.leaf_values(atoms);
+  ProblemValues v;
+  v.objective = p.objective_sign * p.value(p.objective, leaves);
+  for (const Function& f : p.constraints) v.constraints.push_back(p.value(f, leaves));
+  return v;
+}
+
+std::string RateProblem::describe() const {
+  const Impl& p = *impl_;
+  std::string out =
+      fmt::format("objective ({}): {} [{}, {}]\n", p.spec.maximize ? "max" : "min",
+                  p.spec.objective, to_string(p.objective.info.kind), p.objective.info.shape);
+  for (std::size_t j = 0; j < p.constraints.size(); ++j)
+    out += fmt::format("constraint {}: {} <= 0 [{}, {}]\n", j + 1, p.constraints[j].info.text,
+                       to_string(p.constraints[j].info.kind), p.constraints[j].info.shape);
+  out += fmt::format("{} atoms over {} dataset(s), {} rates\n", p.atoms.size(), p.data.size(),
+                     p.leaves.size());
+  return out;
+}
+
+}  // namespace rateopt

@@ -1,0 +1,81 @@
+// Private: the compiled form of a RateProblem (rateopt/train.hpp) shared by the solvers.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rateopt/expr.hpp"
+#include "rateopt/train.hpp"
+
+namespace rateopt {
+
+// One rate of an expression, bound to a (dataset, slice) and expressed through atoms.
+struct Leaf {
+  enum class Kind { kLinear, kRatio, kNamed, kGeneric };
+  struct Cell {
+    std::size_t atom = 0;
+    int label = 0;      // 0 or 1 (unlabelled rows count as 0, as count_slice does)
+    int baseline = -1;  // -1: not split by baseline, else 0 / 1
+    double weight = 0;  // total weight of the cell
+  };
+  RateRef ref;
+  std::string spec;  // "metric" or "metric:param" for compute_metric
+  std::size_t dataset = 0;
+  std::vector<Cell> cells;
+  double total = 0, positives = 0, negatives = 0;
+  bool has_baseline = false;
+  Kind kind = Kind::kGeneric;
+  AffineForm linear;                  // kLinear
+  std::vector<AffineForm> args;       // argument rates (see value_from_args)
+  SlackLoss named = SlackLoss::kKld;  // kNamed
+  double label_rate = 0;              // kNamed kld: p
+
+  // Exact value from atoms through the metric catalogue (its zero-denominator conventions).
+  [[nodiscard]] double value_from_atoms(std::span<const double> atoms) const;
+  // Value as a function of its argument rates (kLinear: the rate; kRatio: num / den; kNamed:
+  // the utility / divergence of the two rates; kGeneric: args are the cell atoms). grad (one per
+  // arg) may be empty.
+  [[nodiscard]] double value_from_args(std::span<const double> args, std::span<double> grad) const;
+};
+
+// g = constant + sum_t coef_t * expression(node_t).
+struct Function {
+  struct Term {
+    std::size_t expr = 0;
+    std::size_t node = 0;
+    double coef = 1;
+  };
+  FunctionInfo info;
+  std::vector<Term> terms;
+  double constant = 0;
+  std::vector<std::size_t> leaves;  // global leaf indices it depends on (sorted, unique)
+  bool affine_in_leaves = false;
+  std::vector<std::pair<std::size_t, double>> leaf_coef;  // when affine_in_leaves
+  double leaf_constant = 0;
+};
+
+struct RateProblem::Impl {
+  ProblemSpec spec;
+  std::vector<TrainingData> data;
+  std::vector<Atom> atoms;
+  std::vector<Leaf> leaves;
+  std::vector<Expression> exprs;
+  std::vector<std::vector<std::size_t>> expr_leaves;  // per expression: leaf index per rate
+  Function objective;                                 // minimised form
+  double objective_sign = 1;                          // -1 when maximising
+  std::vector<Function> constraints;
+  std::vector<FunctionInfo> constraint_infos;
+  std::vector<std::size_t> constraint_source;
+  std::size_t num_features = 0;
+
+  [[nodiscard]] std::vector<double> leaf_values(std::span<const double> atoms) const;
+  // Value of f given all leaf values; with leaf_grad (one per leaf, accumulated += ) also the
+  // gradient times `scale`.
+  [[nodiscard]] double value(const Function& f, std::span<const double> leaf_values,
+                             std::span<double> leaf_grad = {}, double scale = 1) const;
+};
+
+}  // namespace rateopt

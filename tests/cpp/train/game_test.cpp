@@ -1,0 +1,314 @@
+// The solvers on a one-feature problem, where the model class is the thresholds of a fixed score
+// (both orientations): the exact optimum over stochastic mixtures of thresholds is an LP over the
+// pool of all thresholds (solved with CLP by shrink_candidates), an independent oracle.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "rateopt/error.hpp"
+#include "rateopt/train.hpp"
+#include "train/train_test_util.hpp"
+
+namespace rateopt {
+namespace {
+
+// Every threshold model of the score (w = +1 and w = -1, cut points between sorted scores).
+std::vector<LinearModel> threshold_pool(const Dataset& ds) {
+  std::vector<double> s(ds.num_rows());
+  for (std::size_t i = 0; i < s.size(); ++i) s[i] = ds.features().at(i, 0);
+  std::sort(s.begin(), s.end());
+  std::vector<double> cuts{s.front() - 1};
+  for (std::size_t i = 0; i + 1 < s.size(); ++i) cuts.push_back(0.5 * (s[i] + s[i + 1]));
+  cuts.push_back(s.back() + 1);
+  std::vector<LinearModel> pool;
+  for (double c : cuts) {
+    pool.push_back(LinearModel{{1.0}, -c});
+    pool.push_back(LinearModel{{-1.0}, c});
+  }
+  return pool;
+}
+
+struct PoolRates {
+  std::vector<std::vector<double>> atoms;
+  std::vector<double> f, g;
+};
+
+PoolRates pool_rates(const RateProblem& p, const Dataset& ds,
+                     const std::vector<LinearModel>& pool) {
+  PoolRates r;
+  const std::size_t m = p.constraints().size();
+  std::vector<double> sc(ds.num_rows());
+  for (const LinearModel& model : pool) {
+    model.scores(ds.features(), sc, 1);
+    std::vector<std::vector<double>> pred{std::vector<double>(sc.size())};
+    for (std::size_t i = 0; i < sc.size(); ++i) pred[0][i] = sc[i] > 0 ? 1.0 : 0.0;
+    r.atoms.push_back(p.atom_values(pred));
+    const ProblemValues v = p.evaluate(r.atoms.back());
+    r.f.push_back(p.spec().maximize ? -v.objective : v.objective);
+    for (std::size_t j = 0; j < m; ++j) r.g.push_back(v.constraints[j]);
+  }
+  return r;
+}
+
+// Exact cost-sensitive oracle over the pool of thresholds of feature 0: argmin of
+// sum_i cost_i h_i by prefix sums over the sorted scores.
+CostSensitiveOracle pool_oracle(const Dataset& ds) {
+  return [&ds](const RateProblem&, std::span<const std::vector<double>> costs) {
+    const std::size_t n = ds.num_rows();
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return ds.features().at(a, 0) < ds.features().at(b, 0);
+    });
+    const auto cut = [&](std::size_t k) {  // between sorted k-1 and k
+      if (k == 0) return ds.features().at(order[0], 0) - 1;
+      if (k == n) return ds.features().at(order[n - 1], 0) + 1;
+      return 0.5 * (ds.features().at(order[k - 1], 0) + ds.features().at(order[k], 0));
+    };
+    double total = 0;
+    for (std::size_t i = 0; i < n; ++i) total += costs[0][i];
+    double prefix = 0, best = 1e300;
+    LinearModel arg;
+    for (std::size_t k = 0; k <= n; ++k) {
+      // w = +1: rows k.. positive (cost total - prefix); w = -1: rows ..k-1 positive (prefix).
+      if (total - prefix < best - 1e-15) best = total - prefix, arg = LinearModel{{1.0}, -cut(k)};
+      if (prefix < best - 1e-15) best = prefix, arg = LinearModel{{-1.0}, cut(k)};
+      if (k < n) prefix += costs[0][order[k]];
+    }
+    return arg;
+  };
+}
+
+// Adds the group indicator 1{g = b} as feature 1: linear models are then per-group thresholds
+// of the score with a shared orientation.
+Dataset with_group_feature(Dataset ds) {
+  std::vector<double> x;
+  const Column& g = ds.column("g");
+  for (std::size_t i = 0; i < ds.num_rows(); ++i) {
+    x.push_back(ds.features().at(i, 0));
+    x.push_back(g.levels[static_cast<std::size_t>(g.codes[i])] == "b" ? 1.0 : 0.0);
+  }
+  ds.features() = FeatureMatrix::dense(std::move(x), ds.num_rows(), 2);
+  return ds;
+}
+
+// Pool of per-group thresholds: atoms are linear in the predictions, so the atoms of a pair
+// (threshold on group a, threshold on group b) are the sum of the two groups' parts.
+PoolRates group_pool_rates(const RateProblem& p, const Dataset& ds) {
+  const Column& g = ds.column("g");
+  const std::size_t n = ds.num_rows();
+  const auto parts = [&](const std::string& group, double sign) {
+    std::vector<double> s;
+    for (std::size_t i = 0; i < n; ++i)
+      if (g.levels[static_cast<std::size_t>(g.codes[i])] == group)
+        s.push_back(ds.features().at(i, 0));
+    std::sort(s.begin(), s.end());
+    std::vector<double> cuts{s.front() - 1};
+    for (std::size_t i = 0; i + 1 < s.size(); ++i) cuts.push_back(0.5 * (s[i] + s[i + 1]));
+    cuts.push_back(s.back() + 1);
+    std::vector<std::vector<double>> out;
+    for (double c : cuts) {
+      std::vector<std::vector<double>> pred{std::vector<double>(n, 0.0)};
+      for (std::size_t i = 0; i < n; ++i)
+        if (g.levels[static_cast<std::size_t>(g.codes[i])] == group)
+          pred[0][i] = sign * (ds.features().at(i, 0) - c) > 0 ? 1.0 : 0.0;
+      out.push_back(p.atom_values(pred));
+    }
+    return out;
+  };
+  PoolRates r;
+  const std::size_t m = p.constraints().size();
+  for (double sign : {1.0, -1.0}) {
+    const auto a = parts("a", sign), b = parts("b", sign);
+    for (const auto& pa : a)
+      for (const auto& pb : b) {
+        std::vector<double> atoms(pa.size());
+        for (std::size_t k = 0; k < atoms.size(); ++k) atoms[k] = pa[k] + pb[k];
+        const ProblemValues v = p.evaluate(atoms);
+        r.f.push_back(v.objective);
+        for (std::size_t j = 0; j < m; ++j) r.g.push_back(v.constraints[j]);
+      }
+  }
+  return r;
+}
+
+class PoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ds_ = test::synthetic(600, 21);
+    pool_ = threshold_pool(ds_);
+  }
+  Dataset ds_;
+  std::vector<LinearModel> pool_;
+};
+
+void expect_near_optimum(const RateProblem& p, const PoolRates& pr, const char* what) {
+  const std::size_t m = p.constraints().size();
+  const ShrinkResult opt = shrink_candidates(pr.f, pr.g, m);
+  ASSERT_TRUE(opt.feasible) << what;
+  for (TrainSolver solver : {TrainSolver::kProxyLagrangian, TrainSolver::kThreePlayer}) {
+    TrainOptions o;
+    o.solver = solver;
+    o.iterations = 1500;
+    o.tolerance = 0.005;
+    const TrainResult r = train_rate_constrained(p, o);
+    EXPECT_EQ(r.solver, solver);
+    EXPECT_LE(r.stochastic.max_violation(), 0.005) << what << " " << to_string(solver);
+    EXPECT_LE(r.stochastic.objective, opt.objective + 0.015) << what << " " << to_string(solver);
+    // It cannot beat the LP optimum at its own violation.
+    std::vector<double> g = pr.g;
+    for (double& x : g) x -= r.stochastic.max_violation();
+    EXPECT_GE(r.stochastic.objective, shrink_candidates(pr.f, g, m).objective - 1e-9) << what;
+    EXPECT_EQ(r.status, Termination::kConverged);
+    EXPECT_LE(r.classifier.components.size(), m + 2);  // m + 1 plus the best iterate
+  }
+}
+
+// Error under a recall constraint (one feature) and under demographic parity and equal
+// opportunity (score + group indicator): the trained stochastic classifier meets the constraints
+// to 0.005 and is within 0.015 of the LP optimum over mixtures of the model class (the model
+// player only sees hinge surrogates, so the true optimum is approached, not reached).
+TEST_F(PoolTest, RecallConstraintReachesLpOptimum) {
+  const RateProblem p =
+      RateProblem::build(test::spec("error", {"tpr[g=a] >= 0.85"}), {{"train", &ds_}});
+  expect_near_optimum(p, pool_rates(p, ds_, pool_), "recall");
+}
+
+TEST(GroupPoolTest, DemographicParityReachesLpOptimum) {
+  const Dataset ds = with_group_feature(test::synthetic(400, 22));
+  const RateProblem p = RateProblem::build(
+      test::spec("error", {"ppr[g=b] - ppr[g=a] <= 0.03", "ppr[g=a] - ppr[g=b] <= 0.03"}),
+      {{"train", &ds}});
+  expect_near_optimum(p, group_pool_rates(p, ds), "demographic parity");
+}
+
+TEST(GroupPoolTest, EqualOpportunityReachesLpOptimum) {
+  const Dataset ds = with_group_feature(test::synthetic(400, 23));
+  const RateProblem p = RateProblem::build(
+      test::spec("error", {"tpr[g=b] - tpr[g=a] <= 0.02", "tpr[g=a] - tpr[g=b] <= 0.02"}),
+      {{"train", &ds}});
+  expect_near_optimum(p, group_pool_rates(p, ds), "equal opportunity");
+}
+
+// Algorithm 1 with the exact oracle over the pool converges to the LP optimum.
+TEST_F(PoolTest, OracleSolverReachesLpOptimum) {
+  const RateProblem p =
+      RateProblem::build(test::spec("error", {"tpr[g=a] >= 0.85"}), {{"train", &ds_}});
+  const PoolRates pr = pool_rates(p, ds_, pool_);
+  const ShrinkResult opt = shrink_candidates(pr.f, pr.g, 1);
+  TrainOptions o;
+  o.solver = TrainSolver::kOracle;
+  o.oracle = pool_oracle(ds_);
+  o.iterations = 300;
+  o.checkpoint_every = 1;
+  o.tolerance = 0.005;
+  const TrainResult r = train_rate_constrained(p, o);
+  EXPECT_LE(r.stochastic.max_violation(), 0.005);
+  EXPECT_NEAR(r.stochastic.objective, opt.objective, 0.005);
+}
+
+// F-measure (Algorithm 3): over mixtures of thresholds the best F1 is a single threshold.
+TEST_F(PoolTest, RatioSolverReachesBestF1) {
+  const RateProblem p = RateProblem::build(test::spec("f1", {}, true), {{"", &ds_}});
+  EXPECT_EQ(p.objective().kind, FunctionKind::kRatio);
+  const PoolRates pr = pool_rates(p, ds_, pool_);
+  const double best = -*std::min_element(pr.f.begin(), pr.f.end());
+  TrainOptions o;
+  o.iterations = 1000;
+  const TrainResult r = train_rate_constrained(p, o);
+  EXPECT_EQ(r.solver, TrainSolver::kRatio);
+  EXPECT_GE(r.stochastic.objective, best - 0.015);
+  EXPECT_LE(r.stochastic.objective, best + 1e-9);
+  EXPECT_GE(r.deterministic.objective, best - 0.02);
+}
+
+// G-mean (Algorithm 2, closed-form slack response): the best mixture of two thresholds (a grid
+// over pairs and weights) bounds what is reachable.
+TEST_F(PoolTest, ThreePlayerReachesBestGmean) {
+  const RateProblem p = RateProblem::build(test::spec("gmean", {}, true), {{"", &ds_}});
+  const PoolRates pr = pool_rates(p, ds_, pool_);
+  double best_single = 0;
+  for (double v : pr.f) best_single = std::max(best_single, -v);
+  TrainOptions o;
+  o.iterations = 1000;
+  const TrainResult r = train_rate_constrained(p, o);
+  EXPECT_EQ(r.solver, TrainSolver::kThreePlayer);
+  // Mixtures can only help a concave utility of the rates; the stochastic model must get close to
+  // the best threshold and cannot exceed the best threshold by more than the concavity gap of a
+  // finite pool (tiny for 1200 thresholds).
+  EXPECT_GE(r.stochastic.objective, best_single - 0.01);
+  EXPECT_LE(r.stochastic.objective, best_single + 0.005);
+}
+
+// KLD fairness objective with an error budget (Narasimhan Task A shape) on score + group: the
+// per-group thresholds at the label rate make the KLD sum ~0, but the error budget binds.
+TEST(GroupPoolTest, KldWithErrorBudget) {
+  const Dataset ds = with_group_feature(test::synthetic(400, 24));
+  const RateProblem unc = RateProblem::build(test::spec("error"), {{"", &ds}});
+  const PoolRates pu = group_pool_rates(unc, ds);
+  const std::size_t at =
+      static_cast<std::size_t>(std::min_element(pu.f.begin(), pu.f.end()) - pu.f.begin());
+  const double best_error = pu.f[at];
+  const RateProblem p = RateProblem::build(
+      test::spec("kld[g=a] + kld[g=b]", {fmt::format("error <= {}", 1.1 * best_error)}),
+      {{"", &ds}});
+  EXPECT_EQ(p.objective().shape, "convex");
+  const PoolRates pr = group_pool_rates(p, ds);
+  TrainOptions o;
+  o.iterations = 1500;
+  o.tolerance = 0.005;
+  const TrainResult r = train_rate_constrained(p, o);
+  EXPECT_EQ(r.solver, TrainSolver::kThreePlayer);
+  EXPECT_LE(r.stochastic.max_violation(), 0.005);
+  // Better than the error-optimal model's KLD, and close to the best feasible pool member's.
+  double best_feasible = 1e300;
+  for (std::size_t i = 0; i < pr.f.size(); ++i)
+    if (pr.g[i] <= 0) best_feasible = std::min(best_feasible, pr.f[i]);
+  std::printf("kld: error-optimal %.5f best feasible pair %.5f trained %.5f\n", pr.f[at],
+              best_feasible, r.stochastic.objective);
+  EXPECT_LT(r.stochastic.objective, pr.f[at]);
+  EXPECT_LE(r.stochastic.objective, best_feasible + 0.01);
+}
+
+// Same input and seed give bit-identical models for any thread count (fixed-block reductions).
+TEST(TrainDeterminism, ThreadCountInvariance) {
+  const Dataset ds = test::synthetic(5000, 31, false, 3);
+  const RateProblem p = RateProblem::build(
+      test::spec("error", {"ppr[g=b] - ppr[g=a] <= 0.02", "ppr[g=a] - ppr[g=b] <= 0.02"}),
+      {{"", &ds}});
+  std::vector<std::string> json;
+  for (int threads : {1, 2, 3}) {
+    TrainOptions o;
+    o.iterations = 40;
+    o.n_threads = threads;
+    json.push_back(train_rate_constrained(p, o).classifier.to_json());
+  }
+  EXPECT_EQ(json[0], json[1]);
+  EXPECT_EQ(json[0], json[2]);
+}
+
+TEST(TrainOptionsCheck, BadOptions) {
+  const Dataset ds = test::synthetic(50, 1);
+  const RateProblem p = RateProblem::build(test::spec("error"), {{"", &ds}});
+  TrainOptions o;
+  o.iterations = 0;
+  EXPECT_THROW((void)train_rate_constrained(p, o), InvalidArgument);
+  o = {};
+  o.solver = TrainSolver::kOracle;
+  EXPECT_THROW((void)train_rate_constrained(p, o), InvalidArgument);
+  const RateProblem f1 = RateProblem::build(test::spec("f1", {}, true), {{"", &ds}});
+  o = {};
+  o.solver = TrainSolver::kProxyLagrangian;
+  EXPECT_THROW((void)train_rate_constrained(f1, o), InvalidArgument);
+  EXPECT_EQ(parse_train_solver("three-player"), TrainSolver::kThreePlayer);
+  EXPECT_THROW((void)parse_train_solver("nope"), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace rateopt

@@ -1,0 +1,168 @@
+// RateProblem: atoms reproduce the catalogue's values, the analysis of each function, errors.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "rateopt/error.hpp"
+#include "rateopt/expr.hpp"
+#include "rateopt/train.hpp"
+#include "test_util.hpp"
+#include "train/train_test_util.hpp"
+
+namespace rateopt {
+namespace {
+
+using test::contains;
+using test::error_of;
+
+// For random hard and soft predictions, every rate evaluated through atoms equals
+// evaluate_expression on the same predictions (the catalogue is the oracle).
+TEST(RateProblem, AtomsReproduceCatalogueValues) {
+  const Dataset ds = test::synthetic(300, 7, true);
+  const std::vector<std::string> exprs = {
+      "ppr[g=a]",     "tpr[g=b]",       "fpr",
+      "error[g=a]",   "precision[g=b]", "f1",
+      "fbeta:2[g=a]", "jaccard",        "kld[g=a]",
+      "gmean[g=b]",   "hmean",          "qmean[g=a]",
+      "churn",        "wins[g=b]",      "losses",
+      "winloss[g=a]", "gtppr",          "balanced_accuracy[g=b]",
+      "accuracy",     "npr[g=a]"};
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u;
+  for (int trial = 0; trial < 4; ++trial) {
+    std::vector<double> pred(ds.num_rows());
+    for (double& p : pred) p = trial < 2 ? (u(rng) < 0.5 ? 1.0 : 0.0) : u(rng);
+    Predictions P;
+    P.prob_positive = pred;
+    const NamedData nd[] = {{"train", &ds, &P}};
+    for (const std::string& e : exprs) {
+      const RateProblem problem = RateProblem::build(test::spec(e), {{"train", &ds}});
+      const std::vector<std::vector<double>> preds{pred};
+      const ProblemValues v = problem.evaluate(problem.atom_values(preds));
+      const double expected = evaluate_expression(Expression::parse(e), nd).value;
+      EXPECT_NEAR(v.objective, expected, 1e-12) << e << " trial " << trial;
+    }
+  }
+}
+
+// Linear forms reproduce the value exactly (they are affine in atoms).
+TEST(RateProblem, LinearFormsMatchValues) {
+  const Dataset ds = test::synthetic(200, 11, true);
+  const RateProblem problem =
+      RateProblem::build(test::spec("error + 0.5 * churn",
+                                    {"tpr[g=a] - 0.9 * tpr[g=b] >= 0", "fpr <= 0.3 + ppr[g=b]"}),
+                         {{"train", &ds}});
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u;
+  std::vector<double> pred(ds.num_rows());
+  for (double& p : pred) p = u(rng);
+  const std::vector<std::vector<double>> preds{pred};
+  const std::vector<double> atoms = problem.atom_values(preds);
+  const ProblemValues v = problem.evaluate(atoms);
+  ASSERT_TRUE(problem.objective().linear.has_value());
+  EXPECT_NEAR(problem.objective().linear->evaluate(atoms), v.objective, 1e-12);
+  ASSERT_EQ(problem.constraints().size(), 2u);
+  for (std::size_t j = 0; j < 2; ++j) {
+    ASSERT_EQ(problem.constraints()[j].kind, FunctionKind::kLinear);
+    EXPECT_NEAR(problem.constraints()[j].linear->evaluate(atoms), v.constraints[j], 1e-12);
+  }
+}
+
+TEST(RateProblem, Analysis) {
+  const Dataset ds = test::synthetic(100, 1);
+  const auto kind_of = [&](const std::string& e, bool maximize = false) {
+    const RateProblem p = RateProblem::build(test::spec(e, {}, maximize), {{"", &ds}});
+    return std::pair(p.objective().kind, p.objective().shape);
+  };
+  EXPECT_EQ(kind_of("error").first, FunctionKind::kLinear);
+  EXPECT_EQ(kind_of("ppr[g=a] - 2 * ppr[g=b] / 4").first, FunctionKind::kLinear);
+  EXPECT_EQ(kind_of("f1", true).first, FunctionKind::kRatio);
+  EXPECT_EQ(kind_of("precision[g=a] - precision[g=b]").first, FunctionKind::kRatio);
+  EXPECT_EQ(kind_of("kld[g=a] + kld[g=b]"),
+            std::pair(FunctionKind::kGeneral, std::string("convex")));
+  EXPECT_EQ(kind_of("gmean", true), std::pair(FunctionKind::kGeneral, std::string("convex")));
+  EXPECT_EQ(kind_of("gmean"), std::pair(FunctionKind::kGeneral, std::string("concave")));
+  EXPECT_EQ(kind_of("tpr[g=a] * tpr[g=b]").first, FunctionKind::kGeneral);
+  EXPECT_EQ(kind_of("max(error[g=a], error[g=b])").first, FunctionKind::kGeneral);
+}
+
+TEST(RateProblem, WorstGroupAndEqualityConstraintsSplit) {
+  const Dataset ds = test::synthetic(100, 2);
+  const RateProblem p = RateProblem::build(
+      test::spec("error", {"max(fpr[g=a], fpr[g=b]) <= 0.2", "ppr[g=a] == ppr[g=b]",
+                           "0.7 <= min(tpr[g=a], tpr[g=b])"}),
+      {{"", &ds}});
+  ASSERT_EQ(p.constraints().size(), 6u);
+  const std::vector<std::size_t> src(p.constraint_source().begin(), p.constraint_source().end());
+  EXPECT_EQ(src, (std::vector<std::size_t>{0, 0, 1, 1, 2, 2}));
+  std::vector<double> pred(ds.num_rows(), 1.0);  // all positive: fpr = 1, tpr = 1
+  const std::vector<std::vector<double>> preds{pred};
+  const ProblemValues v = p.evaluate(p.atom_values(preds));
+  EXPECT_NEAR(v.constraints[0], 0.8, 1e-12);
+  EXPECT_NEAR(v.constraints[1], 0.8, 1e-12);
+  EXPECT_NEAR(v.constraints[2], 0.0, 1e-12);
+  EXPECT_NEAR(v.constraints[4], -0.3, 1e-12);
+}
+
+TEST(RateProblem, ClearErrors) {
+  Dataset ds = test::synthetic(50, 3);
+  const auto build = [&](const std::string& obj, std::vector<std::string> cons = {}) {
+    return RateProblem::build(test::spec(obj, std::move(cons)), {{"tr", &ds}});
+  };
+  EXPECT_TRUE(contains(error_of<NotFound>([&] { (void)build("ppr[sex=a]"); }), "sex"));
+  EXPECT_TRUE(contains(error_of<NotFound>([&] { (void)build("ppr[g=zzz]"); }), "zzz"));
+  EXPECT_TRUE(contains(error_of<NotFound>([&] { (void)build("ppr@other"); }), "other"));
+  EXPECT_TRUE(contains(error_of<ParseError>([&] { (void)build("nosuchrate"); }), "nosuchrate"));
+  EXPECT_TRUE(
+      contains(error_of<InvalidArgument>([&] { (void)build("error", {"error - error <= 0.1"}); }),
+               "constant"));
+  EXPECT_TRUE(
+      contains(error_of<InvalidArgument>([&] { (void)build("error", {"error"}); }), "no relation"));
+  EXPECT_TRUE(contains(error_of<InvalidArgument>([&] { (void)build("roc_auc"); }), "roc_auc"));
+  // Empty slice: zero weight on every row of group b.
+  std::vector<double> w(ds.num_rows(), 1.0);
+  const Column& g = ds.column("g");
+  for (std::size_t i = 0; i < w.size(); ++i)
+    if (g.levels[static_cast<std::size_t>(g.codes[i])] == "b") w[i] = 0;
+  ds.set_weights(w);
+  EXPECT_TRUE(contains(error_of<InvalidArgument>([&] { (void)build("ppr[g=b]"); }), "empty"));
+  // Zero denominator: winloss where the baseline is always right has no losses form... use a
+  // baseline that is always wrong: losses are identically zero.
+  Dataset d2 = test::synthetic(40, 4);
+  std::vector<std::string> base;
+  for (std::int32_t y : d2.labels().values) base.push_back(y == 1 ? "0" : "1");
+  d2.add_column(test::make_column("baseline", base));
+  const std::string msg = error_of<InvalidArgument>([&] {
+    (void)RateProblem::build(test::spec("winloss"), {{"", &d2}});
+  });
+  EXPECT_TRUE(contains(msg, "denominator")) << msg;
+}
+
+TEST(RateProblem, SeveralDatasets) {
+  const Dataset a = test::synthetic(80, 5);
+  Dataset u = test::synthetic(60, 6, true);
+  u.labels() = Labels{};  // unlabelled
+  const RateProblem p =
+      RateProblem::build(test::spec("error", {"churn@unl <= 0.1"}), {{"train", &a}, {"unl", &u}});
+  EXPECT_EQ(p.constraints()[0].kind, FunctionKind::kLinear);
+  std::vector<std::vector<double>> preds{std::vector<double>(80, 0.0),
+                                         std::vector<double>(60, 1.0)};
+  const ProblemValues v = p.evaluate(p.atom_values(preds));
+  // churn = share of baseline-0 rows.
+  double zeros = 0;
+  const Column& b = u.column("baseline");
+  for (std::size_t i = 0; i < 60; ++i)
+    zeros += b.levels[static_cast<std::size_t>(b.codes[i])] == "0";
+  EXPECT_NEAR(v.constraints[0], zeros / 60 - 0.1, 1e-12);
+  EXPECT_TRUE(
+      contains(error_of<InvalidArgument>([&] {
+                 (void)RateProblem::build(test::spec("tpr@unl"), {{"train", &a}, {"unl", &u}});
+               }),
+               "unlabelled"));
+}
+
+}  // namespace
+}  // namespace rateopt
