@@ -368,16 +368,15 @@ ties broken by training order, MM predicting a label when *at least* half of the
 (with "more than half", scene l = 10 F1 drops from 65.80 to 55.10; see Ties), and FM = the top-k
 rule under independence with equal marginals ordered by label index.
 
-**GFM on scene** is within 0.12 points. On a few instances (Ties table, last column) two values of
-k have exactly the same expected F1 under the neighbour distribution: e.g. ten neighbours with the
-single-label sets {2}, {0}, {3}, {0}, {0}, {2}, {3}, {5}, {4}, {3} give E[2] = E[3] = 0.4. Our
-`rateopt decide --model gfm` computes the two 1 ulp apart and keeps k = 3, while the library's
-documented convention (docs/decide.md: ties go to the smaller k, within 8 ulp) asks for k = 2.
-A scratch recomputation that takes the smallest tied k reproduces the paper's scene l = 10 row
-exactly (13.03 / 49.75 / 71.42 / 65.95) and the other l within 0.2 points in both directions, so
-the paper's own choices between tied k were rounding-dependent as well. Both sets are optimal for
-the neighbour distribution, so the in-sample guarantee is unaffected; the tie rule is a GFM fix
-outside this script (once it lands, a rerun updates this table).
+**GFM on scene** matches the paper's l = 10 row exactly (13.03 / 49.75 / 71.42 / 65.95) and the
+other l within 0.2 points in both directions. On a few instances two values of k have exactly the
+same expected F1 under the neighbour distribution: e.g. ten neighbours with the single-label sets
+{2}, {0}, {3}, {0}, {0}, {2}, {3}, {5}, {4}, {3} give E[2] = E[3] = 0.4, computed 1 ulp apart.
+`rateopt decide` counts expectations within 8 ulp as tied and takes the smaller k
+(docs/decide.md; this reproduction found the case, now a unit test), so the choice no longer
+depends on rounding (Ties table, last column). The remaining l = 20..100 differences go both ways
+and are consistent with the paper's own choices between tied k depending on rounding. Both sets
+are optimal for the neighbour distribution, so the in-sample guarantee is unaffected.
 
 **JM** is within 1.7 points. It depends on how equally frequent label vectors are ordered (Ties
 table: 9% of the scene and 25% of the enron test instances at l = 10). We keep the vector whose
