@@ -13,7 +13,7 @@ jobs=${RATEOPT_JOBS:-$(nproc)}
 export RATEOPT_REQUIRE_DATA=${RATEOPT_REQUIRE_DATA:-1}
 status=0
 
-stage() { echo; echo "=== $* ==="; }
+stage() { echo; echo "=== $* === (t = ${SECONDS} s)"; }
 
 stage "Lint: clang-format, OpenMP pragmas name num_threads"
 files=$(git ls-files '*.cpp' '*.hpp' 2>/dev/null || find include src cli tests bench -name '*.[ch]pp')
@@ -52,5 +52,6 @@ cmake -S tests/consumer -B build/consumer-installed -G Ninja -DCMAKE_PREFIX_PATH
 cmake --build build/consumer-installed && ./build/consumer-installed/consumer || status=1
 
 echo
+echo "total time ${SECONDS} s"
 if [ "$status" -eq 0 ]; then echo "ALL TESTS PASSED"; else echo "SOME TESTS FAILED"; fi
 exit "$status"
