@@ -1,19 +1,247 @@
 // rateopt train: fit a model on a data file and save it as versioned JSON.
-// Today the learner is L2-regularised logistic regression (the baseline of the train issue).
+// Without an objective or constraint: L2-regularised logistic regression (the baseline). With
+// --minimize / --maximize / --constraint / --problem: rate-constrained training (train.hpp).
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
 
 #include "commands.hpp"
 #include "common.hpp"
 #include "rateopt/error.hpp"
+#include "rateopt/expr.hpp"
 #include "rateopt/logistic.hpp"
 #include "rateopt/metrics.hpp"
 #include "rateopt/model.hpp"
+#include "rateopt/train.hpp"
 
 namespace rateopt::cli {
 namespace {
+
+// Rate-constrained problem flags (and the keys of a --problem file).
+struct ProblemFlags {
+  std::string minimize, maximize, problem_file, solver = "auto";
+  std::vector<std::string> constraints, datasets;
+  std::uint64_t seed = 0;
+  int iterations = 500;
+  double model_step = 0.05, multiplier_step = 0, tolerance = 1e-3, l2 = 0;
+  std::string report;
+  bool quiet = false;
+  [[nodiscard]] bool active() const {
+    return !minimize.empty() || !maximize.empty() || !constraints.empty() || !problem_file.empty();
+  }
+};
+
+// Reads a TOML or JSON problem file into the flags (flags given on the command line win).
+// Keys: minimize | maximize | objective, constraints (list), solver, iterations, seed,
+// tolerance, model_step, multiplier_step.
+void read_problem_file(ProblemFlags& f) {
+  std::ifstream in(f.problem_file);
+  if (!in) throw IoError(fmt::format("cannot open problem file {}", f.problem_file));
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string text = buf.str();
+  nlohmann::json j;
+  const bool is_json = f.problem_file.size() >= 5 &&
+                       f.problem_file.compare(f.problem_file.size() - 5, 5, ".json") == 0;
+  if (is_json) {
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw ParseError(f.problem_file, 0, 0, e.what());
+    }
+  } else {
+    try {
+      const toml::table t = toml::parse(text, f.problem_file);
+      std::stringstream js;
+      js << toml::json_formatter{t};
+      j = nlohmann::json::parse(js.str());
+    } catch (const toml::parse_error& e) {
+      throw ParseError(f.problem_file, e.source().begin.line, e.source().begin.column,
+                       std::string(e.description()));
+    }
+  }
+  if (!j.is_object())
+    throw ParseError(f.problem_file, 0, 0, "expected a table / object of problem keys");
+  static const std::vector<std::string> keys = {
+      "minimize",   "maximize", "objective", "constraints", "solver",
+      "iterations", "seed",     "tolerance", "model_step",  "multiplier_step"};
+  for (const auto& [k, v] : j.items()) {
+    if (std::find(keys.begin(), keys.end(), k) == keys.end())
+      throw ParseError(f.problem_file, 0, 0,
+                       fmt::format("unknown key '{}' (keys: minimize, maximize, objective, "
+                                   "constraints, solver, iterations, seed, tolerance, "
+                                   "model_step, multiplier_step)",
+                                   k));
+  }
+  try {
+    const bool cli_objective = !f.minimize.empty() || !f.maximize.empty();
+    if (!cli_objective) {
+      if (j.contains("minimize")) f.minimize = j["minimize"].get<std::string>();
+      if (j.contains("objective")) f.minimize = j["objective"].get<std::string>();
+      if (j.contains("maximize")) f.maximize = j["maximize"].get<std::string>();
+    }
+    if (j.contains("constraints"))
+      for (const auto& c : j["constraints"]) f.constraints.push_back(c.get<std::string>());
+    if (j.contains("solver") && f.solver == "auto") f.solver = j["solver"].get<std::string>();
+    if (j.contains("iterations")) f.iterations = j["iterations"].get<int>();
+    if (j.contains("seed")) f.seed = j["seed"].get<std::uint64_t>();
+    if (j.contains("tolerance")) f.tolerance = j["tolerance"].get<double>();
+    if (j.contains("model_step")) f.model_step = j["model_step"].get<double>();
+    if (j.contains("multiplier_step")) f.multiplier_step = j["multiplier_step"].get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    throw ParseError(f.problem_file, 0, 0, fmt::format("bad value type: {}", e.what()));
+  }
+}
+
+// Values of the objective and every constraint of `spec` for a classifier on named data.
+nlohmann::json evaluate_report(const ProblemSpec& spec, const Classifier& clf,
+                               const std::vector<std::pair<std::string, const Dataset*>>& data,
+                               PredictMode mode, int threads) {
+  std::vector<Predictions> preds(data.size());
+  std::vector<NamedData> named;
+  for (std::size_t d = 0; d < data.size(); ++d) {
+    preds[d].prob_positive.resize(data[d].second->num_rows());
+    clf.predict(data[d].second->features(), mode, preds[d].prob_positive, 0, threads);
+  }
+  for (std::size_t d = 0; d < data.size(); ++d)
+    named.push_back({data[d].first, data[d].second, &preds[d]});
+  nlohmann::json out;
+  out["objective"] = evaluate_expression(Expression::parse(spec.objective), named).value;
+  nlohmann::json cons = nlohmann::json::array();
+  for (const std::string& c : spec.constraints) {
+    const ExpressionValue v = evaluate_expression(Expression::parse(c), named);
+    cons.push_back({{"constraint", c},
+                    {"lhs", v.value},
+                    {"rhs", v.rhs},
+                    {"violation", std::max(0.0, v.violation)}});
+  }
+  out["constraints"] = cons;
+  return out;
+}
+
+void print_report(const std::string& title, const nlohmann::json& r) {
+  fmt::print("  {:<28} objective {:.6f}", title, r["objective"].get<double>());
+  double worst = 0;
+  for (const auto& c : r["constraints"]) worst = std::max(worst, c["violation"].get<double>());
+  if (!r["constraints"].empty()) fmt::print("  max violation {:.6f}", worst);
+  fmt::print("\n");
+  for (const auto& c : r["constraints"])
+    fmt::print("      {:<48} {:.6f} vs {:.6f}  violation {:.6f}\n",
+               c["constraint"].get<std::string>(), c["lhs"].get<double>(), c["rhs"].get<double>(),
+               c["violation"].get<double>());
+}
+
+int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
+                               const std::string& validation_path, const ReaderFlags& reader,
+                               ProblemFlags f, int threads, const std::string& output) {
+  if (!f.problem_file.empty()) read_problem_file(f);
+  if (!f.minimize.empty() && !f.maximize.empty())
+    throw InvalidArgument("give either --minimize or --maximize, not both");
+  ProblemSpec spec;
+  spec.maximize = !f.maximize.empty();
+  spec.objective = spec.maximize ? f.maximize : (f.minimize.empty() ? "error" : f.minimize);
+  spec.constraints = f.constraints;
+  if (ds.labels().kind != LabelKind::kBinary)
+    throw InvalidArgument(fmt::format(
+        "rate-constrained training needs binary labels; {} has {} labels{}", data_path,
+        to_string(ds.labels().kind),
+        ds.labels().kind == LabelKind::kNone ? " (name the label column with --label)" : ""));
+  // Extra named datasets (NAME=FILE), read with the training encoding.
+  std::vector<Dataset> extra;
+  extra.reserve(f.datasets.size());
+  std::vector<std::pair<std::string, const Dataset*>> named{{"train", &ds}};
+  for (const std::string& d : f.datasets) {
+    const auto eq = d.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InvalidArgument(fmt::format("--dataset expects NAME=FILE, got '{}'", d));
+    ReaderFlags r = reader;
+    r.baseline_file.clear();
+    extra.push_back(load_dataset(d.substr(eq + 1), r, &ds.encoding()));
+    named.emplace_back(d.substr(0, eq), &extra.back());
+  }
+  std::vector<TrainingData> td;
+  for (const auto& [n, p] : named) td.push_back({n, p});
+  const RateProblem problem = RateProblem::build(spec, td);
+  TrainOptions o;
+  o.solver = parse_train_solver(f.solver);
+  o.iterations = f.iterations;
+  o.seed = f.seed;
+  o.tolerance = f.tolerance;
+  o.model_step = f.model_step;
+  o.multiplier_step = f.multiplier_step;
+  o.l2 = f.l2;
+  o.n_threads = threads;
+  o.progress_every = std::max(1, f.iterations / 10);
+  const auto start = std::chrono::steady_clock::now();
+  if (!f.quiet) {
+    fmt::print(stderr, "training on {} ({} rows, {} features)\n{}", data_path, ds.num_rows(),
+               ds.num_features(), problem.describe());
+    o.progress = [&](const IterationRecord& r) {
+      fmt::print(stderr,
+                 "  iteration {:>6}/{}: objective {:.5f}  max violation {:.5f}  ({:.2f} s)\n",
+                 r.iteration + 1, f.iterations, r.objective, r.max_violation, r.seconds);
+    };
+  }
+  TrainResult result = train_rate_constrained(problem, o);
+  nlohmann::json report{{"status", std::string(to_string(result.status))},
+                        {"solver", std::string(to_string(result.solver))},
+                        {"iterations", result.iterations},
+                        {"candidates", result.num_candidates},
+                        {"components", result.classifier.components.size()},
+                        {"train_seconds", result.seconds},
+                        {"train_rows", ds.num_rows()}};
+  report["train"] = {{"stochastic", evaluate_report(spec, result.classifier, named,
+                                                    PredictMode::kProbability, threads)},
+                     {"deterministic", evaluate_report(spec, result.classifier, named,
+                                                       PredictMode::kDeterministic, threads)}};
+  std::optional<Dataset> valid;
+  if (!validation_path.empty()) {
+    valid = load_dataset(validation_path, reader, &ds.encoding());
+    auto vnamed = named;
+    vnamed[0].second = &*valid;
+    report["validation"] = {
+        {"stochastic",
+         evaluate_report(spec, result.classifier, vnamed, PredictMode::kProbability, threads)},
+        {"deterministic",
+         evaluate_report(spec, result.classifier, vnamed, PredictMode::kDeterministic, threads)}};
+  }
+  report["seconds"] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.classifier.report_json = report.dump();
+  result.classifier.save(output);
+  if (!f.report.empty()) {
+    std::ofstream rep(f.report);
+    if (!rep) throw IoError(fmt::format("cannot write report {}", f.report));
+    rep << report.dump(2) << "\n";
+  }
+  const bool ok = result.status == Termination::kConverged;
+  fmt::print(
+      "{}: {} ({} solver, {} iterations, {:.3f} s); {} of {} candidates in the stochastic "
+      "model\n",
+      ok ? "done" : "warning", to_string(result.status), to_string(result.solver),
+      result.iterations, result.seconds, result.classifier.components.size(),
+      result.num_candidates);
+  fmt::print("{} {}\n", spec.maximize ? "maximize" : "minimize", spec.objective);
+  print_report("train, stochastic", report["train"]["stochastic"]);
+  print_report("train, deterministic", report["train"]["deterministic"]);
+  if (report.contains("validation")) {
+    print_report("validation, stochastic", report["validation"]["stochastic"]);
+    print_report("validation, deterministic", report["validation"]["deterministic"]);
+  }
+  if (!ok)
+    fmt::print(
+        "infeasible: the smallest violation reached on training data is {:.6f} "
+        "(tolerance {})\n",
+        result.stochastic.max_violation(), f.tolerance);
+  fmt::print("model written to {}\n", output);
+  return ok ? 0 : kExitRuntime;
+}
 
 double accuracy_of(const Classifier& model, const Dataset& ds, int threads) {
   std::vector<double> pred(ds.num_rows());
@@ -86,10 +314,14 @@ int train_one_vs_rest(const Dataset& ds, const std::string& data_path,
 
 int run_train(int argc, const char* const* argv) {
   CLI::App app{
-      "Fit L2-regularised logistic regression and save the model as JSON.\n"
+      "Fit a classifier and save it as JSON: L2-regularised logistic regression by default, or\n"
+      "a rate-constrained (stochastic) classifier with --minimize/--maximize/--constraint.\n"
       "Example: rateopt train --data data/adult/adult-train.csv.gz --label income "
-      "--positive '>50K' --groups sex,race --output adult.json",
+      "--positive '>50K' --groups sex,race --output adult.json\n"
+      "         rateopt train ... --minimize error "
+      "--constraint 'ppr[sex=Female] >= 0.8 * ppr[sex=Male]' --output fair.json",
       "rateopt train"};
+  ProblemFlags problem;
   std::string data_path, validation_path, output;
   LogisticRegressionOptions options;
   bool no_intercept = false, one_vs_rest = false;
@@ -113,6 +345,47 @@ int run_train(int argc, const char* const* argv) {
   app.add_flag("--one-vs-rest", one_vs_rest,
                "Multi-label or multiclass data: one logistic regression per label or class "
                "(predict --mode probability then prints one row of probabilities per example)");
+  const char* const pg = "Rate-constrained training";
+  app.add_option("--minimize", problem.minimize, "Objective expression to minimise (e.g. error)")
+      ->group(pg);
+  app.add_option("--maximize", problem.maximize, "Objective expression to maximise (e.g. f1)")
+      ->group(pg);
+  app.add_option("--constraint", problem.constraints,
+                 "Constraint 'EXPR <= EXPR' (also >=, ==; max(...) <= c for worst groups); "
+                 "repeatable")
+      ->group(pg);
+  app.add_option("--problem", problem.problem_file,
+                 "Problem file (TOML, or JSON by extension) with minimize/maximize, constraints, "
+                 "solver, iterations, seed, tolerance")
+      ->group(pg);
+  app.add_option("--dataset", problem.datasets,
+                 "Extra named dataset NAME=FILE (read with the training encoding), referenced "
+                 "as rate@NAME; the training data is @train")
+      ->group(pg);
+  app.add_option("--solver", problem.solver, "auto, proxy, three-player, ratio")
+      ->capture_default_str()
+      ->group(pg);
+  app.add_option("--iterations", problem.iterations, "Game rounds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber)
+      ->group(pg);
+  app.add_option("--seed", problem.seed, "Seed")->capture_default_str()->group(pg);
+  app.add_option("--tolerance", problem.tolerance, "Constraint violation accepted as feasible")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)
+      ->group(pg);
+  app.add_option("--model-step", problem.model_step, "Model player's Adam learning rate")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber)
+      ->group(pg);
+  app.add_option("--multiplier-step", problem.multiplier_step,
+                 "Multiplier player's step (0 = solver default)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)
+      ->group(pg);
+  app.add_option("--report", problem.report, "Also write the training report as JSON here")
+      ->group(pg);
+  app.add_flag("--quiet", problem.quiet, "No progress on stderr")->group(pg);
   add_reader_flags(app, reader);
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
   options.fit_intercept = !no_intercept;
@@ -124,6 +397,9 @@ int run_train(int argc, const char* const* argv) {
                       {"max_iter", options.max_iter},
                       {"fit_intercept", options.fit_intercept}};
   if (one_vs_rest) return train_one_vs_rest(ds, data_path, options, opts, output);
+  if (problem.active())
+    return train_rate_constrained_cli(ds, data_path, validation_path, reader, problem,
+                                      options.n_threads, output);
   if (ds.labels().kind != LabelKind::kBinary)
     throw InvalidArgument(fmt::format(
         "train needs binary labels; {} has {} labels{}", data_path, to_string(ds.labels().kind),

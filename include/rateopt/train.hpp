@@ -263,7 +263,7 @@ using CostSensitiveOracle =
 
 struct TrainOptions {
   TrainSolver solver = TrainSolver::kAuto;
-  int iterations = 1000;  // game rounds (> 0)
+  int iterations = 500;  // game rounds (> 0)
   StepRule model_rule = StepRule::kAdam;
   double model_step = 0.05;  // learning rate of the model player (> 0)
   StepRule multiplier_rule = StepRule::kSgd;

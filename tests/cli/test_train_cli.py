@@ -1,0 +1,125 @@
+"""rateopt train with objectives and rate constraints: report, saved stochastic model, errors."""
+import json
+
+import pytest
+
+ADULT = ["--label", "income", "--positive", ">50K", "--groups", "sex,race"]
+
+
+def adult(source_dir):
+    return source_dir / "data" / "adult" / "adult-train.csv.gz"
+
+
+def small_csv(tmp_path, n=400):
+    """Score + group data where group b has higher scores (demographic parity binds)."""
+    import random
+
+    rnd = random.Random(5)
+    lines = ["x,g,y"]
+    for _ in range(n):
+        b = rnd.random() < 0.4
+        s = rnd.gauss(0, 1) + (0.8 if b else 0.0)
+        y = 1 if rnd.random() < 1 / (1 + pow(2.718281828, -2.5 * s)) else 0
+        lines.append(f"{s:.6f},{'b' if b else 'a'},{y}")
+    p = tmp_path / "small.csv"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def test_demographic_parity_report_and_model(cli, tmp_path, source_dir):
+    data = small_csv(tmp_path)
+    model = tmp_path / "m.json"
+    report = tmp_path / "r.json"
+    proc = cli.run("train", "--data", data, "--label", "y", "--groups", "g",
+                   "--minimize", "error",
+                   "--constraint", "ppr[g=b] - ppr[g=a] <= 0.05",
+                   "--constraint", "ppr[g=a] - ppr[g=b] <= 0.05",
+                   "--tolerance", "0.005", "--output", model, "--report", report)
+    assert "train, stochastic" in proc.stdout and "train, deterministic" in proc.stdout
+    assert "iteration" in proc.stderr  # progress lines
+    rep = json.loads(report.read_text())
+    assert rep["status"] == "converged"
+    assert rep["solver"] == "proxy"
+    stoch = rep["train"]["stochastic"]
+    assert all(c["violation"] <= 0.005 for c in stoch["constraints"])
+    m = json.loads(model.read_text())
+    assert m["kind"] == "rate_constrained"
+    assert len(m["components"]) <= 2 + 2  # at most m + 1 support plus the best iterate
+    # The saved model reproduces the reported stochastic rates (eval on probabilities).
+    vals = cli.eval_json("--data", data, "--label", "y", "--groups", "g", "--model", model,
+                         "--mode", "probability", "--metric", "ppr[g=b] - ppr[g=a]",
+                         "--metric", "error")
+    assert vals["error"]["value"] == pytest.approx(stoch["objective"], abs=1e-6)
+    assert vals["ppr[g=b] - ppr[g=a]"]["value"] == pytest.approx(
+        stoch["constraints"][0]["lhs"] - stoch["constraints"][0]["rhs"] + 0.05, abs=1e-6)
+
+
+def test_problem_file_toml_and_json(cli, tmp_path):
+    data = small_csv(tmp_path)
+    toml = tmp_path / "p.toml"
+    toml.write_text('maximize = "f1"\nconstraints = ["recall >= 0.7"]\niterations = 300\n')
+    rep = tmp_path / "r.json"
+    cli.run("train", "--data", data, "--label", "y", "--groups", "g", "--problem", toml,
+            "--output", tmp_path / "m.json", "--report", rep, "--quiet")
+    r = json.loads(rep.read_text())
+    assert r["solver"] == "ratio"
+    assert r["iterations"] == 300
+    assert r["train"]["stochastic"]["constraints"][0]["violation"] <= 0.01
+    js = tmp_path / "p.json"
+    js.write_text(json.dumps({"minimize": "kld[g=a] + kld[g=b]",
+                              "constraints": ["error <= 0.3"], "solver": "three-player"}))
+    cli.run("train", "--data", data, "--label", "y", "--groups", "g", "--problem", js,
+            "--output", tmp_path / "m2.json", "--report", rep, "--quiet")
+    assert json.loads(rep.read_text())["solver"] == "three-player"
+    bad = tmp_path / "bad.toml"
+    bad.write_text('minimise = "error"\n')
+    proc = cli.run("train", "--data", data, "--label", "y", "--problem", bad,
+                   "--output", tmp_path / "m3.json", check=False)
+    assert proc.returncode == 2 and "unknown key 'minimise'" in proc.stderr
+
+
+@pytest.mark.parametrize("constraint,message", [
+    ("ppr[sex=Female] >= 0.1", "sex"),                   # unknown column
+    ("ppr[g=zzz] >= 0.1", "zzz"),                        # unknown value
+    ("error - error <= 0.1", "constant"),                # constant constraint
+    ("ppr[g=a] >= ", "expected"),                        # parse error
+])
+def test_bad_problems_have_clear_errors(cli, tmp_path, constraint, message):
+    data = small_csv(tmp_path)
+    proc = cli.run("train", "--data", data, "--label", "y", "--groups", "g",
+                   "--minimize", "error", "--constraint", constraint,
+                   "--output", tmp_path / "m.json", check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr
+
+
+def test_infeasible_ends_with_status(cli, tmp_path):
+    data = small_csv(tmp_path)
+    rep = tmp_path / "r.json"
+    proc = cli.run("train", "--data", data, "--label", "y", "--groups", "g",
+                   "--minimize", "error", "--constraint", "tpr >= 0.9",
+                   "--constraint", "fpr <= 0.05", "--iterations", "200",
+                   "--output", tmp_path / "m.json", "--report", rep, "--quiet", check=False)
+    assert proc.returncode == 1
+    assert "infeasible" in proc.stdout
+    assert json.loads(rep.read_text())["status"] == "infeasible"
+
+
+def test_default_is_still_logistic_regression(cli, tmp_path):
+    data = small_csv(tmp_path)
+    model = tmp_path / "lr.json"
+    cli.run("train", "--data", data, "--label", "y", "--groups", "g", "--output", model)
+    assert json.loads(model.read_text())["kind"] == "logistic_regression"
+
+
+def test_adult_fair_classifier(cli, tmp_path, source_dir):
+    model = tmp_path / "fair.json"
+    rep = tmp_path / "r.json"
+    cli.run("train", "--data", adult(source_dir), *ADULT, "--minimize", "error",
+            "--constraint", "ppr[sex=Female] >= 0.8 * ppr[sex=Male]",
+            "--validation", source_dir / "data" / "adult" / "adult-test.csv.gz",
+            "--iterations", "200", "--output", model, "--report", rep, "--quiet")
+    r = json.loads(rep.read_text())
+    assert r["status"] == "converged"
+    assert r["train"]["stochastic"]["objective"] < 0.19
+    assert r["validation"]["stochastic"]["constraints"][0]["violation"] < 0.02
