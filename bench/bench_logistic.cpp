@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "../src/train/logistic_objective.hpp"  // private header: the objective alone
 #include "rateopt/io.hpp"
 #include "rateopt/logistic.hpp"
+#include "train/logistic_objective.hpp"  // private header (src/): the objective alone
 
 namespace {
 

@@ -16,7 +16,7 @@
 #if __has_include(<Eigen/Dense>)
 #include <Eigen/Dense>
 #else
-#include <eigen3/Eigen/Dense>
+#include <Eigen/Dense>
 #endif
 
 #include "rateopt/error.hpp"
