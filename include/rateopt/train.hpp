@@ -304,4 +304,22 @@ struct TrainResult {
 // Weighted logistic regression refit: labels 1{cost < 0}, weights |cost| (all datasets stacked).
 [[nodiscard]] CostSensitiveOracle weighted_logistic_oracle(double c = 1.0, int n_threads = 0);
 
+// Baselines (Narasimhan et al. Tables 3-4): UncError is plain logistic regression
+// (fit_logistic_regression); UncF1 and PostShift post-process its scores.
+
+// UncF1: the threshold t maximising F1 of 1{score > t} (ties: the smallest such t), over the
+// distinct scores (and below the smallest). O(n log n). Throws InvalidArgument on size
+// mismatches or labels not 0/1.
+[[nodiscard]] double f1_threshold(std::span<const double> scores,
+                                  std::span<const std::int32_t> labels,
+                                  std::span<const double> weights = {});
+
+// PostShift (Hardt et al. 2016, demographic-parity form as in Narasimhan et al.): per group g
+// (codes 0..num_groups-1; -1 = no group, ignored) the threshold t_g such that the weighted share
+// of the group's rows with score > t_g is as close as possible to `coverage`. O(n log n).
+[[nodiscard]] std::vector<double> group_coverage_thresholds(std::span<const double> scores,
+                                                            std::span<const std::int32_t> groups,
+                                                            std::size_t num_groups, double coverage,
+                                                            std::span<const double> weights = {});
+
 }  // namespace rateopt
