@@ -1,0 +1,817 @@
+// File: python/bindings/_core.cpp
+// The private pybind11 module `rateopt._core`: a thin layer over the C++ API (STYLE R11). The
+// pure-Python package (python/src/rateopt) validates and converts user input; this layer only
+// maps arrays to spans, releases the GIL around the work and turns results into numpy arrays.
+//
+// Arrays: every array parameter is py::array_t<T, c_style | forcecast>, so a C-contiguous array
+// of the right dtype passes without a copy (the Python layer prepares exactly those). Spans into
+// the arrays are taken while the GIL is held; the arrays stay referenced by the caller's frame
+// for the duration of the call.
+//
+// Errors: rateopt::InvalidArgument derives from std::invalid_argument, which pybind11 maps to
+// ValueError. ParseError and NotFound become _core.ParseError / _core.NotFoundError (subclasses
+// of ValueError), IoError becomes _core.IoError (a subclass of OSError); the message is the C++
+// message, stable id prefix included.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/parallel.hpp"
+#include "rateopt/decide.hpp"
+#include "rateopt/error.hpp"
+#include "rateopt/expr.hpp"
+#include "rateopt/logistic.hpp"
+#include "rateopt/metrics.hpp"
+#include "rateopt/model.hpp"
+#include "rateopt/version.hpp"
+
+namespace py = pybind11;
+using namespace pybind11::literals;
+
+namespace rateopt::python {
+
+template <typename T>
+using Array = py::array_t<T, py::array::c_style | py::array::forcecast>;
+using OptArray = std::optional<Array<double>>;
+
+template <typename T>
+std::span<const T> span_of(const Array<T>& a) {
+  return {a.data(), static_cast<std::size_t>(a.size())};
+}
+template <typename T>
+std::span<const T> span_of(const std::optional<Array<T>>& a) {
+  if (!a) return {};
+  return span_of(*a);
+}
+
+template <typename T>
+py::array_t<T> to_numpy(const std::vector<T>& v) {
+  py::array_t<T> out(static_cast<py::ssize_t>(v.size()));
+  std::copy(v.begin(), v.end(), out.mutable_data());
+  return out;
+}
+
+py::array_t<std::int64_t> indices_to_numpy(const std::vector<std::size_t>& v) {
+  py::array_t<std::int64_t> out(static_cast<py::ssize_t>(v.size()));
+  auto* p = out.mutable_data();
+  for (std::size_t i = 0; i < v.size(); ++i) p[i] = static_cast<std::int64_t>(v[i]);
+  return out;
+}
+
+void require_ndim(const py::array& a, int ndim, const char* name) {
+  if (a.ndim() != ndim)
+    throw InvalidArgument(std::string(name) + " must be a " + std::to_string(ndim) +
+                          "-D array, got " + std::to_string(a.ndim()) + " dimensions");
+}
+
+// ---- decide --------------------------------------------------------------------------------
+
+DecideOptions make_options(const std::string& method, bool all_k, double truncation,
+                           bool early_stop, double fast_tolerance) {
+  DecideOptions o;
+  o.method = parse_decide_method(method);
+  o.all_k = all_k;
+  o.truncation = truncation;
+  o.early_stop = early_stop;
+  o.fast_tolerance = fast_tolerance;
+  return o;
+}
+
+DecideModel parse_model(const std::string& model) {
+  if (model == "independent") return DecideModel::kIndependent;
+  if (model == "multiclass") return DecideModel::kMulticlass;
+  throw InvalidArgument("model must be 'independent' or 'multiclass' here, got '" + model + "'");
+}
+
+// Packs per-instance decisions into flat arrays: selected indices in CSR form (indptr, indices),
+// expected, error_bound, method names, expected_by_k (a matrix when every instance has the same
+// number of items, else a list).
+py::dict pack_decisions(const std::vector<Decision>& ds, bool all_k) {
+  const std::size_t n = ds.size();
+  py::array_t<std::int64_t> indptr(static_cast<py::ssize_t>(n + 1));
+  std::size_t nnz = 0;
+  {
+    auto* ip = indptr.mutable_data();
+    ip[0] = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      nnz += ds[i].selected.size();
+      ip[i + 1] = static_cast<std::int64_t>(nnz);
+    }
+  }
+  py::array_t<std::int64_t> indices(static_cast<py::ssize_t>(nnz));
+  py::array_t<double> expected(static_cast<py::ssize_t>(n));
+  py::array_t<double> error_bound(static_cast<py::ssize_t>(n));
+  {
+    auto* out = indices.mutable_data();
+    auto* e = expected.mutable_data();
+    auto* b = error_bound.mutable_data();
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t s : ds[i].selected) out[k++] = static_cast<std::int64_t>(s);
+      e[i] = ds[i].expected;
+      b[i] = ds[i].error_bound;
+    }
+  }
+  py::list methods;
+  for (const auto& d : ds) methods.append(py::str(std::string(to_string(d.method))));
+  py::object by_k = py::none();
+  if (all_k) {
+    bool same = n > 0;
+    for (const auto& d : ds) same = same && d.expected_by_k.size() == ds[0].expected_by_k.size();
+    if (same) {
+      const std::size_t w = ds[0].expected_by_k.size();
+      py::array_t<double> mat({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(w)});
+      auto* p = mat.mutable_data();
+      for (std::size_t i = 0; i < n; ++i)
+        std::copy(ds[i].expected_by_k.begin(), ds[i].expected_by_k.end(), p + i * w);
+      by_k = mat;
+    } else {
+      py::list l;
+      for (const auto& d : ds) l.append(to_numpy(d.expected_by_k));
+      by_k = l;
+    }
+  }
+  return py::dict("indptr"_a = indptr, "indices"_a = indices, "expected"_a = expected,
+                  "error_bound"_a = error_bound, "method"_a = methods, "expected_by_k"_a = by_k);
+}
+
+// The C++ batch helpers take owning vectors; rows of a numpy matrix are decided in place instead,
+// with the library's one parallel_for (same per-instance functions, same error messages).
+template <typename Fn>
+std::vector<Decision> run_rows(std::size_t count, int n_threads, Fn&& one) {
+  std::vector<Decision> out(count);
+  detail::parallel_for(count, n_threads, [&](std::size_t i) {
+    try {
+      out[i] = one(i);
+    } catch (const std::invalid_argument& e) {
+      std::string what = e.what();
+      const std::string prefix = "[rateopt.invalid_argument] ";
+      if (what.rfind(prefix, 0) == 0) what.erase(0, prefix.size());
+      throw InvalidArgument("instance " + std::to_string(i) + ": " + what);
+    }
+  });
+  return out;
+}
+
+Decision decide_one(DecideModel model, std::span<const double> p, const DecideMetric& metric,
+                    const DecideOptions& o) {
+  return model == DecideModel::kMulticlass ? decide_multiclass(p, metric, o)
+                                           : decide_independent(p, metric, o);
+}
+
+// rows: a 2-D C-contiguous float64 array, or a list of 1-D arrays (different lengths).
+py::dict decide_rows(const py::object& rows, const std::string& metric_name,
+                     const std::string& model_name, const std::string& method, bool all_k,
+                     double truncation, bool early_stop, double fast_tolerance, int n_threads) {
+  const DecideMetric metric = DecideMetric::from_name(metric_name);
+  const DecideOptions o = make_options(method, all_k, truncation, early_stop, fast_tolerance);
+  const DecideModel model = parse_model(model_name);
+  std::vector<Decision> ds;
+  if (py::isinstance<py::list>(rows) || py::isinstance<py::tuple>(rows)) {
+    std::vector<Array<double>> keep;
+    std::vector<std::span<const double>> spans;
+    for (const auto& item : rows) {
+      keep.push_back(Array<double>::ensure(item));
+      if (!keep.back()) throw py::error_already_set();
+      require_ndim(keep.back(), 1, "each instance");
+      spans.push_back(span_of(keep.back()));
+    }
+    py::gil_scoped_release release;
+    ds = run_rows(spans.size(), n_threads,
+                  [&](std::size_t i) { return decide_one(model, spans[i], metric, o); });
+  } else {
+    const auto a = Array<double>::ensure(rows);
+    if (!a) throw py::error_already_set();
+    require_ndim(a, 2, "probabilities");
+    const auto n = static_cast<std::size_t>(a.shape(0));
+    const auto m = static_cast<std::size_t>(a.shape(1));
+    const double* base = a.data();
+    py::gil_scoped_release release;
+    ds = run_rows(n, n_threads, [&](std::size_t i) {
+      return decide_one(model, std::span<const double>(base + i * m, m), metric, o);
+    });
+  }
+  return pack_decisions(ds, all_k);
+}
+
+GfmInput gfm_input(const Array<double>& p, double p0) {
+  require_ndim(p, 2, "P");
+  if (p.shape(0) != p.shape(1))
+    throw InvalidArgument("P must be square (m x m), got " + std::to_string(p.shape(0)) + " x " +
+                          std::to_string(p.shape(1)));
+  GfmInput in;
+  in.m = static_cast<std::size_t>(p.shape(0));
+  in.p.assign(p.data(), p.data() + p.size());
+  in.p_zero = p0;
+  return in;
+}
+
+LabelSetsView label_sets(const Array<std::int64_t>& indptr, const Array<std::int32_t>& indices,
+                         std::size_t m) {
+  require_ndim(indptr, 1, "indptr");
+  require_ndim(indices, 1, "indices");
+  return LabelSetsView{span_of(indptr), span_of(indices), m};
+}
+
+// ---- data ------------------------------------------------------------------------------------
+
+FeatureMatrix dense_matrix(const Array<double>& x) {
+  require_ndim(x, 2, "X");
+  std::vector<double> data(x.data(), x.data() + x.size());
+  return FeatureMatrix::dense(std::move(data), static_cast<std::size_t>(x.shape(0)),
+                              static_cast<std::size_t>(x.shape(1)));
+}
+
+FeatureMatrix csr_matrix(const Array<std::int64_t>& indptr, const Array<std::int32_t>& indices,
+                         const Array<double>& values, std::size_t cols) {
+  require_ndim(indptr, 1, "indptr");
+  require_ndim(indices, 1, "indices");
+  require_ndim(values, 1, "data");
+  return FeatureMatrix::csr(std::vector<std::int64_t>(indptr.data(), indptr.data() + indptr.size()),
+                            std::vector<std::int32_t>(indices.data(), indices.data() + indices.size()),
+                            std::vector<double>(values.data(), values.data() + values.size()),
+                            cols);
+}
+
+LabelKind parse_label_kind(const std::string& kind) {
+  if (kind == "none") return LabelKind::kNone;
+  if (kind == "binary") return LabelKind::kBinary;
+  if (kind == "multiclass") return LabelKind::kMulticlass;
+  if (kind == "multilabel") return LabelKind::kMultilabel;
+  throw InvalidArgument("label kind must be none, binary, multiclass or multilabel, got '" + kind +
+                        "'");
+}
+
+// columns: list of (name, levels, codes int32, numeric float64 or None).
+Dataset make_dataset(const FeatureMatrix& x, const std::string& kind,
+                     const std::optional<Array<std::int32_t>>& values,
+                     const std::optional<Array<std::int64_t>>& set_indptr,
+                     const std::optional<Array<std::int32_t>>& set_indices,
+                     std::vector<std::string> names, const OptArray& weights,
+                     const py::list& columns) {
+  Labels y;
+  y.kind = parse_label_kind(kind);
+  if (values) y.values.assign(values->data(), values->data() + values->size());
+  if (set_indptr) y.set_indptr.assign(set_indptr->data(), set_indptr->data() + set_indptr->size());
+  if (set_indices)
+    y.set_indices.assign(set_indices->data(), set_indices->data() + set_indices->size());
+  y.names = std::move(names);
+  if (y.kind != LabelKind::kNone && y.size() != x.rows())
+    throw InvalidArgument("labels have " + std::to_string(y.size()) + " entries, expected " +
+                          std::to_string(x.rows()) + " (one per row)");
+  Dataset ds(x, std::move(y));
+  if (weights) ds.set_weights(std::vector<double>(weights->data(), weights->data() + weights->size()));
+  for (const auto& item : columns) {
+    const auto t = item.cast<py::tuple>();
+    Column c;
+    c.name = t[0].cast<std::string>();
+    c.levels = t[1].cast<std::vector<std::string>>();
+    const auto codes = Array<std::int32_t>::ensure(t[2]);
+    if (!codes) throw py::error_already_set();
+    c.codes.assign(codes.data(), codes.data() + codes.size());
+    if (!t[3].is_none()) {
+      const auto num = Array<double>::ensure(t[3]);
+      if (!num) throw py::error_already_set();
+      c.numeric.assign(num.data(), num.data() + num.size());
+    }
+    if (c.codes.size() != x.rows())
+      throw InvalidArgument("column '" + c.name + "' has " + std::to_string(c.codes.size()) +
+                            " entries, expected " + std::to_string(x.rows()) + " (one per row)");
+    for (const auto code : c.codes)
+      if (code < -1 || code >= static_cast<std::int32_t>(c.levels.size()))
+        throw InvalidArgument("column '" + c.name + "' has a code outside its levels");
+    ds.add_column(std::move(c));
+  }
+  return ds;
+}
+
+py::dict counts_to_dict(const SliceCounts& c) {
+  return py::dict("tp"_a = c.confusion.tp, "fp"_a = c.confusion.fp, "fn"_a = c.confusion.fn,
+                  "tn"_a = c.confusion.tn, "total"_a = c.total, "changes"_a = c.changes,
+                  "wins"_a = c.wins, "losses"_a = c.losses);
+}
+
+const char* relation_text(Relation r) {
+  switch (r) {
+    case Relation::kLessEqual:
+      return "<=";
+    case Relation::kGreaterEqual:
+      return ">=";
+    case Relation::kEqual:
+      return "==";
+    case Relation::kNone:
+      break;
+  }
+  return "";
+}
+
+// One dataset with its predictions, for evaluate(): keeps both alive for the call.
+struct EvalData {
+  std::string name;
+  std::shared_ptr<Dataset> data;
+  std::shared_ptr<Predictions> predictions;
+};
+
+std::shared_ptr<Predictions> make_predictions(const OptArray& prob, const OptArray& scores,
+                                              const std::optional<Array<std::int64_t>>& indptr,
+                                              const std::optional<Array<std::int32_t>>& indices,
+                                              const std::optional<Array<std::int32_t>>& classes) {
+  auto p = std::make_shared<Predictions>();
+  if (prob) p->prob_positive.assign(prob->data(), prob->data() + prob->size());
+  if (scores) p->scores.assign(scores->data(), scores->data() + scores->size());
+  if (indptr) p->set_indptr.assign(indptr->data(), indptr->data() + indptr->size());
+  if (indices) p->set_indices.assign(indices->data(), indices->data() + indices->size());
+  if (classes) p->classes.assign(classes->data(), classes->data() + classes->size());
+  return p;
+}
+
+// ---- models ----------------------------------------------------------------------------------
+
+py::array_t<double> predict_model(const Classifier& c, const FeatureMatrix& x,
+                                  const std::string& mode, std::uint64_t seed, int n_threads) {
+  const PredictMode m = parse_predict_mode(mode);
+  py::array_t<double> out(static_cast<py::ssize_t>(x.rows()));
+  std::span<double> s(out.mutable_data(), x.rows());
+  py::gil_scoped_release release;
+  c.predict(x, m, s, seed, n_threads);
+  return out;
+}
+
+}  // namespace rateopt::python
+
+PYBIND11_MODULE(_core, m) {
+  using namespace rateopt;
+  using namespace rateopt::python;
+  m.doc() = "rateopt's C++ core (private; use the rateopt package).";
+  m.def("version", [] { return std::string(rateopt::version()); });
+
+  // Exceptions: registered general-to-specific (pybind11 tries the last registered first).
+  static py::exception<Error> base_error(m, "RateoptError", PyExc_RuntimeError);
+  static py::exception<ParseError> parse_error(m, "ParseError", PyExc_ValueError);
+  static py::exception<NotFound> not_found(m, "NotFoundError", PyExc_ValueError);
+  static py::exception<IoError> io_error(m, "IoError", PyExc_OSError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ParseError& e) {
+      parse_error(e.what());
+    } catch (const NotFound& e) {
+      not_found(e.what());
+    } catch (const IoError& e) {
+      io_error(e.what());
+    } catch (const Error& e) {
+      base_error(e.what());
+    }
+  });
+
+  // ---- decide ----
+  py::class_<Decision>(m, "Decision")
+      .def_property_readonly("selected",
+                             [](const Decision& d) { return indices_to_numpy(d.selected); })
+      .def_readonly("expected", &Decision::expected)
+      .def_property_readonly("expected_by_k",
+                             [](const Decision& d) { return to_numpy(d.expected_by_k); })
+      .def_property_readonly("method",
+                             [](const Decision& d) { return std::string(to_string(d.method)); })
+      .def_readonly("error_bound", &Decision::error_bound);
+
+  m.def(
+      "decide",
+      [](const Array<double>& p, const std::string& metric, const std::string& model,
+         const std::string& method, bool all_k, double truncation, bool early_stop,
+         double fast_tolerance) {
+        require_ndim(p, 1, "probabilities");
+        const DecideMetric mt = DecideMetric::from_name(metric);
+        const DecideOptions o = make_options(method, all_k, truncation, early_stop, fast_tolerance);
+        const DecideModel md = parse_model(model);
+        const auto s = span_of(p);
+        py::gil_scoped_release release;
+        return decide_one(md, s, mt, o);
+      },
+      "probabilities"_a, "metric"_a, "model"_a = "independent", "method"_a = "auto",
+      "all_k"_a = false, "truncation"_a = 0.0, "early_stop"_a = false,
+      "fast_tolerance"_a = 1e-12, "One instance: independent marginals or class probabilities.");
+  m.def("decide_rows", &decide_rows, "rows"_a, "metric"_a, "model"_a = "independent",
+        "method"_a = "auto", "all_k"_a = false, "truncation"_a = 0.0, "early_stop"_a = false,
+        "fast_tolerance"_a = 1e-12, "n_threads"_a = 0,
+        "A batch: rows of a 2-D array or a list of 1-D arrays; returns flat arrays.");
+  m.def(
+      "decide_gfm",
+      [](const Array<double>& p, double p0, const std::string& metric, const std::string& method,
+         bool all_k) {
+        const GfmInput in = gfm_input(p, p0);
+        const DecideMetric mt = DecideMetric::from_name(metric);
+        const DecideOptions o = make_options(method, all_k, 0.0, false, 1e-12);
+        py::gil_scoped_release release;
+        return decide_gfm(in, mt, o);
+      },
+      "P"_a, "p0"_a, "metric"_a, "method"_a = "auto", "all_k"_a = false);
+  m.def(
+      "decide_gfm_rows",
+      [](const py::list& ps, const Array<double>& p0, const std::string& metric,
+         const std::string& method, bool all_k, int n_threads) {
+        if (static_cast<std::size_t>(p0.size()) != ps.size())
+          throw InvalidArgument("p0 has " + std::to_string(p0.size()) + " entries, expected " +
+                                std::to_string(ps.size()) + " (one per instance)");
+        std::vector<GfmInput> inputs;
+        inputs.reserve(ps.size());
+        for (std::size_t i = 0; i < ps.size(); ++i) {
+          const auto a = Array<double>::ensure(ps[i]);
+          if (!a) throw py::error_already_set();
+          inputs.push_back(gfm_input(a, p0.data()[i]));
+        }
+        const DecideMetric mt = DecideMetric::from_name(metric);
+        const DecideOptions o = make_options(method, all_k, 0.0, false, 1e-12);
+        std::vector<Decision> ds;
+        {
+          py::gil_scoped_release release;
+          ds = decide_gfm_batch(inputs, mt, o, n_threads);
+        }
+        return pack_decisions(ds, all_k);
+      },
+      "P"_a, "p0"_a, "metric"_a, "method"_a = "auto", "all_k"_a = false, "n_threads"_a = 0);
+  m.def(
+      "decide_gfm_samples",
+      [](const Array<std::int64_t>& indptr, const Array<std::int32_t>& indices,
+         const OptArray& weights, std::size_t m, const std::string& metric,
+         const std::string& method, bool all_k) {
+        const LabelSetsView v = label_sets(indptr, indices, m);
+        const DecideMetric mt = DecideMetric::from_name(metric);
+        const DecideOptions o = make_options(method, all_k, 0.0, false, 1e-12);
+        const auto w = span_of(weights);
+        py::gil_scoped_release release;
+        return decide_gfm_samples(v, w, m, mt, o);
+      },
+      "indptr"_a, "indices"_a, "weights"_a, "m"_a, "metric"_a, "method"_a = "auto",
+      "all_k"_a = false);
+  m.def(
+      "decide_gfm_samples_rows",
+      [](const py::list& instances, std::size_t m, const std::string& metric,
+         const std::string& method, bool all_k, int n_threads) {
+        // instances: list of (indptr int64, indices int32, weights float64 or None).
+        std::vector<py::object> keep;
+        std::vector<LabelSetsView> views;
+        std::vector<std::span<const double>> ws;
+        for (const auto& item : instances) {
+          const auto t = item.cast<py::tuple>();
+          const auto ip = Array<std::int64_t>::ensure(t[0]);
+          const auto ix = Array<std::int32_t>::ensure(t[1]);
+          if (!ip || !ix) throw py::error_already_set();
+          views.push_back(label_sets(ip, ix, m));
+          keep.push_back(ip);
+          keep.push_back(ix);
+          if (t[2].is_none()) {
+            ws.emplace_back();
+          } else {
+            const auto w = Array<double>::ensure(t[2]);
+            if (!w) throw py::error_already_set();
+            ws.push_back(span_of(w));
+            keep.push_back(w);
+          }
+        }
+        const DecideMetric mt = DecideMetric::from_name(metric);
+        const DecideOptions o = make_options(method, all_k, 0.0, false, 1e-12);
+        std::vector<Decision> ds;
+        {
+          py::gil_scoped_release release;
+          ds = run_rows(views.size(), n_threads, [&](std::size_t i) {
+            return decide_gfm_samples(views[i], ws[i], m, mt, o);
+          });
+        }
+        return pack_decisions(ds, all_k);
+      },
+      "instances"_a, "m"_a, "metric"_a, "method"_a = "auto", "all_k"_a = false,
+      "n_threads"_a = 0);
+  m.def(
+      "gfm_from_samples",
+      [](const Array<std::int64_t>& indptr, const Array<std::int32_t>& indices,
+         const OptArray& weights, std::size_t m) {
+        const GfmInput in = gfm_from_samples(label_sets(indptr, indices, m), span_of(weights), m);
+        py::array_t<double> p({static_cast<py::ssize_t>(in.m), static_cast<py::ssize_t>(in.m)});
+        std::copy(in.p.begin(), in.p.end(), p.mutable_data());
+        return py::make_tuple(p, in.p_zero);
+      },
+      "indptr"_a, "indices"_a, "weights"_a, "m"_a);
+  m.def(
+      "select_threshold",
+      [](const Array<double>& p, double t) {
+        return indices_to_numpy(select_threshold(span_of(p), t));
+      },
+      "probabilities"_a, "threshold"_a);
+  m.def(
+      "select_top_k",
+      [](const Array<double>& p, std::size_t k) {
+        return indices_to_numpy(select_top_k(span_of(p), k));
+      },
+      "probabilities"_a, "k"_a);
+  m.def(
+      "tune_threshold",
+      [](const Array<double>& scores, const Array<std::int32_t>& labels, const std::string& metric,
+         const OptArray& weights) {
+        return tune_threshold(span_of(scores), span_of(labels), DecideMetric::from_name(metric),
+                              span_of(weights));
+      },
+      "scores"_a, "labels"_a, "metric"_a, "weights"_a = py::none());
+  m.def(
+      "decide_utility",
+      [](const std::string& metric, double tp, double fp, double fn, double tn) {
+        return DecideMetric::from_name(metric).utility(tp, fp, fn, tn);
+      },
+      "metric"_a, "tp"_a, "fp"_a, "fn"_a, "tn"_a);
+
+  // ---- metrics ----
+  m.def("metric_catalogue", [] {
+    py::list out;
+    for (const auto& info : metric_catalogue())
+      out.append(py::dict("name"_a = std::string(info.name),
+                          "summary"_a = std::string(info.summary),
+                          "bigger_is_better"_a = info.bigger_is_better,
+                          "has_param"_a = info.has_param, "default_param"_a = info.default_param,
+                          "needs_baseline"_a = info.needs_baseline,
+                          "needs_labels"_a = info.needs_labels));
+    return out;
+  });
+  m.def(
+      "count_slice",
+      [](const Array<std::int32_t>& labels, const Array<double>& predictions,
+         const OptArray& weights, const std::optional<Array<std::uint8_t>>& mask,
+         const OptArray& baseline) {
+        return counts_to_dict(count_slice(span_of(labels), span_of(predictions), span_of(weights),
+                                          span_of(mask), span_of(baseline)));
+      },
+      "labels"_a, "predictions"_a, "weights"_a = py::none(), "mask"_a = py::none(),
+      "baseline"_a = py::none());
+  m.def(
+      "compute_metric",
+      [](const std::string& spec, const Array<std::int32_t>& labels,
+         const Array<double>& predictions, const OptArray& weights,
+         const std::optional<Array<std::uint8_t>>& mask, const OptArray& baseline) {
+        const SliceCounts c = count_slice(span_of(labels), span_of(predictions), span_of(weights),
+                                          span_of(mask), span_of(baseline));
+        return compute_metric(spec, c);
+      },
+      "spec"_a, "labels"_a, "predictions"_a, "weights"_a = py::none(), "mask"_a = py::none(),
+      "baseline"_a = py::none());
+  m.def(
+      "roc_auc",
+      [](const Array<double>& scores, const Array<std::int32_t>& labels, const OptArray& weights,
+         const std::optional<Array<std::uint8_t>>& mask) {
+        return roc_auc(span_of(scores), span_of(labels), span_of(weights), span_of(mask));
+      },
+      "scores"_a, "labels"_a, "weights"_a = py::none(), "mask"_a = py::none());
+  m.def(
+      "average_precision",
+      [](const Array<double>& scores, const Array<std::int32_t>& labels, const OptArray& weights,
+         const std::optional<Array<std::uint8_t>>& mask) {
+        return average_precision(span_of(scores), span_of(labels), span_of(weights),
+                                 span_of(mask));
+      },
+      "scores"_a, "labels"_a, "weights"_a = py::none(), "mask"_a = py::none());
+  m.def(
+      "multilabel_scores",
+      [](const Array<std::int64_t>& t_indptr, const Array<std::int32_t>& t_indices,
+         const Array<std::int64_t>& p_indptr, const Array<std::int32_t>& p_indices,
+         std::size_t num_labels, const OptArray& weights,
+         const std::optional<Array<std::uint8_t>>& mask) {
+        const MultilabelScores s = multilabel_scores(label_sets(t_indptr, t_indices, num_labels),
+                                                     label_sets(p_indptr, p_indices, num_labels),
+                                                     span_of(weights), span_of(mask));
+        return py::dict("instance_f1"_a = s.instance_f1, "instance_jaccard"_a = s.instance_jaccard,
+                        "micro_f1"_a = s.micro_f1, "macro_f1"_a = s.macro_f1,
+                        "hamming_loss"_a = s.hamming_loss, "subset_accuracy"_a = s.subset_accuracy);
+      },
+      "truth_indptr"_a, "truth_indices"_a, "pred_indptr"_a, "pred_indices"_a, "num_labels"_a,
+      "weights"_a = py::none(), "mask"_a = py::none());
+  m.def(
+      "multiclass_scores",
+      [](const Array<std::int32_t>& truth, const Array<std::int32_t>& predicted,
+         std::size_t num_classes, const OptArray& weights,
+         const std::optional<Array<std::uint8_t>>& mask) {
+        const MulticlassScores s = multiclass_scores(span_of(truth), span_of(predicted),
+                                                     num_classes, span_of(weights), span_of(mask));
+        return py::dict("accuracy"_a = s.accuracy, "macro_f1"_a = s.macro_f1);
+      },
+      "truth"_a, "predicted"_a, "num_classes"_a, "weights"_a = py::none(),
+      "mask"_a = py::none());
+
+  // ---- expressions ----
+  py::class_<Expression>(m, "Expression")
+      .def_static("parse", &Expression::parse, "text"_a)
+      .def_property_readonly("text", &Expression::text)
+      .def_property_readonly("is_constraint", &Expression::is_constraint)
+      .def_property_readonly("relation",
+                             [](const Expression& e) { return std::string(relation_text(e.relation())); })
+      .def_property_readonly("rates", [](const Expression& e) {
+        std::vector<std::string> out;
+        for (const auto& r : e.rates()) out.push_back(r.to_string());
+        return out;
+      });
+
+  // ---- data ----
+  py::class_<FeatureMatrix>(m, "FeatureMatrix")
+      .def_static("dense", &dense_matrix, "X"_a, "Row-major float64 matrix (copied).")
+      .def_static("csr", &csr_matrix, "indptr"_a, "indices"_a, "data"_a, "cols"_a,
+                  "CSR matrix (copied; validated).")
+      .def_property_readonly("rows", &FeatureMatrix::rows)
+      .def_property_readonly("cols", &FeatureMatrix::cols)
+      .def_property_readonly("is_sparse", &FeatureMatrix::is_sparse)
+      .def_property_readonly("nnz", &FeatureMatrix::nnz);
+
+  py::class_<Dataset, std::shared_ptr<Dataset>>(m, "Dataset")
+      .def(py::init([](const FeatureMatrix& x, const std::string& kind,
+                       const std::optional<Array<std::int32_t>>& values,
+                       const std::optional<Array<std::int64_t>>& set_indptr,
+                       const std::optional<Array<std::int32_t>>& set_indices,
+                       std::vector<std::string> names, const OptArray& weights,
+                       const py::list& columns) {
+             return std::make_shared<Dataset>(make_dataset(x, kind, values, set_indptr,
+                                                           set_indices, std::move(names), weights,
+                                                           columns));
+           }),
+           "features"_a, "label_kind"_a = "none", "values"_a = py::none(),
+           "set_indptr"_a = py::none(), "set_indices"_a = py::none(),
+           "names"_a = std::vector<std::string>{}, "weights"_a = py::none(),
+           "columns"_a = py::list())
+      .def_property_readonly("num_rows", &Dataset::num_rows)
+      .def_property_readonly("num_features", &Dataset::num_features)
+      .def_property_readonly("label_kind",
+                             [](const Dataset& d) { return std::string(to_string(d.labels().kind)); })
+      .def_property_readonly("column_names", [](const Dataset& d) {
+        std::vector<std::string> out;
+        for (const auto& c : d.columns()) out.push_back(c.name);
+        return out;
+      });
+
+  m.def(
+      "slice_mask",
+      [](const Dataset& d, const std::string& slice) {
+        return to_numpy(slice_mask(d, Slice::parse(slice)));
+      },
+      "dataset"_a, "slice"_a);
+
+  m.def(
+      "evaluate",
+      [](const std::vector<std::string>& expressions, const py::list& data) {
+        // data: list of (name, Dataset, prob_positive, scores, set_indptr, set_indices, classes).
+        std::vector<Expression> exprs;
+        for (const auto& e : expressions) exprs.push_back(Expression::parse(e));
+        std::vector<EvalData> keep;
+        for (const auto& item : data) {
+          const auto t = item.cast<py::tuple>();
+          EvalData d;
+          d.name = t[0].cast<std::string>();
+          d.data = t[1].cast<std::shared_ptr<Dataset>>();
+          d.predictions = make_predictions(
+              t[2].cast<OptArray>(), t[3].cast<OptArray>(),
+              t[4].cast<std::optional<Array<std::int64_t>>>(),
+              t[5].cast<std::optional<Array<std::int32_t>>>(),
+              t[6].cast<std::optional<Array<std::int32_t>>>());
+          keep.push_back(std::move(d));
+        }
+        std::vector<NamedData> named;
+        for (const auto& d : keep) named.push_back({d.name, d.data.get(), d.predictions.get()});
+        std::vector<ExpressionValue> values;
+        {
+          py::gil_scoped_release release;
+          for (const auto& e : exprs) values.push_back(evaluate_expression(e, named));
+        }
+        py::list out;
+        for (std::size_t k = 0; k < values.size(); ++k) {
+          const auto& v = values[k];
+          out.append(py::dict("text"_a = v.text, "value"_a = v.value, "rhs"_a = v.rhs,
+                              "violation"_a = v.violation, "is_constraint"_a = v.is_constraint,
+                              "satisfied"_a = v.satisfied,
+                              "relation"_a = std::string(relation_text(exprs[k].relation()))));
+        }
+        return out;
+      },
+      "expressions"_a, "data"_a);
+
+  // ---- models ----
+  py::class_<Classifier>(m, "Classifier")
+      .def_static(
+          "from_json",
+          [](const std::string& json, const std::string& name) {
+            return Classifier::from_json(json, name);
+          },
+          "json"_a, "name"_a = "<string>")
+      .def_static("load", &Classifier::load, "path"_a)
+      .def("to_json", &Classifier::to_json)
+      .def("save", &Classifier::save, "path"_a)
+      .def("predict", &predict_model, "X"_a, "mode"_a = "deterministic", "seed"_a = 0,
+           "n_threads"_a = 0)
+      .def(
+          "decision_function",
+          [](const Classifier& c, const FeatureMatrix& x, int n_threads) {
+            py::array_t<double> out(static_cast<py::ssize_t>(x.rows()));
+            std::span<double> s(out.mutable_data(), x.rows());
+            py::gil_scoped_release release;
+            c.decision_function(x, s, n_threads);
+            return out;
+          },
+          "X"_a, "n_threads"_a = 0)
+      .def_readonly("kind", &Classifier::kind)
+      .def_property_readonly("mixture", [](const Classifier& c) { return to_numpy(c.mixture); })
+      .def_readonly("best", &Classifier::best)
+      .def_property_readonly("link",
+                             [](const Classifier& c) { return std::string(to_string(c.link)); })
+      .def_property_readonly("num_features",
+                             [](const Classifier& c) {
+                               return c.components.empty() ? std::size_t{0}
+                                                           : c.components.front().weights.size();
+                             })
+      .def_property_readonly("weights",
+                             [](const Classifier& c) {
+                               const std::size_t k = c.components.size();
+                               const std::size_t d = k ? c.components[0].weights.size() : 0;
+                               py::array_t<double> w({static_cast<py::ssize_t>(k),
+                                                      static_cast<py::ssize_t>(d)});
+                               for (std::size_t i = 0; i < k; ++i)
+                                 std::copy(c.components[i].weights.begin(),
+                                           c.components[i].weights.end(), w.mutable_data() + i * d);
+                               return w;
+                             })
+      .def_property_readonly("biases",
+                             [](const Classifier& c) {
+                               std::vector<double> b;
+                               for (const auto& lm : c.components) b.push_back(lm.bias);
+                               return to_numpy(b);
+                             })
+      .def_readonly("options_json", &Classifier::options_json)
+      .def_readonly("report_json", &Classifier::report_json)
+      .def(py::pickle([](const Classifier& c) { return c.to_json(); },
+                      [](const std::string& json) { return Classifier::from_json(json); }));
+
+  py::class_<OneVsRest>(m, "OneVsRest")
+      .def_static(
+          "from_json",
+          [](const std::string& json, const std::string& name) {
+            return OneVsRest::from_json(json, name);
+          },
+          "json"_a, "name"_a = "<string>")
+      .def_static("load", &OneVsRest::load, "path"_a)
+      .def("to_json", &OneVsRest::to_json)
+      .def("save", &OneVsRest::save, "path"_a)
+      .def_readonly("names", &OneVsRest::names)
+      .def_property_readonly("num_outputs", &OneVsRest::num_outputs)
+      .def(
+          "predict",
+          [](const OneVsRest& o, const FeatureMatrix& x, const std::string& mode,
+             std::uint64_t seed, int n_threads) {
+            const PredictMode pm = parse_predict_mode(mode);
+            const std::size_t l = o.num_outputs();
+            py::array_t<double> out({static_cast<py::ssize_t>(x.rows()),
+                                     static_cast<py::ssize_t>(l)});
+            std::span<double> s(out.mutable_data(), x.rows() * l);
+            py::gil_scoped_release release;
+            o.predict(x, pm, s, seed, n_threads);
+            return out;
+          },
+          "X"_a, "mode"_a = "probability", "seed"_a = 0, "n_threads"_a = 0)
+      .def(py::pickle([](const OneVsRest& c) { return c.to_json(); },
+                      [](const std::string& json) { return OneVsRest::from_json(json); }));
+
+  m.def("model_format", [](const std::string& json) { return model_format(json); }, "json"_a);
+
+  m.def(
+      "fit_logistic_regression",
+      [](const FeatureMatrix& x, const Array<std::int32_t>& labels, const OptArray& weights,
+         double c, bool fit_intercept, double tol, int max_iter, int memory, int n_threads,
+         std::vector<std::string> feature_names) {
+        LogisticRegressionOptions o;
+        o.c = c;
+        o.fit_intercept = fit_intercept;
+        o.tol = tol;
+        o.max_iter = max_iter;
+        o.memory = memory;
+        o.n_threads = n_threads;
+        const auto y = span_of(labels);
+        const auto w = span_of(weights);
+        LogisticRegressionResult r;
+        {
+          py::gil_scoped_release release;
+          r = fit_logistic_regression(x, y, w, o);
+        }
+        Encoding enc;
+        enc.format = "numpy";
+        enc.num_features = x.cols();
+        enc.feature_names = std::move(feature_names);
+        Classifier model = Classifier::single(std::move(r.model), Link::kLogistic, std::move(enc));
+        model.kind = "logistic_regression";
+        return py::dict("model"_a = std::move(model),
+                        "status"_a = std::string(to_string(r.status)),
+                        "iterations"_a = r.iterations, "objective"_a = r.objective,
+                        "gradient_norm"_a = r.gradient_norm);
+      },
+      "X"_a, "labels"_a, "weights"_a = py::none(), "C"_a = 1.0, "fit_intercept"_a = true,
+      "tol"_a = 1e-6, "max_iter"_a = 1000, "memory"_a = 10, "n_threads"_a = 0,
+      "feature_names"_a = std::vector<std::string>{});
+
+}

@@ -1,0 +1,226 @@
+"""Input checks and conversions shared by the package (numpy, pandas, scipy.sparse).
+
+Every converter returns arrays in the layout the C++ core reads without a copy (C-contiguous,
+float64 / int32 / int64), converting only when the input is not already so. Errors are
+ValueError (wrong shape, size, value) or TypeError (wrong kind of object or dtype), naming the
+argument.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import _core
+
+__all__ = []
+
+
+def _is_pandas(x):
+    mod = type(x).__module__
+    return mod.startswith("pandas.")
+
+
+def _is_sparse(x):
+    mod = type(x).__module__
+    return mod.startswith("scipy.sparse")
+
+
+def to_numpy(x, name):
+    """pandas Series/DataFrame -> ndarray; lists and scalars -> ndarray; arrays unchanged."""
+    if _is_pandas(x):
+        x = x.to_numpy()
+    if _is_sparse(x):
+        raise TypeError(f"{name} must be a dense array here, got a scipy.sparse matrix")
+    try:
+        return np.asarray(x)
+    except ValueError as e:  # ragged nested lists
+        raise ValueError(f"{name} is not a rectangular array: {e}") from None
+
+
+def float_array(x, name, ndim=None, finite=False):
+    """A C-contiguous float64 array (no copy when x already is one)."""
+    a = to_numpy(x, name)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold numbers (bool, int or float), got dtype {a.dtype}")
+    if ndim is not None and a.ndim not in (ndim if isinstance(ndim, tuple) else (ndim,)):
+        raise ValueError(f"{name} must be a {ndim}-D array, got shape {a.shape}")
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    if finite and not np.isfinite(a).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    return a
+
+
+def int_array(x, name, dtype=np.int32, ndim=1):
+    a = to_numpy(x, name)
+    if a.size == 0:
+        a = a.astype(dtype)
+    if a.dtype.kind == "f":
+        if not np.isfinite(a).all() or not np.all(a == np.round(a)):
+            raise ValueError(f"{name} must hold integers, got non-integral values")
+    elif a.dtype.kind not in "biu":
+        raise TypeError(f"{name} must hold integers, got dtype {a.dtype}")
+    if a.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array, got shape {a.shape}")
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def optional_weights(w, n, name="sample_weight"):
+    if w is None:
+        return None
+    a = float_array(w, name, ndim=1, finite=True)
+    if a.shape[0] != n:
+        raise ValueError(f"{name} has {a.shape[0]} entries, expected {n} (one per row)")
+    if (a < 0).any():
+        raise ValueError(f"{name} must be >= 0")
+    return a
+
+
+def binary_labels(y, name="y_true"):
+    """0/1 (or bool, or -1/+1) labels as int32."""
+    a = to_numpy(y, name)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of 0/1 labels, got shape {a.shape}")
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold 0/1 labels, got dtype {a.dtype}")
+    values = np.unique(a)
+    if values.size and set(values.tolist()) <= {-1, 1} and -1 in values.tolist():
+        a = a > 0
+    elif not set(values.tolist()) <= {0, 1}:
+        shown = values[:5].tolist()
+        raise ValueError(f"{name} must hold binary labels 0/1, found values {shown}")
+    return np.ascontiguousarray(a, dtype=np.int32)
+
+
+def label_sets(indicator, name):
+    """A 2-D 0/1 indicator (dense or scipy.sparse) -> (indptr int64, indices int32, L)."""
+    if _is_sparse(indicator):
+        m = indicator.tocsr()
+        m.sum_duplicates()
+        m.eliminate_zeros()
+        m.sort_indices()
+        if m.data.size and not np.all((m.data == 0) | (m.data == 1)):
+            raise ValueError(f"{name} must be a 0/1 indicator matrix")
+        return (np.ascontiguousarray(m.indptr, dtype=np.int64),
+                np.ascontiguousarray(m.indices, dtype=np.int32), m.shape[1])
+    a = to_numpy(indicator, name)
+    if a.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D indicator matrix, got shape {a.shape}")
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be a 0/1 indicator matrix, got dtype {a.dtype}")
+    if not np.all((a == 0) | (a == 1)):
+        raise ValueError(f"{name} must be a 0/1 indicator matrix")
+    rows, cols = np.nonzero(a)
+    indptr = np.zeros(a.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=a.shape[0]), out=indptr[1:])
+    return indptr, np.ascontiguousarray(cols, dtype=np.int32), a.shape[1]
+
+
+def index_sets(sets, name, num_labels=None):
+    """A list of label-index lists -> (indptr int64, indices int32, L)."""
+    indptr = [0]
+    chunks = []
+    top = -1
+    for k, s in enumerate(sets):
+        a = np.unique(int_array(np.asarray(list(s) if not isinstance(s, np.ndarray) else s),
+                                f"{name}[{k}]", dtype=np.int64))
+        if a.size and a[0] < 0:
+            raise ValueError(f"{name}[{k}] has a negative label index {a[0]}")
+        if a.size != len(s):
+            raise ValueError(f"{name}[{k}] lists a label index twice")
+        if a.size:
+            top = max(top, int(a[-1]))
+        chunks.append(a)
+        indptr.append(indptr[-1] + a.size)
+    m = top + 1 if num_labels is None else int(num_labels)
+    if m <= top:
+        raise ValueError(f"num_labels = {m} but {name} has label index {top}")
+    indices = np.concatenate(chunks).astype(np.int32) if chunks else np.zeros(0, np.int32)
+    return np.asarray(indptr, dtype=np.int64), np.ascontiguousarray(indices), m
+
+
+def _format_level(v):
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    if isinstance(v, (bool, np.bool_)):
+        return str(int(v))
+    return str(v)
+
+
+def column(name, values, n):
+    """One group column -> (name, levels, codes int32, numeric float64 or None)."""
+    if _is_pandas(values) and hasattr(values, "cat"):
+        import pandas as pd
+
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            codes = np.ascontiguousarray(values.cat.codes.to_numpy(), dtype=np.int32)
+            levels = [_format_level(v) for v in values.cat.categories]
+            if len(codes) != n:
+                raise ValueError(f"group '{name}' has {len(codes)} entries, expected {n}")
+            return (str(name), levels, codes, None)
+    a = to_numpy(values, f"group '{name}'")
+    if a.ndim != 1:
+        raise ValueError(f"group '{name}' must be 1-D, got shape {a.shape}")
+    if a.shape[0] != n:
+        raise ValueError(f"group '{name}' has {a.shape[0]} entries, expected {n} (one per row)")
+    if a.dtype.kind in "biuf":
+        num = a.astype(np.float64)
+        missing = ~np.isfinite(num)
+        uniq, codes = np.unique(np.where(missing, 0.0, num), return_inverse=True)
+        codes = codes.astype(np.int32)
+        codes[missing] = -1
+        levels = [_format_level(v) for v in uniq.tolist()]
+        num = np.where(missing, np.nan, num)
+        return (str(name), levels, np.ascontiguousarray(codes), np.ascontiguousarray(num))
+    # Strings / objects: missing values (None, NaN) get code -1.
+    obj = a.astype(object)
+    missing = np.array([v is None or (isinstance(v, float) and v != v) for v in obj], dtype=bool)
+    text = np.array([str(v) for v in obj], dtype=object)
+    text[missing] = ""
+    uniq, codes = np.unique(text.astype(str), return_inverse=True)
+    codes = codes.astype(np.int32)
+    levels = uniq.tolist()
+    if missing.any():
+        # Keep "" as a level only if a non-missing value is "".
+        codes[missing] = -1
+    return (str(name), levels, np.ascontiguousarray(codes), None)
+
+
+def group_columns(groups, n):
+    """groups: None, a DataFrame, a Series (named), or a mapping name -> column."""
+    if groups is None:
+        return []
+    if _is_pandas(groups) and hasattr(groups, "columns"):
+        return [column(c, groups[c], n) for c in groups.columns]
+    if _is_pandas(groups):
+        if groups.name is None:
+            raise ValueError("a pandas Series passed as groups needs a name")
+        return [column(groups.name, groups, n)]
+    if isinstance(groups, dict):
+        return [column(k, v, n) for k, v in groups.items()]
+    raise TypeError("groups must be a pandas DataFrame, a named Series or a dict of columns, "
+                    f"got {type(groups).__name__}")
+
+
+def feature_matrix(X):
+    """A validated 2-D float64 array or scipy CSR matrix -> _core.FeatureMatrix (one copy)."""
+    if _is_sparse(X):
+        m = X.tocsr()
+        if not m.has_canonical_format:
+            m = m.copy()
+            m.sum_duplicates()
+        if m.shape[1] > np.iinfo(np.int32).max:
+            raise ValueError(f"X has {m.shape[1]} columns, at most 2^31 - 1 are supported")
+        return _core.FeatureMatrix.csr(np.ascontiguousarray(m.indptr, dtype=np.int64),
+                                       np.ascontiguousarray(m.indices, dtype=np.int32),
+                                       np.ascontiguousarray(m.data, dtype=np.float64),
+                                       int(m.shape[1]))
+    return _core.FeatureMatrix.dense(np.ascontiguousarray(X, dtype=np.float64))
+
+
+def check_int(value, name, low=None):
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if low is not None and value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
+    return int(value)

@@ -1,0 +1,321 @@
+"""Exact, weighted metrics and rate expressions (docs/metrics.md, docs/expressions.md).
+
+* :func:`catalogue` lists the confusion-based metrics with their conventions;
+* :func:`compute` evaluates one metric of labels and predictions;
+* :func:`evaluate` evaluates expressions and constraints of the expression language over rates
+  on slices of the data (``"tpr[sex=Female] - tpr[sex=Male] <= 0.05"``), with the slice columns
+  given as ``groups`` (a DataFrame or a dict of columns).
+
+Predictions of a binary task are probabilities of predicting positive; 0/1 predictions are the
+special case, and probabilities give the *expected* rates of the stochastic classifier.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _core
+from ._validation import (_is_pandas, _is_sparse, binary_labels, float_array, group_columns,
+                          label_sets, optional_weights, to_numpy)
+
+__all__ = ["MetricInfo", "catalogue", "names", "compute", "confusion", "roc_auc",
+           "average_precision", "multilabel_scores", "multiclass_scores", "evaluate",
+           "Evaluation", "ExpressionValue", "parse"]
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    name: str
+    summary: str
+    bigger_is_better: bool
+    has_param: bool
+    default_param: float
+    needs_baseline: bool
+    needs_labels: bool
+
+
+def catalogue():
+    """Every confusion-based metric, in documentation order."""
+    return [MetricInfo(**d) for d in _core.metric_catalogue()]
+
+
+def names():
+    return [m.name for m in catalogue()]
+
+
+_RANKING = ("roc_auc", "average_precision")
+
+
+def _binary_inputs(y_true, y_pred, sample_weight, baseline):
+    y = binary_labels(y_true, "y_true")
+    p = float_array(y_pred, "y_pred", ndim=1)
+    if p.shape[0] != y.shape[0]:
+        raise ValueError(f"y_pred has {p.shape[0]} entries, y_true has {y.shape[0]}")
+    w = optional_weights(sample_weight, y.shape[0])
+    b = None
+    if baseline is not None:
+        b = float_array(baseline, "baseline", ndim=1)
+        if b.shape[0] != y.shape[0]:
+            raise ValueError(f"baseline has {b.shape[0]} entries, y_true has {y.shape[0]}")
+    return y, p, w, b
+
+
+def confusion(y_true, y_pred, sample_weight=None, baseline=None):
+    """Weighted (expected) confusion counts: dict with tp, fp, fn, tn, total and, with a
+    baseline, changes, wins, losses."""
+    y, p, w, b = _binary_inputs(y_true, y_pred, sample_weight, baseline)
+    return _core.count_slice(y, p, w, None, b)
+
+
+def compute(metric, y_true, y_pred, sample_weight=None, baseline=None):
+    """One metric of labels and predictions.
+
+    Binary tasks (1-D 0/1 ``y_true``): any catalogue metric (``"f1"``, ``"fbeta:0.5"``,
+    ``"tpr"``, ``"churn"`` with ``baseline``...) of predictions in [0, 1], or ``roc_auc`` /
+    ``average_precision`` of scores. Multi-label (2-D indicator ``y_true`` and ``y_pred``) and
+    multiclass tasks: the scores of :func:`evaluate` (``instance_f1``, ``micro_f1``,
+    ``macro_f1``, ``hamming_loss``, ``accuracy``...).
+    """
+    if not isinstance(metric, str):
+        raise TypeError(f"metric must be a string, got {type(metric).__name__}")
+    base = metric.split(":")[0]
+    if not _is_sparse(y_true):
+        y_arr = to_numpy(y_true, "y_true")
+        if y_arr.ndim == 1 and _is_binary_vector(y_arr):
+            if base == "roc_auc":
+                return roc_auc(y_true, y_pred, sample_weight)
+            if base == "average_precision":
+                return average_precision(y_true, y_pred, sample_weight)
+            if base in _catalogue_names():
+                y, p, w, b = _binary_inputs(y_true, y_pred, sample_weight, baseline)
+                return _core.compute_metric(metric, y, p, w, None, b)
+    return evaluate(y_true, y_pred, [metric], sample_weight=sample_weight,
+                    baseline=baseline)[metric].value
+
+
+_NAMES = None
+
+
+def _catalogue_names():
+    global _NAMES
+    if _NAMES is None:
+        _NAMES = frozenset(d["name"] for d in _core.metric_catalogue())
+    return _NAMES
+
+
+def roc_auc(y_true, scores, sample_weight=None):
+    """Exact ROC AUC (tied scores count half); ValueError without positives or negatives."""
+    y = binary_labels(y_true)
+    s = float_array(scores, "scores", ndim=1, finite=True)
+    if s.shape[0] != y.shape[0]:
+        raise ValueError(f"scores has {s.shape[0]} entries, y_true has {y.shape[0]}")
+    return _core.roc_auc(s, y, optional_weights(sample_weight, y.shape[0]))
+
+
+def average_precision(y_true, scores, sample_weight=None):
+    """Step-wise average precision (scikit-learn's definition)."""
+    y = binary_labels(y_true)
+    s = float_array(scores, "scores", ndim=1, finite=True)
+    if s.shape[0] != y.shape[0]:
+        raise ValueError(f"scores has {s.shape[0]} entries, y_true has {y.shape[0]}")
+    return _core.average_precision(s, y, optional_weights(sample_weight, y.shape[0]))
+
+
+def multilabel_scores(y_true, y_pred, sample_weight=None):
+    """instance_f1, instance_jaccard, micro_f1, macro_f1, hamming_loss, subset_accuracy of 0/1
+    indicator matrices (dense or scipy.sparse)."""
+    ti, tx, L = label_sets(y_true, "y_true")
+    pi, px, Lp = label_sets(y_pred, "y_pred")
+    if L != Lp or len(ti) != len(pi):
+        raise ValueError(f"y_true is {len(ti) - 1} x {L}, y_pred is {len(pi) - 1} x {Lp}")
+    return _core.multilabel_scores(ti, tx, pi, px, L, optional_weights(sample_weight, len(ti) - 1))
+
+
+def multiclass_scores(y_true, y_pred, sample_weight=None, labels=None):
+    """accuracy and macro_f1 (one-vs-rest F1 averaged over classes)."""
+    t, p, names_ = _encode_classes(y_true, y_pred, labels)
+    return _core.multiclass_scores(t, p, len(names_), optional_weights(sample_weight, len(t)))
+
+
+def parse(text):
+    """Parses an expression or constraint; ParseError (a ValueError) points at the column."""
+    return _core.Expression.parse(text)
+
+
+# ---- evaluate -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExpressionValue:
+    """The value of one expression; for constraints also the right-hand side, the violation
+    (``lhs - rhs`` for ``<=``, ``rhs - lhs`` for ``>=``, ``|lhs - rhs|`` for ``==``; <= 0 when
+    satisfied) and whether it is satisfied."""
+    text: str
+    value: float
+    is_constraint: bool = False
+    relation: str = ""
+    rhs: float = float("nan")
+    violation: float = float("nan")
+    satisfied: bool = True
+
+    def __float__(self):
+        return float(self.value)
+
+
+class Evaluation(dict):
+    """Mapping expression text (as given) -> :class:`ExpressionValue`, in input order."""
+
+    @property
+    def satisfied(self):
+        """True when every constraint among the expressions is satisfied."""
+        return all(v.satisfied for v in self.values())
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame([v.__dict__ for v in self.values()]).set_index("text")
+
+
+def _encode_classes(y_true, y_pred, labels):
+    t = to_numpy(y_true, "y_true")
+    p = to_numpy(y_pred, "y_pred")
+    if t.ndim != 1 or p.ndim != 1:
+        raise ValueError(f"multiclass y_true and y_pred must be 1-D, got shapes {t.shape}, "
+                         f"{p.shape}")
+    if t.shape[0] != p.shape[0]:
+        raise ValueError(f"y_pred has {p.shape[0]} entries, y_true has {t.shape[0]}")
+    classes = np.asarray(labels) if labels is not None else np.unique(np.concatenate([t, p]))
+    lookup = {c: k for k, c in enumerate(classes.tolist())}
+    try:
+        ti = np.fromiter((lookup[v] for v in t.tolist()), dtype=np.int32, count=t.shape[0])
+        pi = np.fromiter((lookup[v] for v in p.tolist()), dtype=np.int32, count=p.shape[0])
+    except KeyError as e:
+        raise ValueError(f"class {e.args[0]!r} is not in labels") from None
+    return ti, pi, [str(c) for c in classes.tolist()]
+
+
+def _is_binary_vector(a):
+    if a.dtype.kind == "b":
+        return True
+    if a.dtype.kind not in "iuf":
+        return False
+    return set(np.unique(a).tolist()) <= {0, 1}
+
+
+def _data_entry(name, y_true, y_pred, scores, groups, sample_weight, baseline, label_names):
+    """One named dataset for _core.evaluate: (name, Dataset, prob, scores, indptr, indices,
+    classes)."""
+    kind, values, sip, six, label_names_out = "none", None, None, None, []
+    prob = classes = pip = pix = None
+    if y_true is None:
+        if y_pred is None:
+            raise ValueError("give y_true or y_pred")
+        prob = float_array(y_pred, "y_pred", ndim=1)
+        n = prob.shape[0]
+    elif _is_sparse(y_true) or np.ndim(to_numpy(y_true, "y_true")) == 2:
+        kind = "multilabel"
+        sip, six, L = label_sets(y_true, "y_true")
+        n = len(sip) - 1
+        pip, pix, Lp = label_sets(y_pred, "y_pred")
+        if Lp != L or len(pip) != len(sip):
+            raise ValueError(f"y_true is {n} x {L}, y_pred is {len(pip) - 1} x {Lp}")
+        if label_names is None and _is_pandas(y_true):
+            label_names = [str(c) for c in y_true.columns]
+        label_names_out = ([str(c) for c in label_names] if label_names is not None
+                           else [str(j) for j in range(L)])
+        if len(label_names_out) != L:
+            raise ValueError(f"label_names has {len(label_names_out)} names, expected {L}")
+    else:
+        t = to_numpy(y_true, "y_true")
+        if t.ndim != 1:
+            raise ValueError(f"y_true must be 1-D or a 2-D indicator, got shape {t.shape}")
+        n = t.shape[0]
+        if _is_binary_vector(t) and label_names is None:
+            kind = "binary"
+            values = binary_labels(t)
+            label_names_out = ["0", "1"]
+            prob = float_array(y_pred, "y_pred", ndim=1)
+            if prob.shape[0] != n:
+                raise ValueError(f"y_pred has {prob.shape[0]} entries, y_true has {n}")
+        else:
+            kind = "multiclass"
+            values, classes, label_names_out = _encode_classes(t, y_pred, label_names)
+    if scores is not None:
+        scores = float_array(scores, "scores", ndim=1)
+        if scores.shape[0] != n:
+            raise ValueError(f"scores has {scores.shape[0]} entries, expected {n}")
+    cols = group_columns(groups, n)
+    if baseline is not None:
+        b = float_array(baseline, "baseline", ndim=1)
+        if b.shape[0] != n:
+            raise ValueError(f"baseline has {b.shape[0]} entries, expected {n}")
+        cols = [c for c in cols if c[0] != "baseline"]
+        from ._validation import column
+
+        cols.append(column("baseline", b, n))
+    ds = _core.Dataset(_core.FeatureMatrix.dense(np.empty((n, 0))), kind, values, sip, six,
+                       label_names_out, optional_weights(sample_weight, n), cols)
+    return (name, ds, prob, scores, pip, pix, classes)
+
+
+def evaluate(y_true, y_pred, expressions, groups=None, sample_weight=None, scores=None,
+             baseline=None, label_names=None, datasets=None):
+    """Exact values of metric expressions and constraints.
+
+    Parameters
+    ----------
+    y_true : array-like or None
+        1-D 0/1 labels (binary), 1-D class labels (multiclass), a 2-D 0/1 indicator matrix
+        (multi-label; dense, scipy.sparse or a DataFrame whose columns name the labels), or None
+        (unlabelled: only label-free rates such as ppr or churn).
+    y_pred : array-like
+        Binary / unlabelled: probabilities of predicting positive (0/1 for hard predictions);
+        multiclass: predicted classes; multi-label: a 0/1 indicator matrix.
+    expressions : str or list of str
+        E.g. ``"f1"``, ``"tpr[sex=Female] - tpr[sex=Male]"``,
+        ``"ppr[sex=Female] >= 0.8 * ppr[sex=Male]"`` (docs/expressions.md).
+    groups : DataFrame, named Series or dict name -> column, optional
+        Columns that slices refer to (``sex=Female``); numeric columns match numerically.
+    sample_weight : array-like, optional
+    scores : array-like, optional
+        Scores for roc_auc / average_precision (default: y_pred).
+    baseline : array-like, optional
+        A deployed model's 0/1 predictions, for churn / wins / losses.
+    label_names : list of str, optional
+        Multiclass: the classes in order; multi-label: names of the label columns.
+    datasets : dict name -> dict, optional
+        Further datasets referenced as ``rate@name``, each a dict with keys ``y_true``,
+        ``y_pred`` and optionally ``groups``, ``sample_weight``, ``scores``, ``baseline``,
+        ``label_names``.
+
+    Returns
+    -------
+    Evaluation : dict expression -> ExpressionValue (``.value``, ``.satisfied``, ...).
+    """
+    if isinstance(expressions, str):
+        expressions = [expressions]
+    expressions = list(expressions)
+    for e in expressions:
+        if not isinstance(e, str):
+            raise TypeError(f"expressions must be strings, got {type(e).__name__}")
+    entries = [_data_entry("", y_true, y_pred, scores, groups, sample_weight, baseline,
+                           label_names)]
+    for name, d in (datasets or {}).items():
+        if not isinstance(d, dict):
+            raise TypeError(f"datasets['{name}'] must be a dict with y_true, y_pred, ...")
+        unknown = set(d) - {"y_true", "y_pred", "groups", "sample_weight", "scores", "baseline",
+                            "label_names"}
+        if unknown:
+            raise ValueError(f"datasets['{name}'] has unknown keys {sorted(unknown)}")
+        entries.append(_data_entry(str(name), d.get("y_true"), d.get("y_pred"), d.get("scores"),
+                                   d.get("groups"), d.get("sample_weight"), d.get("baseline"),
+                                   d.get("label_names")))
+    out = Evaluation()
+    for text, r in zip(expressions, _core.evaluate(expressions, entries)):
+        if r["is_constraint"]:
+            out[text] = ExpressionValue(r["text"], r["value"], True, r["relation"], r["rhs"],
+                                        r["violation"], r["satisfied"])
+        else:
+            out[text] = ExpressionValue(r["text"], r["value"])
+    return out
