@@ -104,11 +104,16 @@ int main(int argc, char** argv) {
   o.n_threads = 1;
 
   nlohmann::json rows = nlohmann::json::array();
-  nlohmann::json meta = {{"lambda", o.lambda},
-                         {"bias_feature", o.bias_feature},
-                         {"max_mm_iterations", o.max_mm_iterations},
-                         {"outer_tol", o.outer_tol},
-                         {"feasibility_tol", o.feasibility_tol}};
+  nlohmann::json meta;
+  // Rewritten after every method so that an interrupted run leaves a usable file.
+  auto flush = [&] {
+    std::ofstream(out_path) << nlohmann::json{{"meta", meta}, {"rows", rows}}.dump(1) << "\n";
+  };
+  meta = {{"lambda", o.lambda},
+          {"bias_feature", o.bias_feature},
+          {"max_mm_iterations", o.max_mm_iterations},
+          {"outer_tol", o.outer_tol},
+          {"feasibility_tol", o.feasibility_tol}};
 
   // Unconstrained hinge SVM (the same SDCA; weights 1/(2n) = the hinge bound of the error rate).
   auto t0 = std::chrono::steady_clock::now();
@@ -153,6 +158,7 @@ int main(int argc, char** argv) {
           std::string(to_string(r.status)), secs, r.svm_solves);
       std::fflush(stdout);
     }
+    flush();
     if (u == 1.25) {
       meta["ramp_kappa08_seconds"] = secs;
       meta["ramp_kappa08_solves"] = r.svm_solves;
@@ -192,7 +198,8 @@ int main(int argc, char** argv) {
     fmt::print("zafar c={:.3f}: test error {:.4f} ratio {:.3f} ({:.1f} s)\n", f * g0,
                j["test_error"].get<double>(), j["test_ratio"].get<double>(), secs);
     std::fflush(stdout);
+    flush();
   }
-  std::ofstream(out_path) << nlohmann::json{{"meta", meta}, {"rows", rows}}.dump(1) << "\n";
+  flush();
   return 0;
 }
