@@ -5,6 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,7 @@ class Game {
         scorer_(p_.num_features, options.fit_intercept) {
     solver_ = choose_solver();
     setup_slacks();
+    for (const TrainingData& d : p_.data) sparse_.push_back(sparse_copy(d.data->features()));
   }
 
   TrainResult run();
@@ -341,6 +343,11 @@ class Game {
     return q;
   }
 
+  // The features the players read: a CSR copy when the data is mostly zeros.
+  const FeatureMatrix& features(std::size_t d) const {
+    return sparse_[d] ? *sparse_[d] : p_.data[d].data->features();
+  }
+
   const RateProblem& problem_;
   const RateProblem::Impl& p_;
   const TrainOptions& o_;
@@ -350,6 +357,7 @@ class Game {
   std::vector<std::size_t> leaf_slack_;
   std::vector<double> xi_, lambda_, mu_;
   std::vector<double> link_grad_;
+  std::vector<std::optional<FeatureMatrix>> sparse_;
 };
 
 TrainResult Game::run() {
@@ -404,9 +412,9 @@ TrainResult Game::run() {
     LinearModel current = solver_ == TrainSolver::kOracle ? oracle_model : scorer_.to_linear(theta);
     for (std::size_t d = 0; d < nd; ++d) {
       if (solver_ == TrainSolver::kOracle) {
-        current.scores(p_.data[d].data->features(), scores[d], o_.n_threads);
+        current.scores(features(d), scores[d], o_.n_threads);
       } else {
-        scorer_.scores(p_.data[d].data->features(), theta, scores[d], o_.n_threads);
+        scorer_.scores(features(d), theta, scores[d], o_.n_threads);
       }
       for (std::size_t i = 0; i < scores[d].size(); ++i) pred[d][i] = scores[d][i] > 0 ? 1.0 : 0.0;
     }
@@ -463,7 +471,7 @@ TrainResult Game::run() {
             if (s[i] < 1) dv[i] = c[i];
           }
         }
-        scorer_.vjp(p_.data[d].data->features(), theta, dv, grad, o_.n_threads);
+        scorer_.vjp(features(d), theta, dv, grad, o_.n_threads);
       }
       if (o_.l2 > 0)
         for (std::size_t j = 0; j + 1 < np; ++j) {

@@ -1,11 +1,14 @@
 // LinearScorer: scores and vector-Jacobian products of f(x) = w . x + b.
 #include <Eigen/Core>
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "common/check.hpp"
 #include "common/parallel.hpp"
 #include "rateopt/train.hpp"
+#include "train/train_impl.hpp"
 
 namespace rateopt {
 
@@ -41,9 +44,16 @@ void LinearScorer::scores(const FeatureMatrix& x, std::span<const double> params
     });
     return;
   }
-  detail::parallel_for((x.rows() + 1023) / 1024, n_threads, [&](std::size_t blk) {
-    const std::size_t end = std::min(x.rows(), (blk + 1) * 1024);
-    for (std::size_t i = blk * 1024; i < end; ++i) out[i] = x.row_dot(i, w) + b;
+  const CsrView v = x.csr_view();
+  detail::parallel_for((v.rows + kBlock - 1) / kBlock, n_threads, [&](std::size_t blk) {
+    const std::size_t end = std::min(v.rows, (blk + 1) * kBlock);
+    for (std::size_t i = blk * kBlock; i < end; ++i) {
+      double s = b;
+      for (auto k = v.indptr[i]; k < v.indptr[i + 1]; ++k)
+        s += v.values[static_cast<std::size_t>(k)] *
+             w[static_cast<std::size_t>(v.indices[static_cast<std::size_t>(k)])];
+      out[i] = s;
+    }
   });
 }
 
@@ -91,15 +101,19 @@ void LinearScorer::vjp(const FeatureMatrix& x, std::span<const double> params,
     std::vector<double> g;
     double b = 0;
   };
+  const CsrView v = x.csr_view();
   Acc total = detail::block_reduce<Acc>(
-      x.rows(), n_threads,
+      v.rows, n_threads,
       [&](std::size_t begin, std::size_t end) {
         Acc a;
         a.g.assign(cols, 0.0);
         for (std::size_t i = begin; i < end; ++i) {
-          if (d[i] == 0) continue;
-          x.row_axpy(i, d[i], a.g);
-          a.b += d[i];
+          const double di = d[i];
+          if (di == 0) continue;
+          for (auto k = v.indptr[i]; k < v.indptr[i + 1]; ++k)
+            a.g[static_cast<std::size_t>(v.indices[static_cast<std::size_t>(k)])] +=
+                di * v.values[static_cast<std::size_t>(k)];
+          a.b += di;
         }
         return a;
       },
@@ -110,6 +124,31 @@ void LinearScorer::vjp(const FeatureMatrix& x, std::span<const double> params,
       });
   for (std::size_t j = 0; j < cols && j < total.g.size(); ++j) grad[j] += total.g[j];
   if (intercept_) grad[d_] += total.b;
+}
+
+std::optional<FeatureMatrix> sparse_copy(const FeatureMatrix& x, double max_density) {
+  if (x.is_sparse() || x.rows() == 0 || x.cols() == 0) return std::nullopt;
+  const DenseView v = x.dense_view();
+  std::size_t nnz = 0;
+  for (std::size_t i = 0; i < v.rows; ++i)
+    for (const double value : v.row(i)) nnz += value != 0 ? 1 : 0;
+  if (static_cast<double>(nnz) > max_density * static_cast<double>(v.rows * v.cols))
+    return std::nullopt;
+  std::vector<std::int64_t> indptr(v.rows + 1, 0);
+  std::vector<std::int32_t> indices;
+  std::vector<double> values;
+  indices.reserve(nnz);
+  values.reserve(nnz);
+  for (std::size_t i = 0; i < v.rows; ++i) {
+    const std::span<const double> row = v.row(i);
+    for (std::size_t j = 0; j < row.size(); ++j)
+      if (row[j] != 0) {
+        indices.push_back(static_cast<std::int32_t>(j));
+        values.push_back(row[j]);
+      }
+    indptr[i + 1] = static_cast<std::int64_t>(indices.size());
+  }
+  return FeatureMatrix::csr(std::move(indptr), std::move(indices), std::move(values), v.cols);
 }
 
 LinearModel LinearScorer::to_linear(std::span<const double> params) const {

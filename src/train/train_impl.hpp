@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -77,5 +78,11 @@ struct RateProblem::Impl {
   [[nodiscard]] double value(const Function& f, std::span<const double> leaf_values,
                              std::span<double> leaf_grad = {}, double scale = 1) const;
 };
+
+// A CSR copy of a dense matrix whose share of non-zero entries is at most max_density (one-hot
+// features are mostly zeros; scoring a CSR copy reads a fraction of the memory); nullopt when
+// the matrix is already sparse or denser than that. Entry values and order are unchanged.
+[[nodiscard]] std::optional<FeatureMatrix> sparse_copy(const FeatureMatrix& x,
+                                                       double max_density = 0.35);
 
 }  // namespace rateopt
