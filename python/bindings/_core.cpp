@@ -30,6 +30,8 @@
 #include "rateopt/logistic.hpp"
 #include "rateopt/metrics.hpp"
 #include "rateopt/model.hpp"
+#include "rateopt/ramp.hpp"
+#include "rateopt/train.hpp"
 #include "rateopt/version.hpp"
 
 namespace py = pybind11;
@@ -255,7 +257,7 @@ Dataset make_dataset(const FeatureMatrix& x, const std::string& kind,
                      const std::optional<Array<std::int64_t>>& set_indptr,
                      const std::optional<Array<std::int32_t>>& set_indices,
                      std::vector<std::string> names, const OptArray& weights,
-                     const py::list& columns) {
+                     const py::list& columns, std::vector<std::string> feature_names = {}) {
   Labels y;
   y.kind = parse_label_kind(kind);
   if (values) y.values.assign(values->data(), values->data() + values->size());
@@ -267,6 +269,9 @@ Dataset make_dataset(const FeatureMatrix& x, const std::string& kind,
     throw InvalidArgument("labels have " + std::to_string(y.size()) + " entries, expected " +
                           std::to_string(x.rows()) + " (one per row)");
   Dataset ds(x, std::move(y));
+  ds.encoding().format = "numpy";
+  ds.encoding().num_features = x.cols();
+  ds.encoding().feature_names = std::move(feature_names);
   if (weights) ds.set_weights(std::vector<double>(weights->data(), weights->data() + weights->size()));
   for (const auto& item : columns) {
     const auto t = item.cast<py::tuple>();
@@ -342,6 +347,183 @@ py::array_t<double> predict_model(const Classifier& c, const FeatureMatrix& x,
   py::gil_scoped_release release;
   c.predict(x, m, s, seed, n_threads);
   return out;
+}
+
+
+// ---- training --------------------------------------------------------------------------------
+
+py::dict values_to_dict(const ProblemValues& v) {
+  return py::dict("objective"_a = v.objective, "constraints"_a = v.constraints,
+                  "max_violation"_a = v.max_violation());
+}
+
+std::vector<TrainingData> training_data(const py::list& data,
+                                        std::vector<std::shared_ptr<Dataset>>& keep) {
+  std::vector<TrainingData> out;
+  for (const auto& item : data) {
+    const auto t = item.cast<py::tuple>();
+    keep.push_back(t[1].cast<std::shared_ptr<Dataset>>());
+    out.push_back({t[0].cast<std::string>(), keep.back().get()});
+  }
+  return out;
+}
+
+py::dict train(const std::string& objective, bool maximize,
+               const std::vector<std::string>& constraints, const py::list& data,
+               const py::dict& opts) {
+  std::vector<std::shared_ptr<Dataset>> keep;
+  const auto named = training_data(data, keep);
+  ProblemSpec spec;
+  spec.objective = objective;
+  spec.maximize = maximize;
+  spec.constraints = constraints;
+  TrainOptions o;
+  auto get = [&](const char* key, auto& field) {
+    if (opts.contains(key)) field = opts[key].cast<std::decay_t<decltype(field)>>();
+  };
+  std::string solver = "auto", model_rule = "adam", multiplier_rule = "sgd";
+  double oracle_c = 1.0;
+  get("solver", solver);
+  get("model_rule", model_rule);
+  get("multiplier_rule", multiplier_rule);
+  get("iterations", o.iterations);
+  get("model_step", o.model_step);
+  get("multiplier_step", o.multiplier_step);
+  get("multiplier_bound", o.multiplier_bound);
+  get("slack_step", o.slack_step);
+  get("l2", o.l2);
+  get("fit_intercept", o.fit_intercept);
+  get("checkpoint_every", o.checkpoint_every);
+  get("tolerance", o.tolerance);
+  get("shrink", o.shrink);
+  get("seed", o.seed);
+  get("n_threads", o.n_threads);
+  get("oracle_c", oracle_c);
+  o.solver = parse_train_solver(solver);
+  o.model_rule = parse_step_rule(model_rule);
+  o.multiplier_rule = parse_step_rule(multiplier_rule);
+  if (o.solver == TrainSolver::kOracle) o.oracle = weighted_logistic_oracle(oracle_c, o.n_threads);
+  std::string description;
+  TrainResult r;
+  {
+    py::gil_scoped_release release;
+    const RateProblem problem = RateProblem::build(spec, named);
+    description = problem.describe();
+    r = train_rate_constrained(problem, o);
+  }
+  py::list history;
+  for (const auto& h : r.history)
+    history.append(py::dict("iteration"_a = h.iteration, "objective"_a = h.objective,
+                            "max_violation"_a = h.max_violation, "lagrangian"_a = h.lagrangian,
+                            "seconds"_a = h.seconds));
+  return py::dict("model"_a = std::move(r.classifier),
+                  "solver"_a = std::string(to_string(r.solver)),
+                  "status"_a = std::string(to_string(r.status)), "iterations"_a = r.iterations,
+                  "seconds"_a = r.seconds, "stochastic"_a = values_to_dict(r.stochastic),
+                  "deterministic"_a = values_to_dict(r.deterministic),
+                  "num_candidates"_a = r.num_candidates, "history"_a = history,
+                  "problem"_a = description);
+}
+
+// Goh et al.'s ramp solver over problems written in the expression language: the problem is
+// analysed by RateProblem (objective and constraints must be linear in rates), and each atom
+// (the share of one cell's rows predicted positive) becomes a weighted count over an indicator
+// column "__atom<k>" added to a copy of its dataset.
+py::dict fit_ramp_expressions(const std::string& objective, bool maximize,
+                              const std::vector<std::string>& constraints, const py::list& data,
+                              const py::dict& opts) {
+  std::vector<std::shared_ptr<Dataset>> keep;
+  const auto named = training_data(data, keep);
+  RampOptions o;
+  auto get = [&](const char* key, auto& field) {
+    if (opts.contains(key)) field = opts[key].cast<std::decay_t<decltype(field)>>();
+  };
+  get("lambda", o.lambda);
+  get("bias_feature", o.bias_feature);
+  get("max_mm_iterations", o.max_mm_iterations);
+  get("mm_tol", o.mm_tol);
+  get("feasibility_tol", o.feasibility_tol);
+  get("outer_tol", o.outer_tol);
+  get("max_outer_iterations", o.max_outer_iterations);
+  get("seed", o.seed);
+  get("n_threads", o.n_threads);
+  RampResult r;
+  std::string description;
+  {
+    py::gil_scoped_release release;
+    ProblemSpec spec;
+    spec.objective = objective;
+    spec.maximize = maximize;
+    spec.constraints = constraints;
+    const RateProblem problem = RateProblem::build(spec, named);
+    description = problem.describe();
+    auto require_linear = [](const FunctionInfo& f) {
+      if (f.kind != FunctionKind::kLinear || !f.linear)
+        throw InvalidArgument("the ramp solver needs functions linear in rates; '" + f.text +
+                              "' is " + std::string(to_string(f.kind)));
+    };
+    require_linear(problem.objective());
+    for (const auto& c : problem.constraints()) require_linear(c);
+    // Copies of the datasets with one indicator column per atom.
+    std::vector<Dataset> copies;
+    for (const auto& d : named) copies.push_back(*d.data);
+    const auto atoms = problem.atoms();
+    std::vector<double> scale(atoms.size(), 0.0);
+    for (std::size_t k = 0; k < atoms.size(); ++k) {
+      const Atom& a = atoms[k];
+      Dataset& ds = copies[a.dataset];
+      Column c;
+      c.name = "__atom" + std::to_string(k);
+      c.levels = {"0", "1"};
+      c.codes.assign(ds.num_rows(), 0);
+      for (std::size_t j = 0; j < a.rows.size(); ++j) {
+        c.codes[a.rows[j]] = 1;
+        const double w = ds.weight(a.rows[j]);
+        if (w > 0) {
+          const double s = a.coef[j] / w;
+          if (scale[k] == 0) scale[k] = s;
+          if (std::abs(s - scale[k]) > 1e-12 * std::abs(scale[k]))
+            throw InvalidArgument("internal: atom " + a.description +
+                                  " has row coefficients not proportional to the weights");
+        }
+      }
+      ds.add_column(std::move(c));
+    }
+    auto combination = [&](const AffineForm& f) {
+      RateCombination rc;
+      rc.constant = f.constant;
+      for (const auto& t : f.terms) {
+        RateTerm term;
+        term.coefficient = t.coef * scale[t.atom];
+        term.prediction = RatePrediction::kPositive;
+        term.dataset = named[atoms[t.atom].dataset].name;
+        term.slice = Slice::parse("__atom" + std::to_string(t.atom) + "=1");
+        term.count = true;
+        if (term.coefficient != 0) rc.terms.push_back(std::move(term));
+      }
+      return rc;
+    };
+    RampProblem rp;
+    rp.objective = combination(*problem.objective().linear);
+    for (const auto& c : problem.constraints())
+      rp.constraints.push_back(RateConstraint{c.text, combination(*c.linear), 0.0});
+    std::vector<NamedDataset> nd;
+    for (std::size_t i = 0; i < copies.size(); ++i) nd.push_back({named[i].name, &copies[i]});
+    r = fit_ramp(rp, nd, o);
+    r.classifier.encoding = named[0].data->encoding();
+  }
+  py::list history;
+  for (const auto& h : r.history)
+    history.append(py::dict("iteration"_a = h.iteration, "phase1"_a = h.phase1,
+                            "objective"_a = h.objective, "max_violation"_a = h.max_violation,
+                            "feasible"_a = h.feasible, "accepted"_a = h.accepted));
+  return py::dict("model"_a = std::move(r.classifier),
+                  "status"_a = std::string(to_string(r.status)), "start"_a = r.start,
+                  "objective"_a = r.objective, "constraints"_a = r.constraints,
+                  "objective_deterministic"_a = r.objective_deterministic,
+                  "constraints_deterministic"_a = r.constraints_deterministic,
+                  "max_violation"_a = r.max_violation, "multipliers"_a = r.multipliers,
+                  "svm_solves"_a = r.svm_solves, "history"_a = history, "problem"_a = description);
 }
 
 }  // namespace rateopt::python
@@ -630,15 +812,15 @@ PYBIND11_MODULE(_core, m) {
                        const std::optional<Array<std::int64_t>>& set_indptr,
                        const std::optional<Array<std::int32_t>>& set_indices,
                        std::vector<std::string> names, const OptArray& weights,
-                       const py::list& columns) {
+                       const py::list& columns, std::vector<std::string> feature_names) {
              return std::make_shared<Dataset>(make_dataset(x, kind, values, set_indptr,
                                                            set_indices, std::move(names), weights,
-                                                           columns));
+                                                           columns, std::move(feature_names)));
            }),
            "features"_a, "label_kind"_a = "none", "values"_a = py::none(),
            "set_indptr"_a = py::none(), "set_indices"_a = py::none(),
            "names"_a = std::vector<std::string>{}, "weights"_a = py::none(),
-           "columns"_a = py::list())
+           "columns"_a = py::list(), "feature_names"_a = std::vector<std::string>{})
       .def_property_readonly("num_rows", &Dataset::num_rows)
       .def_property_readonly("num_features", &Dataset::num_features)
       .def_property_readonly("label_kind",
@@ -814,4 +996,8 @@ PYBIND11_MODULE(_core, m) {
       "tol"_a = 1e-6, "max_iter"_a = 1000, "memory"_a = 10, "n_threads"_a = 0,
       "feature_names"_a = std::vector<std::string>{});
 
+  m.def("train", &train, "objective"_a, "maximize"_a, "constraints"_a, "data"_a, "options"_a,
+        "Rate-constrained training (train.hpp); data: list of (name, Dataset).");
+  m.def("fit_ramp", &fit_ramp_expressions, "objective"_a, "maximize"_a, "constraints"_a,
+        "data"_a, "options"_a, "Goh et al.'s ramp solver over linear rate expressions.");
 }

@@ -1,0 +1,277 @@
+"""Rate-constrained learning as scikit-learn estimators (docs/train.md, docs/ramp.md).
+
+* :class:`RateConstrainedClassifier`: minimise (or maximise) an expression of rates subject to
+  constraints on other rate expressions (Cotter et al. 2019; Narasimhan et al. 2019), e.g.
+  ``objective="error", constraints=["ppr[sex=Female] >= 0.8 * ppr[sex=Male]"]``. The result is a
+  *stochastic* classifier: a mixture of linear models (at most m + 1 for m constraints) plus a
+  deterministic pick (the best iterate).
+* :class:`RampClassifier`: Goh et al. (2016)'s ramp-loss majorisation-minimisation for problems
+  linear in rates (same expression syntax); one linear model whose randomised form predicts
+  positive with probability ``clamp((1 + score) / 2, 0, 1)``.
+
+Groups for slices (``sex=Female``) come with ``fit(X, y, groups=...)`` as a DataFrame, a named
+Series or a dict of columns; they are not features. The training data is the default dataset
+of the expressions (also reachable as ``@train``); further datasets (e.g. unlabelled data for a
+coverage constraint) go in ``fit(..., datasets={"name": {"X": ..., "y": ..., "groups": ...}})``.
+
+Prediction modes (``predict(X, mode=...)``, default the ``predict_mode`` parameter):
+
+* ``"deterministic"``: the deterministic model (best iterate / the ramp model) thresholded at 0;
+* ``"stochastic"``: a 0/1 draw per row with the stochastic classifier's probability, from a
+  counter-based generator keyed by (``seed``, row index), reproducible for any thread count;
+* ``predict_proba(X)[:, 1]`` is that probability itself: the mixture weight of the components
+  predicting positive (RateConstrainedClassifier) or the ramp (RampClassifier). The constraints
+  hold in expectation for the stochastic classifier.
+"""
+from __future__ import annotations
+
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from . import _core
+from ._validation import check_int, column, feature_matrix, group_columns
+
+__all__ = ["RateConstrainedClassifier", "RampClassifier"]
+
+_MODES = ("deterministic", "stochastic")
+
+
+def _binary_dataset(X, labels, weights, groups, baseline, feature_names):
+    n = X.shape[0]
+    cols = group_columns(groups, n)
+    if baseline is not None:
+        b = np.asarray(baseline, dtype=np.float64)
+        if b.shape != (n,):
+            raise ValueError(f"baseline must have shape ({n},), got {b.shape}")
+        cols = [c for c in cols if c[0] != "baseline"] + [column("baseline", b, n)]
+    kind = "binary" if labels is not None else "none"
+    return _core.Dataset(feature_matrix(X), kind, labels, None, None,
+                         ["0", "1"] if labels is not None else [], weights, cols, feature_names)
+
+
+class _RateEstimator(ClassifierMixin, BaseEstimator):
+    """fit / predict shared by the rate-constrained estimators."""
+
+    def _check_problem(self):
+        if not isinstance(self.objective, str):
+            raise TypeError("objective must be an expression string, e.g. 'error'")
+        if isinstance(self.constraints, str):
+            raise TypeError("constraints must be a list of strings, not one string")
+        cons = list(self.constraints or ())
+        for c in cons:
+            if not isinstance(c, str):
+                raise TypeError(f"constraints must be strings, got {type(c).__name__}")
+        if self.predict_mode not in _MODES:
+            raise ValueError(f"predict_mode must be one of {_MODES}, got {self.predict_mode!r}")
+        return cons
+
+    def fit(self, X, y, groups=None, sample_weight=None, baseline=None, datasets=None):
+        """Fit on (X, y) with slice columns ``groups``.
+
+        Parameters
+        ----------
+        X : array-like or scipy.sparse matrix (n, d), or a numeric DataFrame
+        y : binary labels (two classes; ``classes_[1]`` is the positive class)
+        groups : DataFrame, named Series or dict name -> column, optional
+        sample_weight : array-like, optional
+        baseline : 0/1 predictions of a deployed model, for churn constraints, optional
+        datasets : dict name -> {"X", "y" (optional), "groups", "sample_weight", "baseline"}
+            further datasets referenced as ``rate@name``.
+        """
+        cons = self._check_problem()
+        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if len(self.classes_) != 2:
+            raise ValueError(f"{type(self).__name__} is binary: y needs 2 classes, got "
+                             f"{len(self.classes_)} class(es)")
+        labels = np.ascontiguousarray(y == self.classes_[1], dtype=np.int32)
+        w = None
+        if sample_weight is not None:
+            w = np.ascontiguousarray(_check_sample_weight(sample_weight, X), dtype=np.float64)
+        names = [str(c) for c in getattr(self, "feature_names_in_", [])]
+        data = [("train", _binary_dataset(X, labels, w, groups, baseline, names))]
+        for name, d in (datasets or {}).items():
+            if not isinstance(d, dict) or "X" not in d:
+                raise TypeError(f"datasets['{name}'] must be a dict with at least 'X'")
+            Xd = self._validate_data(d["X"], accept_sparse="csr", dtype=np.float64, reset=False)
+            yd = None
+            if d.get("y") is not None:
+                yd = np.ascontiguousarray(np.asarray(d["y"]) == self.classes_[1], dtype=np.int32)
+            wd = None
+            if d.get("sample_weight") is not None:
+                wd = np.ascontiguousarray(_check_sample_weight(d["sample_weight"], Xd))
+            data.append((str(name), _binary_dataset(Xd, yd, wd, d.get("groups"),
+                                                    d.get("baseline"), names)))
+        r = self._train(cons, data)
+        self.model_ = r.pop("model")
+        self.report_ = r
+        self.status_ = r["status"]
+        self.coef_ = self.model_.weights
+        self.intercept_ = self.model_.biases
+        self.mixture_ = self.model_.mixture
+        self.n_iter_ = int(r.get("iterations", len(r.get("history", [])) or 1))
+        return self
+
+    def _features(self, X):
+        check_is_fitted(self, "model_")
+        X = self._validate_data(X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return feature_matrix(X)
+
+    def decision_function(self, X):
+        """Score of the deterministic model (> 0 predicts ``classes_[1]``)."""
+        return self.model_.decision_function(self._features(X), n_threads=self.n_threads)
+
+    def predict_proba(self, X):
+        """[P(classes_[0]), P(classes_[1])] of the stochastic classifier."""
+        fm = self._features(X)
+        p = self.model_.predict(fm, mode="probability", n_threads=self.n_threads)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X, mode=None, seed=None):
+        """Labels from the deterministic model, or seeded stochastic draws (see the module
+        docstring). ``mode`` and ``seed`` default to ``predict_mode`` and ``seed``."""
+        mode = self.predict_mode if mode is None else mode
+        if mode not in _MODES:
+            raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
+        fm = self._features(X)
+        seed = self.seed if seed is None else seed
+        out = self.model_.predict(fm, mode=mode, seed=check_int(seed, "seed", 0),
+                                  n_threads=self.n_threads)
+        return self.classes_[(out > 0.5).astype(int)]
+
+    def save_model(self, path):
+        """The CLI's model format (``rateopt predict --model path``)."""
+        check_is_fitted(self, "model_")
+        self.model_.save(str(path))
+
+    def _more_tags(self):
+        return {"binary_only": True}
+
+
+class RateConstrainedClassifier(_RateEstimator):
+    """Rate-constrained linear classifier (train.hpp; docs/train.md).
+
+    Parameters
+    ----------
+    objective : str, an expression of rates, default "error"
+    constraints : list of str, e.g. ``["tpr[sex=Female] >= tpr[sex=Male] - 0.05"]``
+    maximize : bool, maximise the objective (e.g. ``"f1"``)
+    solver : {"auto", "proxy", "three-player", "ratio", "oracle"}
+    iterations, model_step, model_rule, multiplier_step, multiplier_rule, multiplier_bound,
+    slack_step, l2, fit_intercept, checkpoint_every, tolerance, shrink, seed, n_threads :
+        TrainOptions of train.hpp (same names and defaults).
+    oracle_c : float, C of the weighted logistic regression oracle (solver="oracle")
+    predict_mode : {"deterministic", "stochastic"}
+
+    Attributes
+    ----------
+    classes_, n_features_in_, model_ (``_core.Classifier``: ``mixture``, ``weights``, ...),
+    coef_ (components x features), intercept_, mixture_, status_ ("converged": the stochastic
+    classifier is feasible on the training data), report_ (training values, history, analysis).
+    """
+
+    def __init__(self, objective="error", constraints=(), maximize=False, solver="auto",
+                 iterations=500, model_step=0.05, model_rule="adam", multiplier_step=0.0,
+                 multiplier_rule="sgd", multiplier_bound=20.0, slack_step=0.01, l2=0.0,
+                 fit_intercept=True, checkpoint_every=0, tolerance=1e-3, shrink=True, seed=0,
+                 n_threads=0, oracle_c=1.0, predict_mode="deterministic"):
+        self.objective = objective
+        self.constraints = constraints
+        self.maximize = maximize
+        self.solver = solver
+        self.iterations = iterations
+        self.model_step = model_step
+        self.model_rule = model_rule
+        self.multiplier_step = multiplier_step
+        self.multiplier_rule = multiplier_rule
+        self.multiplier_bound = multiplier_bound
+        self.slack_step = slack_step
+        self.l2 = l2
+        self.fit_intercept = fit_intercept
+        self.checkpoint_every = checkpoint_every
+        self.tolerance = tolerance
+        self.shrink = shrink
+        self.seed = seed
+        self.n_threads = n_threads
+        self.oracle_c = oracle_c
+        self.predict_mode = predict_mode
+
+    def _train(self, constraints, data):
+        opts = dict(solver=str(self.solver), iterations=check_int(self.iterations, "iterations", 1),
+                    model_step=float(self.model_step), model_rule=str(self.model_rule),
+                    multiplier_step=float(self.multiplier_step),
+                    multiplier_rule=str(self.multiplier_rule),
+                    multiplier_bound=float(self.multiplier_bound),
+                    slack_step=float(self.slack_step), l2=float(self.l2),
+                    fit_intercept=bool(self.fit_intercept),
+                    checkpoint_every=check_int(self.checkpoint_every, "checkpoint_every", 0),
+                    tolerance=float(self.tolerance), shrink=bool(self.shrink),
+                    seed=check_int(self.seed, "seed", 0),
+                    n_threads=check_int(self.n_threads, "n_threads"),
+                    oracle_c=float(self.oracle_c))
+        return _core.train(self.objective, bool(self.maximize), constraints, data, opts)
+
+    def _more_tags(self):
+        return {
+            "binary_only": True,
+            "_xfail_checks": {
+                "check_decision_proba_consistency":
+                    "predict_proba is the mixture weight of thresholded linear models, a step "
+                    "function of the inputs, so it need not rank rows like decision_function",
+            },
+        }
+
+
+class RampClassifier(_RateEstimator):
+    """Ramp-loss rate-constrained linear classifier (Goh et al. 2016; ramp.hpp, docs/ramp.md).
+
+    The objective and constraints must be linear in rates (error, tpr, fpr, ppr, churn, ...,
+    their differences and multiples: ``"ppr[sex=Female] >= 0.8 * ppr[sex=Male]"``); each is
+    analysed by the expression engine and handed to the ramp solver as weighted counts.
+
+    Parameters
+    ----------
+    objective, constraints, maximize : as RateConstrainedClassifier
+    l2 : float, lambda of the (lambda/2)(|w|^2 + b^2) regulariser (> 0)
+    bias_feature : float, the regularised bias feature (0: no bias)
+    max_mm_iterations, mm_tol, feasibility_tol, outer_tol, max_outer_iterations, seed,
+    n_threads : RampOptions of ramp.hpp
+    predict_mode : {"deterministic", "stochastic"}
+    """
+
+    def __init__(self, objective="error", constraints=(), maximize=False, l2=1e-4,
+                 bias_feature=1.0, max_mm_iterations=10, mm_tol=1e-5, feasibility_tol=1e-3,
+                 outer_tol=1e-4, max_outer_iterations=60, seed=0, n_threads=0,
+                 predict_mode="deterministic"):
+        self.objective = objective
+        self.constraints = constraints
+        self.maximize = maximize
+        self.l2 = l2
+        self.bias_feature = bias_feature
+        self.max_mm_iterations = max_mm_iterations
+        self.mm_tol = mm_tol
+        self.feasibility_tol = feasibility_tol
+        self.outer_tol = outer_tol
+        self.max_outer_iterations = max_outer_iterations
+        self.seed = seed
+        self.n_threads = n_threads
+        self.predict_mode = predict_mode
+
+    def _train(self, constraints, data):
+        opts = {"lambda": float(self.l2), "bias_feature": float(self.bias_feature),
+                "max_mm_iterations": check_int(self.max_mm_iterations, "max_mm_iterations", 1),
+                "mm_tol": float(self.mm_tol), "feasibility_tol": float(self.feasibility_tol),
+                "outer_tol": float(self.outer_tol),
+                "max_outer_iterations": check_int(self.max_outer_iterations,
+                                                  "max_outer_iterations", 1),
+                "seed": check_int(self.seed, "seed", 0),
+                "n_threads": check_int(self.n_threads, "n_threads")}
+        r = _core.fit_ramp(self.objective, bool(self.maximize), constraints, data, opts)
+        r["iterations"] = len(r["history"]) or 1
+        return r
+
+
