@@ -18,6 +18,7 @@
 #include "rateopt/logistic.hpp"
 #include "rateopt/metrics.hpp"
 #include "rateopt/model.hpp"
+#include "rateopt/ramp.hpp"
 #include "rateopt/train.hpp"
 
 namespace rateopt::cli {
@@ -30,6 +31,8 @@ struct ProblemFlags {
   std::uint64_t seed = 0;
   int iterations = 500;
   double model_step = 0.05, multiplier_step = 0, tolerance = 1e-3, l2 = 0;
+  double lambda = 1e-4;  // --solver ramp: L2 regularisation of the linear scorer
+  int mm_steps = 10;     // --solver ramp: majorisation-minimisation steps
   std::string report;
   bool quiet = false;
   [[nodiscard]] bool active() const {
@@ -69,14 +72,14 @@ void read_problem_file(ProblemFlags& f) {
   if (!j.is_object())
     throw ParseError(f.problem_file, 0, 0, "expected a table / object of problem keys");
   static const std::vector<std::string> keys = {
-      "minimize",   "maximize", "objective", "constraints", "solver",
-      "iterations", "seed",     "tolerance", "model_step",  "multiplier_step"};
+      "minimize", "maximize",  "objective",  "constraints",     "solver", "iterations",
+      "seed",     "tolerance", "model_step", "multiplier_step", "lambda", "mm_steps"};
   for (const auto& [k, v] : j.items()) {
     if (std::find(keys.begin(), keys.end(), k) == keys.end())
       throw ParseError(f.problem_file, 0, 0,
                        fmt::format("unknown key '{}' (keys: minimize, maximize, objective, "
                                    "constraints, solver, iterations, seed, tolerance, "
-                                   "model_step, multiplier_step)",
+                                   "model_step, multiplier_step, lambda, mm_steps)",
                                    k));
   }
   try {
@@ -94,6 +97,8 @@ void read_problem_file(ProblemFlags& f) {
     if (j.contains("tolerance")) f.tolerance = j["tolerance"].get<double>();
     if (j.contains("model_step")) f.model_step = j["model_step"].get<double>();
     if (j.contains("multiplier_step")) f.multiplier_step = j["multiplier_step"].get<double>();
+    if (j.contains("lambda")) f.lambda = j["lambda"].get<double>();
+    if (j.contains("mm_steps")) f.mm_steps = j["mm_steps"].get<int>();
   } catch (const nlohmann::json::exception& e) {
     throw ParseError(f.problem_file, 0, 0, fmt::format("bad value type: {}", e.what()));
   }
@@ -137,6 +142,164 @@ void print_report(const std::string& title, const nlohmann::json& r) {
                c["violation"].get<double>());
 }
 
+// ---- --solver ramp (Goh et al. 2016; ramp.hpp) ------------------------------------------------
+// The RateProblem's linear functions are affine forms over atoms, and every atom is a per-row
+// weighted sum of P(positive): the problem goes to fit_ramp in per-row form.
+
+RowCombination ramp_rows(const RateProblem& problem, const FunctionInfo& fn) {
+  RowCombination c;
+  c.constant = fn.linear->constant;
+  c.coef.resize(problem.data().size());
+  for (std::size_t d = 0; d < c.coef.size(); ++d)
+    c.coef[d].assign(problem.data()[d].data->num_rows(), 0.0);
+  for (const AtomTerm& t : fn.linear->terms) {
+    const Atom& a = problem.atoms()[t.atom];
+    for (std::size_t r = 0; r < a.rows.size(); ++r)
+      c.coef[a.dataset][a.rows[r]] += t.coef * a.coef[r];
+  }
+  return c;
+}
+
+void require_linear_for_ramp(const FunctionInfo& fn, const std::string& text, bool objective) {
+  const bool ok =
+      fn.kind == FunctionKind::kLinear || (objective && fn.kind == FunctionKind::kConstant);
+  if (ok && fn.linear) return;
+  const std::string what = fn.kind == FunctionKind::kRatio ? "a ratio"
+                           : fn.kind == FunctionKind::kGeneral
+                               ? fmt::format("{} ({})", "not linear", fn.shape)
+                               : std::string(to_string(fn.kind));
+  throw InvalidArgument(fmt::format(
+      "--solver ramp needs an objective and constraints linear in rates; '{}' is {} (use "
+      "--solver auto for it)",
+      text, what));
+}
+
+void print_mm_step(const MmIteration& h) {
+  std::string v;
+  for (double x : h.multipliers) v += fmt::format("{}{:.4g}", v.empty() ? "" : ", ", x);
+  fmt::print(stderr,
+             "  {} {:>3}: objective {:.6f} (was {:.6f})  max violation {:+.6f}  {}{}{}  "
+             "bounds [{:.6f}, {:.6f}] {}  multipliers [{}]  {} SVM solves, {} epochs\n",
+             h.phase1 ? "phase 1 step" : "MM step     ", h.iteration, h.objective,
+             h.previous_objective, h.max_violation, h.feasible ? "feasible" : "INFEASIBLE",
+             h.monotone ? "" : ", OBJECTIVE INCREASED", h.accepted ? "" : ", rejected",
+             h.lower_bound, h.upper_bound, to_string(h.outer_status), v, h.svm_solves, h.epochs);
+}
+
+int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
+                   const std::vector<std::pair<std::string, const Dataset*>>& named,
+                   const std::string& data_path, const std::string& validation_path,
+                   const ReaderFlags& reader, const ProblemFlags& f, int threads,
+                   const std::string& output) {
+  // The objective as written (FunctionInfo::text is negated when maximising).
+  require_linear_for_ramp(problem.objective(), spec.objective, true);
+  for (const FunctionInfo& c : problem.constraints()) require_linear_for_ramp(c, c.text, false);
+  RowRampProblem rp;
+  rp.objective = ramp_rows(problem, problem.objective());
+  for (const FunctionInfo& c : problem.constraints())
+    rp.constraints.push_back({c.text, ramp_rows(problem, c), 0.0});
+  std::vector<NamedDataset> data;
+  for (const TrainingData& t : problem.data()) data.push_back({t.name, t.data});
+  RampOptions o;
+  o.lambda = f.lambda;
+  o.max_mm_iterations = f.mm_steps;
+  o.feasibility_tol = f.tolerance;
+  o.seed = f.seed;
+  o.n_threads = threads;
+  const Dataset& ds = *named[0].second;
+  if (!f.quiet) {
+    fmt::print(stderr, "training on {} ({} rows, {} features) with the ramp solver\n{}", data_path,
+               ds.num_rows(), ds.num_features(), problem.describe());
+    o.progress = print_mm_step;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  RampResult result = fit_ramp(rp, data, o);
+  const double train_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!f.quiet) {
+    fmt::print(stderr, "  start: {}{}\n", result.start,
+               result.start.find("phase1") != std::string::npos
+                   ? " (w = 0 violates a constraint: phase 1 minimised the violated constraints)"
+                   : "");
+  }
+  nlohmann::json history = nlohmann::json::array();
+  for (const MmIteration& h : result.history)
+    history.push_back({{"iteration", h.iteration},
+                       {"phase1", h.phase1},
+                       {"objective", h.objective},
+                       {"previous_objective", h.previous_objective},
+                       {"max_violation", h.max_violation},
+                       {"lower_bound", h.lower_bound},
+                       {"upper_bound", h.upper_bound},
+                       {"multipliers", h.multipliers},
+                       {"svm_solves", h.svm_solves},
+                       {"epochs", h.epochs},
+                       {"monotone", h.monotone},
+                       {"feasible", h.feasible},
+                       {"accepted", h.accepted},
+                       {"outer_status", std::string(to_string(h.outer_status))}});
+  nlohmann::json report{{"status", std::string(to_string(result.status))},
+                        {"solver", "ramp"},
+                        {"start", result.start},
+                        {"mm_iterations", result.history.size()},
+                        {"svm_solves", result.svm_solves},
+                        {"epochs", result.epochs},
+                        {"lambda", o.lambda},
+                        {"multipliers", result.multipliers},
+                        {"objective_ramp", result.objective},
+                        {"max_violation_ramp", result.max_violation},
+                        {"history", history},
+                        {"train_seconds", train_seconds},
+                        {"train_rows", ds.num_rows()}};
+  report["train"] = {{"stochastic", evaluate_report(spec, result.classifier, named,
+                                                    PredictMode::kProbability, threads)},
+                     {"deterministic", evaluate_report(spec, result.classifier, named,
+                                                       PredictMode::kDeterministic, threads)}};
+  std::optional<Dataset> valid;
+  if (!validation_path.empty()) {
+    valid = load_dataset(validation_path, reader, &ds.encoding());
+    auto vnamed = named;
+    vnamed[0].second = &*valid;
+    report["validation"] = {
+        {"stochastic",
+         evaluate_report(spec, result.classifier, vnamed, PredictMode::kProbability, threads)},
+        {"deterministic",
+         evaluate_report(spec, result.classifier, vnamed, PredictMode::kDeterministic, threads)}};
+  }
+  report["seconds"] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.classifier.report_json = report.dump();
+  result.classifier.save(output);
+  if (!f.report.empty()) {
+    std::ofstream rep(f.report);
+    if (!rep) throw IoError(fmt::format("cannot write report {}", f.report));
+    rep << report.dump(2) << "\n";
+  }
+  const bool ok = result.status == Termination::kConverged;
+  fmt::print("{}: {} (ramp solver, start {}, {} MM steps, {} SVM solves, {:.3f} s)\n",
+             ok ? "done" : "warning", to_string(result.status), result.start, result.history.size(),
+             result.svm_solves, train_seconds);
+  fmt::print("{} {}\n", spec.maximize ? "maximize" : "minimize", spec.objective);
+  print_report("train, stochastic", report["train"]["stochastic"]);
+  print_report("train, deterministic", report["train"]["deterministic"]);
+  if (report.contains("validation")) {
+    print_report("validation, stochastic", report["validation"]["stochastic"]);
+    print_report("validation, deterministic", report["validation"]["deterministic"]);
+  }
+  if (result.status == Termination::kInfeasible)
+    fmt::print(
+        "infeasible: no feasible start found; the smallest largest ramp violation reached on "
+        "training data is {:.6f} (tolerance {})\n",
+        result.max_violation, f.tolerance);
+  else if (!ok)
+    fmt::print(
+        "the MM step budget ({}) ran out while the objective still decreased "
+        "(--mm-steps)\n",
+        f.mm_steps);
+  fmt::print("model written to {}\n", output);
+  return ok ? 0 : kExitRuntime;
+}
+
 int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
                                const std::string& validation_path, const ReaderFlags& reader,
                                ProblemFlags f, int threads, const std::string& output) {
@@ -168,6 +331,9 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
   std::vector<TrainingData> td;
   for (const auto& [n, p] : named) td.push_back({n, p});
   const RateProblem problem = RateProblem::build(spec, td);
+  if (f.solver == "ramp")
+    return train_ramp_cli(problem, spec, named, data_path, validation_path, reader, f, threads,
+                          output);
   TrainOptions o;
   o.solver = parse_train_solver(f.solver);
   o.iterations = f.iterations;
@@ -362,7 +528,9 @@ int run_train(int argc, const char* const* argv) {
                  "Extra named dataset NAME=FILE (read with the training encoding), referenced "
                  "as rate@NAME; the training data is @train")
       ->group(pg);
-  app.add_option("--solver", problem.solver, "auto, proxy, three-player, ratio")
+  app.add_option("--solver", problem.solver,
+                 "auto, proxy, three-player, ratio, ramp (Goh et al. 2016: problems linear in "
+                 "rates, deterministic linear classifier, ramp-randomised stochastic one)")
       ->capture_default_str()
       ->group(pg);
   app.add_option("--iterations", problem.iterations, "Game rounds")
@@ -382,6 +550,15 @@ int run_train(int argc, const char* const* argv) {
                  "Multiplier player's step (0 = solver default)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
+      ->group(pg);
+  app.add_option("--lambda", problem.lambda, "--solver ramp: L2 regularisation (> 0)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber)
+      ->group(pg);
+  app.add_option("--mm-steps", problem.mm_steps,
+                 "--solver ramp: majorisation-minimisation steps at most")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber)
       ->group(pg);
   app.add_option("--report", problem.report, "Also write the training report as JSON here")
       ->group(pg);

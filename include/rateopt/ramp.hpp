@@ -46,6 +46,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -154,7 +155,31 @@ struct NamedDataset {
 // Neyman-Pearson: minimise FNR subject to FPR <= max_fpr.
 [[nodiscard]] RampProblem neyman_pearson(const std::string& dataset, double max_fpr);
 
+// ---- per-row form ------------------------------------------------------------------------------
+// A combination already reduced to rows (e.g. rateopt train's RateProblem, whose linear functions
+// are affine forms over atoms with per-row coefficients):
+//   constant + sum_d sum_i coef[d][i] * P(row i of datasets[d] is predicted positive).
+// coef has one vector per NamedDataset, in order, each empty (all zero) or with the dataset's
+// row count; coefficients may have any sign (a negative one counts the row's P(negative)).
+struct RowCombination {
+  double constant = 0;
+  std::vector<std::vector<double>> coef;
+};
+
+struct RowConstraint {
+  std::string name;
+  RowCombination lhs;
+  double bound = 0;  // lhs <= bound
+};
+
+struct RowRampProblem {
+  RowCombination objective;
+  std::vector<RowConstraint> constraints;
+};
+
 // ---- solver -----------------------------------------------------------------------------------
+
+struct MmIteration;
 
 struct RampOptions {
   double lambda = 1e-4;           // (lambda/2)(|w|^2 + w_b^2) on the saved model's weights (> 0)
@@ -172,6 +197,8 @@ struct RampOptions {
   std::optional<LinearModel> initial;  // feasible start (weights: one per feature)
   std::uint64_t seed = 0;
   int n_threads = 0;  // <= 0: all cores
+  // Called after every MM step (phase 1 included) with its record, e.g. for progress output.
+  std::function<void(const MmIteration&)> progress;
 };
 
 // One majorisation-minimisation step.
@@ -217,12 +244,21 @@ struct RampResult {
                                   std::span<const NamedDataset> datasets,
                                   const RampOptions& options = {});
 
+// The same for a problem in per-row form; also throws InvalidArgument when a coefficient vector's
+// length is neither 0 nor its dataset's row count, or a coefficient is not finite.
+[[nodiscard]] RampResult fit_ramp(const RowRampProblem& problem,
+                                  std::span<const NamedDataset> datasets,
+                                  const RampOptions& options = {});
+
 // Values of a problem's combinations for a fixed model: ramp (randomised) or 0/1 (threshold at 0).
 struct RampEvaluation {
   double objective = 0;
   std::vector<double> constraints;
 };
 [[nodiscard]] RampEvaluation evaluate_ramp_problem(const RampProblem& problem,
+                                                   std::span<const NamedDataset> datasets,
+                                                   const LinearModel& model, bool randomised);
+[[nodiscard]] RampEvaluation evaluate_ramp_problem(const RowRampProblem& problem,
                                                    std::span<const NamedDataset> datasets,
                                                    const LinearModel& model, bool randomised);
 

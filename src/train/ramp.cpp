@@ -106,11 +106,12 @@ void add_combination(const RateCombination& comb, std::string_view what,
   }
 }
 
-Compiled compile(const RampProblem& problem, std::span<const NamedDataset> datasets) {
+// The row layout of the concatenated datasets; `offset` gets each dataset's first global row.
+Compiled layout(std::span<const NamedDataset> datasets,
+                std::unordered_map<std::string, std::size_t>& index,
+                std::vector<std::size_t>& offset) {
   RATEOPT_CHECK(!datasets.empty(), "datasets is empty, expected at least one named dataset");
   Compiled c;
-  std::unordered_map<std::string, std::size_t> index;
-  std::vector<std::size_t> offset;
   for (std::size_t k = 0; k < datasets.size(); ++k) {
     RATEOPT_CHECK(datasets[k].data != nullptr, "datasets[{}] ('{}') has no data", k,
                   datasets[k].name);
@@ -129,6 +130,13 @@ Compiled compile(const RampProblem& problem, std::span<const NamedDataset> datas
     c.rows += ds.num_rows();
   }
   c.cols = datasets[0].data->num_features();
+  return c;
+}
+
+Compiled compile(const RampProblem& problem, std::span<const NamedDataset> datasets) {
+  std::unordered_map<std::string, std::size_t> index;
+  std::vector<std::size_t> offset;
+  Compiled c = layout(datasets, index, offset);
   const std::size_t m = problem.constraints.size();
   c.coef.assign(1 + m, std::vector<double>(c.rows, 0.0));
   c.constant.assign(1 + m, 0.0);
@@ -141,6 +149,52 @@ Compiled compile(const RampProblem& problem, std::span<const NamedDataset> datas
                   what, problem.constraints[j].bound);
     add_combination(problem.constraints[j].lhs, what, datasets, index, offset, c.coef[1 + j],
                     c.constant[1 + j]);
+    c.bound[1 + j] = problem.constraints[j].bound;
+  }
+  return c;
+}
+
+// Per-row form: k P(positive) with k < 0 is |k| P(negative) + k (the signed-row convention).
+void add_row_combination(const RowCombination& comb, std::string_view what,
+                         std::span<const NamedDataset> datasets,
+                         const std::vector<std::size_t>& offset, std::vector<double>& coef,
+                         double& constant) {
+  RATEOPT_CHECK(std::isfinite(comb.constant), "{}: constant is {}, expected finite", what,
+                comb.constant);
+  RATEOPT_CHECK(comb.coef.size() <= datasets.size(),
+                "{}: coef has {} vectors, expected at most {} (one per dataset)", what,
+                comb.coef.size(), datasets.size());
+  constant += comb.constant;
+  for (std::size_t d = 0; d < comb.coef.size(); ++d) {
+    const auto& v = comb.coef[d];
+    const std::size_t n = datasets[d].data->num_rows();
+    RATEOPT_CHECK(v.empty() || v.size() == n,
+                  "{}: coef[{}] ('{}') has {} entries, expected 0 or {} (one per row)", what, d,
+                  datasets[d].name, v.size(), n);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      RATEOPT_CHECK(std::isfinite(v[i]), "{}: coef[{}][{}] is {}, expected finite", what, d, i,
+                    v[i]);
+      coef[offset[d] + i] += v[i];
+    }
+  }
+  for (const double k : coef) constant += std::min(0.0, k);
+}
+
+Compiled compile(const RowRampProblem& problem, std::span<const NamedDataset> datasets) {
+  std::unordered_map<std::string, std::size_t> index;
+  std::vector<std::size_t> offset;
+  Compiled c = layout(datasets, index, offset);
+  const std::size_t m = problem.constraints.size();
+  c.coef.assign(1 + m, std::vector<double>(c.rows, 0.0));
+  c.constant.assign(1 + m, 0.0);
+  c.bound.assign(1 + m, 0.0);
+  add_row_combination(problem.objective, "objective", datasets, offset, c.coef[0], c.constant[0]);
+  for (std::size_t j = 0; j < m; ++j) {
+    const std::string what = fmt::format("constraints[{}]", j);
+    RATEOPT_CHECK(std::isfinite(problem.constraints[j].bound), "{}: bound is {}, expected finite",
+                  what, problem.constraints[j].bound);
+    add_row_combination(problem.constraints[j].lhs, what, datasets, offset, c.coef[1 + j],
+                        c.constant[1 + j]);
     c.bound[1 + j] = problem.constraints[j].bound;
   }
   return c;
@@ -583,7 +637,9 @@ void run_mm(const Compiled& c, const RampOptions& o, int iterations, bool phase1
     v_prev = out.v;
     MmState next = make_state(c, out.best.model, o);
     MmIteration rec;
-    rec.iteration = t;
+    rec.iteration = 1 + static_cast<int>(std::count_if(
+                            history.begin(), history.end(),
+                            [&](const MmIteration& h) { return h.phase1 == phase1; }));
     rec.phase1 = phase1;
     rec.previous_objective = state.objective;
     rec.objective = next.objective;
@@ -603,6 +659,7 @@ void run_mm(const Compiled& c, const RampOptions& o, int iterations, bool phase1
     const double decrease = state.objective - next.objective;
     if (rec.accepted) state = std::move(next);
     history.push_back(rec);
+    if (o.progress) o.progress(rec);
     if (!rec.accepted) break;
     if (original != nullptr) {
       const auto v = values(*original, state.scores, Valuation::kRamp, {}, o.n_threads);
@@ -634,12 +691,7 @@ Compiled phase1_problem(const Compiled& c, const std::vector<double>& current) {
   return p;
 }
 
-}  // namespace
-
-RampEvaluation evaluate_ramp_problem(const RampProblem& problem,
-                                     std::span<const NamedDataset> datasets,
-                                     const LinearModel& model, bool randomised) {
-  const Compiled c = compile(problem, datasets);
+RampEvaluation evaluate_compiled(const Compiled& c, const LinearModel& model, bool randomised) {
   RATEOPT_CHECK(model.weights.size() == c.cols, "model has {} weights, expected {}",
                 model.weights.size(), c.cols);
   const auto s = all_scores(c, model, 0);
@@ -650,10 +702,8 @@ RampEvaluation evaluate_ramp_problem(const RampProblem& problem,
   return e;
 }
 
-RampResult fit_ramp(const RampProblem& problem, std::span<const NamedDataset> datasets,
-                    const RampOptions& options) {
-  check_options(options);
-  const Compiled c = compile(problem, datasets);
+RampResult fit_compiled(const Compiled& c, std::span<const NamedDataset> datasets,
+                        const RampOptions& options) {
   RampResult result;
 
   LinearModel start;
@@ -676,10 +726,7 @@ RampResult fit_ramp(const RampProblem& problem, std::span<const NamedDataset> da
     for (int round = 0; round < options.phase1_iterations; ++round) {
       const Compiled p1 = phase1_problem(c, state.ramp_values);
       MmState s1 = make_state(p1, state.model, options);
-      std::size_t before = result.history.size();
       run_mm(p1, options, 1, true, s1, result.history, result.svm_solves, result.epochs, &c);
-      for (std::size_t h = before; h < result.history.size(); ++h)
-        result.history[h].iteration = round + 1;
       state = make_state(c, s1.model, options);
       if (max_violation(c, state.ramp_values) <= options.feasibility_tol) break;
       if (result.history.back().previous_objective - result.history.back().objective <= 1e-12)
@@ -737,6 +784,32 @@ RampResult fit_ramp(const RampProblem& problem, std::span<const NamedDataset> da
                         {"mm_iterations", result.history.size()}};
   result.classifier.report_json = rep.dump();
   return result;
+}
+
+}  // namespace
+
+RampEvaluation evaluate_ramp_problem(const RampProblem& problem,
+                                     std::span<const NamedDataset> datasets,
+                                     const LinearModel& model, bool randomised) {
+  return evaluate_compiled(compile(problem, datasets), model, randomised);
+}
+
+RampEvaluation evaluate_ramp_problem(const RowRampProblem& problem,
+                                     std::span<const NamedDataset> datasets,
+                                     const LinearModel& model, bool randomised) {
+  return evaluate_compiled(compile(problem, datasets), model, randomised);
+}
+
+RampResult fit_ramp(const RampProblem& problem, std::span<const NamedDataset> datasets,
+                    const RampOptions& options) {
+  check_options(options);
+  return fit_compiled(compile(problem, datasets), datasets, options);
+}
+
+RampResult fit_ramp(const RowRampProblem& problem, std::span<const NamedDataset> datasets,
+                    const RampOptions& options) {
+  check_options(options);
+  return fit_compiled(compile(problem, datasets), datasets, options);
 }
 
 CovarianceSvmResult fit_covariance_svm(const Dataset& data, const Slice& group_a,
