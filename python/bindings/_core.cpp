@@ -251,6 +251,33 @@ LabelKind parse_label_kind(const std::string& kind) {
                         "'");
 }
 
+// The encoding of a model trained from Python, chosen so that the CLI can apply it: a numeric
+// CSV encoding reading the named columns unscaled (DataFrame input), else a LIBSVM encoding
+// (feature j is index j + 1, named f<j+1>).
+Encoding python_encoding(std::size_t cols, std::vector<std::string> feature_names) {
+  Encoding enc;
+  enc.num_features = cols;
+  if (!feature_names.empty()) {
+    if (feature_names.size() != cols)
+      throw InvalidArgument("feature_names has " + std::to_string(feature_names.size()) +
+                            " names, expected " + std::to_string(cols));
+    enc.format = "csv";
+    for (std::size_t j = 0; j < cols; ++j) {
+      FeatureSpec spec;
+      spec.kind = FeatureSpec::Kind::kNumeric;
+      spec.source = feature_names[j];
+      spec.first_feature = j;
+      enc.specs.push_back(std::move(spec));
+    }
+    enc.feature_names = std::move(feature_names);
+    enc.missing_policy = "error";
+    return enc;
+  }
+  enc.format = "libsvm";
+  for (std::size_t j = 0; j < cols; ++j) enc.feature_names.push_back("f" + std::to_string(j + 1));
+  return enc;
+}
+
 // columns: list of (name, levels, codes int32, numeric float64 or None).
 Dataset make_dataset(const FeatureMatrix& x, const std::string& kind,
                      const std::optional<Array<std::int32_t>>& values,
@@ -269,9 +296,7 @@ Dataset make_dataset(const FeatureMatrix& x, const std::string& kind,
     throw InvalidArgument("labels have " + std::to_string(y.size()) + " entries, expected " +
                           std::to_string(x.rows()) + " (one per row)");
   Dataset ds(x, std::move(y));
-  ds.encoding().format = "numpy";
-  ds.encoding().num_features = x.cols();
-  ds.encoding().feature_names = std::move(feature_names);
+  ds.encoding() = python_encoding(x.cols(), std::move(feature_names));
   if (weights) ds.set_weights(std::vector<double>(weights->data(), weights->data() + weights->size()));
   for (const auto& item : columns) {
     const auto t = item.cast<py::tuple>();
@@ -981,10 +1006,7 @@ PYBIND11_MODULE(_core, m) {
           py::gil_scoped_release release;
           r = fit_logistic_regression(x, y, w, o);
         }
-        Encoding enc;
-        enc.format = "numpy";
-        enc.num_features = x.cols();
-        enc.feature_names = std::move(feature_names);
+        Encoding enc = python_encoding(x.cols(), std::move(feature_names));
         Classifier model = Classifier::single(std::move(r.model), Link::kLogistic, std::move(enc));
         model.kind = "logistic_regression";
         return py::dict("model"_a = std::move(model),

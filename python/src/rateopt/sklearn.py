@@ -33,7 +33,8 @@ class _LinearModelMixin:
 
     def decision_function(self, X):
         """Score of the deterministic component (>0 predicts ``classes_[1]``)."""
-        return self.model_.decision_function(self._features(X), n_threads=self.n_threads)
+        fm = self._features(X)
+        return self.model_.decision_function(fm, n_threads=self.n_threads)
 
 
 class LogisticRegression(_LinearModelMixin, ClassifierMixin, BaseEstimator):
@@ -256,5 +257,8 @@ class BayesOptimalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 "check_methods_subset_invariance":
                     "binary predictions are one decision over the whole batch (top-k by "
                     "probability), so predicting a subset can differ by design",
+                "check_classifiers_train":
+                    "predictions are the metric-optimal sets, not the argmax of predict_proba "
+                    "or the sign of decision_function (the check requires that consistency)",
             },
         }

