@@ -109,6 +109,10 @@ struct Atom {
   std::vector<double> coef;       // per row: weight / total weight of the slice
   double capacity = 0;            // sum of coef: the atom's value when every row is positive
   std::string description;        // e.g. "train[sex=Female] label=1"
+  int label = 0;                  // label of the cell's rows (unlabelled data: 0)
+  // The atom of the same dataset, slice and baseline with the other label (labelled data), or
+  // SIZE_MAX when that cell is empty or not used.
+  std::size_t sibling = SIZE_MAX;
 };
 
 // One function of the problem: the objective (to minimise; negated when maximising) or one
@@ -257,9 +261,14 @@ struct IterationRecord {
   double seconds = 0;        // since the start
 };
 
-// Per-row costs for a cost-sensitive oracle: minimise sum_d sum_i cost[d][i] * h_i(model).
-using CostSensitiveOracle =
-    std::function<LinearModel(const RateProblem&, std::span<const std::vector<double>> costs)>;
+// What a cost-sensitive oracle minimises: sum_d sum_i rows[d][i] * h_i(model) (h_i = 1 when the
+// model predicts row i of dataset d positive), where rows[d][i] = sum_k atoms[k] * coef_ki over
+// the atoms k holding the row (RateProblem::atoms()).
+struct OracleCosts {
+  std::span<const std::vector<double>> rows;
+  std::span<const double> atoms;
+};
+using CostSensitiveOracle = std::function<LinearModel(const RateProblem&, const OracleCosts&)>;
 
 struct TrainOptions {
   TrainSolver solver = TrainSolver::kAuto;
@@ -303,6 +312,29 @@ struct TrainResult {
 
 // Weighted logistic regression refit: labels 1{cost < 0}, weights |cost| (all datasets stacked).
 [[nodiscard]] CostSensitiveOracle weighted_logistic_oracle(double c = 1.0, int n_threads = 0);
+
+// Group-wise thresholds on a fixed score (the plug-in oracle of COCO, Narasimhan 2018, the
+// baseline of Narasimhan et al. 2019 Table 3). The class: h(x) = 1{s(x) > t_g(x)} with
+// s = probability_model's score (the logit of P(y = 1 | x)) and one threshold per group, the
+// group of a row given by which of `group_features` (0/1 indicator columns, at most one set per
+// row) is 1, rows with none forming one more group. The oracle returns the member of the class
+// minimising the costs, per group by one scan over the sorted scores:
+//   plugin = true:  the plug-in costs eta_i c_i(1) + (1 - eta_i) c_i(0), eta_i = sigmoid(s(x_i)),
+//                   c_i(y) = the row's cost were its label y (from the atom costs and the
+//                   atoms' siblings; a row whose cell has no sibling keeps its cost);
+//   plugin = false: the rows' costs as given (the exact empirical minimiser over the class).
+// The result is one linear model: w' = w with w'[f_g] = w[f_g] - (t_g - t_0), b' = b - t_0
+// (t_0 the threshold of the rows with no indicator), so s'(x) = s(x) - t_g(x). Thresholds sit
+// midway between consecutive distinct scores, 1 below the group's smallest score (all positive)
+// or 1 above its largest (none positive). Throws InvalidArgument at the call when a group
+// feature is not a column, or a row has an indicator value other than 0/1 or two indicators.
+struct GroupThresholdOracleOptions {
+  LinearModel probability_model;
+  std::vector<std::size_t> group_features;
+  bool plugin = true;
+  int n_threads = 0;
+};
+[[nodiscard]] CostSensitiveOracle group_threshold_oracle(GroupThresholdOracleOptions options);
 
 // Baselines (Narasimhan et al. Tables 3-4): UncError is plain logistic regression
 // (fit_logistic_regression); UncF1 and PostShift post-process its scores.

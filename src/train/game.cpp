@@ -452,7 +452,7 @@ TrainResult Game::run() {
     const std::vector<std::vector<double>> costs = row_costs(beta);
     double lagrangian = 0;
     if (solver_ == TrainSolver::kOracle) {
-      oracle_model = o_.oracle(problem_, costs);
+      oracle_model = o_.oracle(problem_, OracleCosts{costs, beta});
     } else {
       std::vector<double> grad(np, 0.0);
       std::vector<double> dv;
@@ -621,8 +621,8 @@ TrainResult train_rate_constrained(const RateProblem& problem, const TrainOption
 
 CostSensitiveOracle weighted_logistic_oracle(double c, int n_threads) {
   RATEOPT_CHECK(c > 0, "weighted_logistic_oracle: c must be > 0, got {}", c);
-  return [c, n_threads](const RateProblem& problem,
-                        std::span<const std::vector<double>> costs) -> LinearModel {
+  return [c, n_threads](const RateProblem& problem, const OracleCosts& oc) -> LinearModel {
+    const std::span<const std::vector<double>> costs = oc.rows;
     const auto data = problem.data();
     std::vector<std::size_t> rows;
     std::vector<std::int32_t> labels;

@@ -137,9 +137,19 @@ class Builder {
     a.coef = std::move(coef);
     for (double c : a.coef) a.capacity += c;
     a.description = description;
+    a.label = y;
+    const std::size_t index = p_.atoms.size();
+    if (p_.data[d].data->labels().kind == LabelKind::kBinary) {
+      // Link the atom of the same cell with the other label (plug-in oracles swap labels).
+      const std::string other = fmt::format("{}|{}|{}|{}", d, slice_key, 1 - y, b);
+      if (auto it = atom_index_.find(other); it != atom_index_.end()) {
+        a.sibling = it->second;
+        p_.atoms[it->second].sibling = index;
+      }
+    }
     p_.atoms.push_back(std::move(a));
-    atom_index_[key] = p_.atoms.size() - 1;
-    return p_.atoms.size() - 1;
+    atom_index_[key] = index;
+    return index;
   }
 
   Leaf make_leaf(const RateRef& ref) {

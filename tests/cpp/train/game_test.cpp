@@ -59,7 +59,8 @@ PoolRates pool_rates(const RateProblem& p, const Dataset& ds,
 // Exact cost-sensitive oracle over the pool of thresholds of feature 0: argmin of
 // sum_i cost_i h_i by prefix sums over the sorted scores.
 CostSensitiveOracle pool_oracle(const Dataset& ds) {
-  return [&ds](const RateProblem&, std::span<const std::vector<double>> costs) {
+  return [&ds](const RateProblem&, const OracleCosts& oc) {
+    const std::span<const std::vector<double>> costs = oc.rows;
     const std::size_t n = ds.num_rows();
     std::vector<std::size_t> order(n);
     std::iota(order.begin(), order.end(), 0);
@@ -100,7 +101,8 @@ Dataset with_group_feature(Dataset ds) {
 
 // Pool of per-group thresholds: atoms are linear in the predictions, so the atoms of a pair
 // (threshold on group a, threshold on group b) are the sum of the two groups' parts.
-PoolRates group_pool_rates(const RateProblem& p, const Dataset& ds) {
+PoolRates group_pool_rates(const RateProblem& p, const Dataset& ds,
+                           std::vector<double> signs = {1.0, -1.0}) {
   const Column& g = ds.column("g");
   const std::size_t n = ds.num_rows();
   const auto parts = [&](const std::string& group, double sign) {
@@ -124,7 +126,7 @@ PoolRates group_pool_rates(const RateProblem& p, const Dataset& ds) {
   };
   PoolRates r;
   const std::size_t m = p.constraints().size();
-  for (double sign : {1.0, -1.0}) {
+  for (double sign : signs) {
     const auto a = parts("a", sign), b = parts("b", sign);
     for (const auto& pa : a)
       for (const auto& pb : b) {
@@ -291,6 +293,131 @@ TEST(TrainDeterminism, ThreadCountInvariance) {
   }
   EXPECT_EQ(json[0], json[1]);
   EXPECT_EQ(json[0], json[2]);
+}
+
+// ---- group-threshold (plug-in) oracle -------------------------------------------------------
+
+// Row costs of a linear function of the atoms (what the game hands the oracle).
+OracleCosts function_costs(const RateProblem& p, const AffineForm& f,
+                           std::vector<std::vector<double>>& rows, std::vector<double>& beta) {
+  beta.assign(p.atoms().size(), 0.0);
+  for (const AtomTerm& t : f.terms) beta[t.atom] += t.coef;
+  rows.assign(p.data().size(), {});
+  for (std::size_t d = 0; d < rows.size(); ++d) rows[d].assign(p.data()[d].data->num_rows(), 0.0);
+  for (std::size_t k = 0; k < beta.size(); ++k) {
+    const Atom& a = p.atoms()[k];
+    for (std::size_t r = 0; r < a.rows.size(); ++r)
+      rows[a.dataset][a.rows[r]] += beta[k] * a.coef[r];
+  }
+  return OracleCosts{rows, beta};
+}
+
+// Exact (plugin = false): the oracle's choice costs no more than any pair of group thresholds
+// (brute force over all cut pairs), and is itself such a pair.
+TEST(GroupThresholdOracle, EmpiricalMatchesBruteForceOverThresholdPairs) {
+  const Dataset ds = with_group_feature(test::synthetic(150, 41));
+  const RateProblem p =
+      RateProblem::build(test::spec("error + 0.7 * ppr[g=b] - 0.4 * tpr[g=a]"), {{"", &ds}});
+  std::vector<std::vector<double>> rows;
+  std::vector<double> beta;
+  const OracleCosts costs = function_costs(p, *p.objective().linear, rows, beta);
+  const CostSensitiveOracle oracle = group_threshold_oracle(
+      {.probability_model = LinearModel{{1.0, 0.0}, 0.0}, .group_features = {1}, .plugin = false});
+  const LinearModel m = oracle(p, costs);
+  const std::size_t n = ds.num_rows();
+  std::vector<double> sc(n);
+  m.scores(ds.features(), sc, 1);
+  double got = 0;
+  for (std::size_t i = 0; i < n; ++i) got += sc[i] > 0 ? rows[0][i] : 0.0;
+  // Brute force: every cut of group a (indicator 0) and of group b, separately (costs add).
+  double best = 0;
+  for (double ind : {0.0, 1.0}) {
+    std::vector<double> cuts{-1e9, 1e9};
+    for (std::size_t i = 0; i < n; ++i)
+      if (ds.features().at(i, 1) == ind) cuts.push_back(ds.features().at(i, 0));
+    double group_best = 1e300;
+    for (double c : cuts)
+      for (double eps : {-1e-9, 1e-9}) {
+        double cost = 0;
+        for (std::size_t i = 0; i < n; ++i)
+          if (ds.features().at(i, 1) == ind && ds.features().at(i, 0) > c + eps) cost += rows[0][i];
+        group_best = std::min(group_best, cost);
+      }
+    best += group_best;
+  }
+  EXPECT_NEAR(got, best, 1e-12);
+  EXPECT_EQ(m.weights[0], 1.0);
+}
+
+// Plug-in (COCO): the costs of error + c * ppr[g=b] with labels replaced by eta = sigmoid(s) are
+// (1 - 2 eta) / N (+ c / N_b in group b), so the oracle predicts 1{eta > 1/2} in group a and
+// 1{eta > 1/2 + c N / (2 N_b)} in group b.
+TEST(GroupThresholdOracle, PluginThresholdsFollowTheCostFormula) {
+  const Dataset ds = with_group_feature(test::synthetic(400, 42));
+  const double c = 0.08;
+  const RateProblem p =
+      RateProblem::build(test::spec(fmt::format("error + {} * ppr[g=b]", c)), {{"", &ds}});
+  std::vector<std::vector<double>> rows;
+  std::vector<double> beta;
+  const OracleCosts costs = function_costs(p, *p.objective().linear, rows, beta);
+  const LinearModel prob{{1.3, 0.0}, -0.2};
+  const LinearModel m =
+      group_threshold_oracle({.probability_model = prob, .group_features = {1}})(p, costs);
+  const std::size_t n = ds.num_rows();
+  double nb = 0;
+  for (std::size_t i = 0; i < n; ++i) nb += ds.features().at(i, 1);
+  std::vector<double> s(n), got(n);
+  prob.scores(ds.features(), s, 1);
+  m.scores(ds.features(), got, 1);
+  int positives = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double eta = 1 / (1 + std::exp(-s[i]));
+    const bool b = ds.features().at(i, 1) == 1;
+    const double cut = b ? 0.5 + c * static_cast<double>(n) / (2 * nb) : 0.5;
+    EXPECT_EQ(got[i] > 0, eta > cut) << "row " << i << " eta " << eta;
+    positives += got[i] > 0 ? 1 : 0;
+  }
+  EXPECT_GT(positives, 0);
+}
+
+TEST(GroupThresholdOracle, BadGroupFeatures) {
+  const Dataset ds = with_group_feature(test::synthetic(50, 43));
+  const RateProblem p = RateProblem::build(test::spec("error"), {{"", &ds}});
+  std::vector<std::vector<double>> rows;
+  std::vector<double> beta;
+  const OracleCosts costs = function_costs(p, *p.objective().linear, rows, beta);
+  // Column 5 does not exist; column 0 is not an indicator.
+  EXPECT_THROW((void)group_threshold_oracle({.probability_model = LinearModel{{1.0, 0.0}, 0.0},
+                                             .group_features = {5}})(p, costs),
+               InvalidArgument);
+  EXPECT_THROW((void)group_threshold_oracle({.probability_model = LinearModel{{1.0, 0.0}, 0.0},
+                                             .group_features = {0}})(p, costs),
+               InvalidArgument);
+}
+
+// Algorithm 1 with the exact group-threshold oracle reaches the LP optimum over mixtures of
+// group-threshold pairs under demographic parity.
+TEST(GroupThresholdOracle, AlgorithmOneReachesLpOptimumUnderDemographicParity) {
+  const Dataset ds = with_group_feature(test::synthetic(300, 44));
+  const RateProblem p = RateProblem::build(
+      test::spec("error", {"ppr[g=b] - ppr[g=a] <= 0.03", "ppr[g=a] - ppr[g=b] <= 0.03"}),
+      {{"train", &ds}});
+  const PoolRates pr = group_pool_rates(p, ds, {1.0});
+  const ShrinkResult opt = shrink_candidates(pr.f, pr.g, 2);
+  ASSERT_TRUE(opt.feasible);
+  TrainOptions o;
+  o.solver = TrainSolver::kOracle;
+  o.oracle = group_threshold_oracle(
+      {.probability_model = LinearModel{{1.0, 0.0}, 0.0}, .group_features = {1}, .plugin = false});
+  o.iterations = 400;
+  o.checkpoint_every = 1;
+  o.tolerance = 0.005;
+  const TrainResult r = train_rate_constrained(p, o);
+  EXPECT_LE(r.stochastic.max_violation(), 0.005);
+  EXPECT_NEAR(r.stochastic.objective, opt.objective, 0.005);
+  std::vector<double> g = pr.g;
+  for (double& x : g) x -= r.stochastic.max_violation();
+  EXPECT_GE(r.stochastic.objective, shrink_candidates(pr.f, g, 2).objective - 1e-9);
 }
 
 TEST(TrainOptionsCheck, BadOptions) {

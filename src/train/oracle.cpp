@@ -1,0 +1,131 @@
+// group_threshold_oracle: group-wise thresholds on a fixed score as a cost-sensitive oracle (the
+// plug-in oracle of COCO).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "common/check.hpp"
+#include "rateopt/train.hpp"
+#include "train/train_impl.hpp"
+
+namespace rateopt {
+
+namespace {
+
+// Group of each row: index into group_features, or group_features.size() for "no indicator".
+std::vector<std::size_t> row_groups(const FeatureMatrix& x, std::span<const std::size_t> features,
+                                    std::size_t dataset) {
+  std::vector<std::size_t> group(x.rows(), features.size());
+  for (std::size_t g = 0; g < features.size(); ++g) {
+    RATEOPT_CHECK(features[g] < x.cols(),
+                  "group_threshold_oracle: group feature {} is not a column (dataset {} has {})",
+                  features[g], dataset, x.cols());
+    for (std::size_t i = 0; i < x.rows(); ++i) {
+      const double v = x.at(i, features[g]);
+      if (v == 0) continue;
+      RATEOPT_CHECK(v == 1,
+                    "group_threshold_oracle: group feature {} has value {} in row {} of dataset "
+                    "{}, expected 0 or 1",
+                    features[g], v, i, dataset);
+      RATEOPT_CHECK(group[i] == features.size(),
+                    "group_threshold_oracle: row {} of dataset {} has two group indicators ({} "
+                    "and {})",
+                    i, dataset, features[group[i]], features[g]);
+      group[i] = g;
+    }
+  }
+  return group;
+}
+
+struct Scored {
+  double score = 0;
+  double cost = 0;
+};
+
+// The threshold t minimising sum_{score > t} cost: scan from "none positive" (cost 0) down the
+// sorted scores; a strictly smaller cost wins, so ties keep fewer positives.
+double best_threshold(std::vector<Scored>& rows) {
+  if (rows.empty()) return 0;
+  std::sort(rows.begin(), rows.end(),
+            [](const Scored& a, const Scored& b) { return a.score < b.score; });
+  double best_cost = 0, best_t = rows.back().score + 1, cost = 0;
+  std::size_t k = rows.size();
+  while (k > 0) {
+    // Add every row with the next-highest distinct score.
+    const double s = rows[k - 1].score;
+    while (k > 0 && rows[k - 1].score == s) cost += rows[--k].cost;
+    if (cost < best_cost) {
+      best_cost = cost;
+      best_t = k > 0 ? 0.5 * (rows[k - 1].score + s) : rows.front().score - 1;
+    }
+  }
+  return best_t;
+}
+
+}  // namespace
+
+CostSensitiveOracle group_threshold_oracle(GroupThresholdOracleOptions options) {
+  return [o = std::move(options)](const RateProblem& problem,
+                                  const OracleCosts& costs) -> LinearModel {
+    const auto data = problem.data();
+    const auto atoms = problem.atoms();
+    RATEOPT_CHECK(costs.rows.size() == data.size(),
+                  "group_threshold_oracle: costs for {} datasets, the problem has {}",
+                  costs.rows.size(), data.size());
+    RATEOPT_CHECK(!o.plugin || costs.atoms.size() == atoms.size(),
+                  "group_threshold_oracle: {} atom costs, the problem has {} atoms",
+                  costs.atoms.size(), atoms.size());
+    RATEOPT_CHECK(o.probability_model.weights.size() <= problem.num_features(),
+                  "group_threshold_oracle: the probability model has {} weights, the data {} "
+                  "features",
+                  o.probability_model.weights.size(), problem.num_features());
+    const std::size_t ng = o.group_features.size() + 1;
+    std::vector<std::vector<Scored>> per_group(ng);
+    for (std::size_t d = 0; d < data.size(); ++d) {
+      const FeatureMatrix& x = data[d].data->features();
+      std::vector<double> s(x.rows());
+      o.probability_model.scores(x, s, o.n_threads);
+      const std::vector<std::size_t> group = row_groups(x, o.group_features, d);
+      std::vector<double> a(x.rows(), 0.0);
+      if (o.plugin) {
+        // c(y) per row from the atom costs: a row of atom k (label y) adds beta_k coef to c(y)
+        // and beta_sibling(k) coef to c(1 - y).
+        std::vector<double> c0(x.rows(), 0.0), c1(x.rows(), 0.0);
+        for (std::size_t k = 0; k < atoms.size(); ++k) {
+          const Atom& atom = atoms[k];
+          if (atom.dataset != d) continue;
+          const double own = costs.atoms[k];
+          const double other = atom.sibling != SIZE_MAX ? costs.atoms[atom.sibling] : own;
+          std::vector<double>& cy = atom.label == 1 ? c1 : c0;
+          std::vector<double>& cn = atom.label == 1 ? c0 : c1;
+          for (std::size_t r = 0; r < atom.rows.size(); ++r) {
+            cy[atom.rows[r]] += own * atom.coef[r];
+            cn[atom.rows[r]] += other * atom.coef[r];
+          }
+        }
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          const double eta = 1 / (1 + std::exp(-s[i]));
+          a[i] = eta * c1[i] + (1 - eta) * c0[i];
+        }
+      } else {
+        RATEOPT_CHECK(costs.rows[d].size() == x.rows(),
+                      "group_threshold_oracle: {} row costs for dataset {}, expected {}",
+                      costs.rows[d].size(), d, x.rows());
+        a = costs.rows[d];
+      }
+      for (std::size_t i = 0; i < a.size(); ++i) per_group[group[i]].push_back({s[i], a[i]});
+    }
+    std::vector<double> t(ng);
+    for (std::size_t g = 0; g < ng; ++g) t[g] = best_threshold(per_group[g]);
+    LinearModel m = o.probability_model;
+    m.weights.resize(problem.num_features(), 0.0);
+    const double t0 = t[ng - 1];
+    for (std::size_t g = 0; g + 1 < ng; ++g) m.weights[o.group_features[g]] -= t[g] - t0;
+    m.bias -= t0;
+    return m;
+  };
+}
+
+}  // namespace rateopt
