@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <span>
@@ -63,9 +64,66 @@ void check_options(const WeightedSvmOptions& o) {
   RATEOPT_CHECK(o.check_every > 0, "check_every is {}, expected > 0", o.check_every);
 }
 
+// One example's row: (indices, values, length); indices null for a dense row.
+struct RowRef {
+  const std::int32_t* idx = nullptr;
+  const double* val = nullptr;
+  std::size_t len = 0;
+  [[nodiscard]] double dot(const double* w) const {
+    double s = 0;
+    if (idx != nullptr) {
+      for (std::size_t k = 0; k < len; ++k) s += val[k] * w[idx[k]];
+    } else {
+      for (std::size_t k = 0; k < len; ++k) s += val[k] * w[k];
+    }
+    return s;
+  }
+  void axpy(double a, double* w) const {
+    if (idx != nullptr) {
+      for (std::size_t k = 0; k < len; ++k) w[idx[k]] += a * val[k];
+    } else {
+      for (std::size_t k = 0; k < len; ++k) w[k] += a * val[k];
+    }
+  }
+};
+
+// A CSR copy of a dense matrix whose entries are mostly zero (a9a read densely: 11% non-zero),
+// so that epochs cost O(nnz). Products skip only exact zeros, so they equal the dense ones.
+struct CsrCopy {
+  std::vector<std::int64_t> indptr;
+  std::vector<std::int32_t> indices;
+  std::vector<double> values;
+};
+
+bool mostly_zero(const FeatureMatrix& m) {
+  if (m.is_sparse() || m.rows() == 0 || m.cols() == 0) return false;
+  const auto v = m.dense_view();
+  std::size_t nz = 0;
+  for (std::size_t i = 0; i < m.rows(); ++i)
+    for (double x : v.row(i)) nz += (x != 0.0);
+  return static_cast<double>(nz) < 0.5 * static_cast<double>(m.rows() * m.cols());
+}
+
+CsrCopy csr_copy(const FeatureMatrix& m) {
+  CsrCopy c;
+  const auto v = m.dense_view();
+  c.indptr.reserve(m.rows() + 1);
+  c.indptr.push_back(0);
+  for (std::size_t i = 0; i < m.rows(); ++i) {
+    const auto row = v.row(i);
+    for (std::size_t j = 0; j < row.size(); ++j)
+      if (row[j] != 0.0) {
+        c.indices.push_back(static_cast<std::int32_t>(j));
+        c.values.push_back(row[j]);
+      }
+    c.indptr.push_back(static_cast<std::int64_t>(c.indices.size()));
+  }
+  return c;
+}
+
 struct Solver {
-  std::span<const FeatureMatrix* const> x;
   std::span<const SvmExample> ex;
+  std::span<const RowRef> rows;
   std::span<const double> q;
   double lambda;
   double beta;
@@ -78,7 +136,7 @@ struct Solver {
     double sb = 0;
     for (std::size_t i = 0; i < ex.size(); ++i) {
       if (alpha[i] == 0) continue;
-      x[ex[i].matrix]->row_axpy(ex[i].row, alpha[i] * ex[i].label, w);
+      rows[i].axpy(alpha[i] * ex[i].label, w.data());
       sb += alpha[i] * ex[i].label;
     }
     for (std::size_t j = 0; j < d; ++j) w[j] = (w[j] - (q.empty() ? 0.0 : q[j])) / lambda;
@@ -90,9 +148,9 @@ struct Solver {
     double alpha = 0;
   };
 
-  // Primal and dual values at (w, wb) = w(alpha).
-  void values(std::span<const double> alpha, std::span<const double> w, double wb, double& primal,
-              double& dual) const {
+  // Primal and dual values at (w, wb) = w(alpha); margins y_i s_i of every example into `margin`.
+  void values(std::span<const double> alpha, std::span<const double> w, double wb,
+              std::span<double> margin, double& primal, double& dual) const {
     const Sums s = detail::block_reduce<Sums>(
         ex.size(), n_threads,
         [&](std::size_t begin, std::size_t end) {
@@ -100,9 +158,10 @@ struct Solver {
           for (std::size_t i = begin; i < end; ++i) {
             const SvmExample& e = ex[i];
             part.alpha += alpha[i];
+            const double m = e.label * (rows[i].dot(w.data()) + beta * wb);
+            margin[i] = m;
             if (e.weight == 0) continue;
-            const double s = x[e.matrix]->row_dot(e.row, w) + beta * wb;
-            part.hinge += e.weight * std::max(0.0, 1.0 - e.label * s);
+            part.hinge += e.weight * std::max(0.0, 1.0 - m);
           }
           return part;
         },
@@ -132,23 +191,31 @@ WeightedSvmResult fit_weighted_svm(std::span<const FeatureMatrix* const> matrice
   check_inputs(matrices, examples, linear_term, warm_alpha);
   const std::size_t n = examples.size();
   const std::size_t d = matrices[0]->cols();
-  Solver solver{matrices,          examples, linear_term, options.lambda, options.bias_feature,
-                options.n_threads, d};
   const double lambda = options.lambda;
   const double beta = options.bias_feature;
 
-  // Flat row access: (indices, values, length) per example; indices null for dense rows.
-  struct RowRef {
-    const std::int32_t* idx;
-    const double* val;
-    std::size_t len;
-  };
+  // CSR copies of mostly-zero dense matrices that some example uses.
+  std::vector<char> used(matrices.size(), 0);
+  for (const SvmExample& e : examples) used[e.matrix] = 1;
+  std::vector<CsrCopy> copies(matrices.size());
+  std::vector<char> copied(matrices.size(), 0);
+  for (std::size_t m = 0; m < matrices.size(); ++m)
+    if (used[m] != 0 && mostly_zero(*matrices[m])) {
+      copies[m] = csr_copy(*matrices[m]);
+      copied[m] = 1;
+    }
+
   std::vector<RowRef> rows(n);
   std::vector<double> sq(n);
   detail::parallel_for(n, options.n_threads, [&](std::size_t i) {
     const SvmExample& e = examples[i];
     const FeatureMatrix& m = *matrices[e.matrix];
-    if (m.is_sparse()) {
+    if (copied[e.matrix] != 0) {
+      const CsrCopy& c = copies[e.matrix];
+      const auto b = static_cast<std::size_t>(c.indptr[e.row]);
+      const auto len = static_cast<std::size_t>(c.indptr[e.row + 1]) - b;
+      rows[i] = RowRef{c.indices.data() + b, c.values.data() + b, len};
+    } else if (m.is_sparse()) {
       const CsrView v = m.csr_view();
       const auto b = static_cast<std::size_t>(v.indptr[e.row]);
       const auto len = static_cast<std::size_t>(v.indptr[e.row + 1]) - b;
@@ -160,6 +227,7 @@ WeightedSvmResult fit_weighted_svm(std::span<const FeatureMatrix* const> matrice
     for (std::size_t k = 0; k < rows[i].len; ++k) s += rows[i].val[k] * rows[i].val[k];
     sq[i] = s;
   });
+  Solver solver{examples, rows, linear_term, lambda, beta, options.n_threads, d};
 
   WeightedSvmResult r;
   r.alpha.assign(n, 0.0);
@@ -176,50 +244,99 @@ WeightedSvmResult fit_weighted_svm(std::span<const FeatureMatrix* const> matrice
   double wb = 0;
   solver.weights_from_alpha(r.alpha, w, wb);
 
-  // Examples that can move.
+  // Examples that can move; `order` is the active set (shrinking, as in LIBLINEAR's dual
+  // coordinate descent: an example at a bound whose gradient points out of the box by more than
+  // the previous epoch's largest projected gradient leaves the set). The gap is always computed
+  // over all examples, and every gap check puts back each shrunk example that violates its
+  // optimality condition (alpha = 0 needs margin >= 1, alpha = c needs margin <= 1).
   std::vector<std::size_t> order;
   order.reserve(n);
   for (std::size_t i = 0; i < n; ++i)
     if (sq[i] > 0 && examples[i].weight > 0) order.push_back(i);
+  std::vector<char> active(n, 0);
+  for (std::size_t i : order) active[i] = 1;
+  std::vector<std::size_t> shrunk;
+  std::vector<double> margin(n, 0.0);
   std::mt19937_64 rng(options.seed);
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  double pg_max_old = kInf, pg_min_old = -kInf;
 
   r.status = Termination::kMaxIterations;
   int next_check = options.check_every;
   for (int epoch = 1; epoch <= options.max_epochs; ++epoch) {
     std::shuffle(order.begin(), order.end(), rng);
     double* wp = w.data();
-    for (std::size_t i : order) {
+    double pg_max = -kInf, pg_min = kInf;
+    std::size_t kept = 0;
+    for (std::size_t t = 0; t < order.size(); ++t) {
+      const std::size_t i = order[t];
       const SvmExample& e = examples[i];
       const RowRef row = rows[i];
-      double s = beta * wb;
-      if (row.idx != nullptr) {
-        for (std::size_t k = 0; k < row.len; ++k) s += row.val[k] * wp[row.idx[k]];
-      } else {
-        for (std::size_t k = 0; k < row.len; ++k) s += row.val[k] * wp[k];
-      }
+      const double s = row.dot(wp) + beta * wb;
       const double a = r.alpha[i];
-      const double next = std::clamp(a + lambda * (1.0 - e.label * s) / sq[i], 0.0, e.weight);
+      const double g = e.label * s - 1.0;  // gradient of the (minimised) negative dual
+      double pg = g;
+      if (a == 0) {
+        if (g > pg_max_old) {
+          shrunk.push_back(i);
+          active[i] = 0;
+          continue;
+        }
+        pg = std::min(g, 0.0);
+      } else if (a == e.weight) {
+        if (g < pg_min_old) {
+          shrunk.push_back(i);
+          active[i] = 0;
+          continue;
+        }
+        pg = std::max(g, 0.0);
+      }
+      order[kept++] = i;
+      pg_max = std::max(pg_max, pg);
+      pg_min = std::min(pg_min, pg);
+      const double next = std::clamp(a - lambda * g / sq[i], 0.0, e.weight);
       if (next == a) continue;
       const double step = (next - a) * e.label / lambda;
-      if (row.idx != nullptr) {
-        for (std::size_t k = 0; k < row.len; ++k) wp[row.idx[k]] += step * row.val[k];
-      } else {
-        for (std::size_t k = 0; k < row.len; ++k) wp[k] += step * row.val[k];
-      }
+      row.axpy(step, wp);
       wb += step * beta;
       r.alpha[i] = next;
     }
+    order.resize(kept);
+    pg_max_old = pg_max <= 0 ? kInf : pg_max;
+    pg_min_old = pg_min >= 0 ? -kInf : pg_min;
     r.epochs = epoch;
     // Gap checks every check_every epochs, and no more often than every epoch/8 epochs (the gap
-    // costs about one epoch; this bounds the overshoot to 1/8 while checking O(log) times).
-    if (epoch < next_check && epoch != options.max_epochs) continue;
+    // costs about one epoch; this bounds the overshoot to 1/8 while checking O(log) times) --
+    // and at once when the active set has converged (its projected gradients within 1e-3 of 0)
+    // or emptied.
+    const bool settled = order.empty() || (pg_max - pg_min <= 1e-3 && !shrunk.empty());
+    if (epoch < next_check && epoch != options.max_epochs && !settled) continue;
     next_check = epoch + std::max(options.check_every, epoch / 8);
     solver.weights_from_alpha(r.alpha, w, wb);
-    solver.values(r.alpha, w, wb, r.primal, r.dual);
+    solver.values(r.alpha, w, wb, margin, r.primal, r.dual);
     r.gap = r.primal - r.dual;
     if (r.gap <= std::max(options.gap_abs, options.gap_rel * std::abs(r.primal))) {
       r.status = Termination::kConverged;
       break;
+    }
+    // Not converged: put back the shrunk examples that violate their optimality condition, or
+    // all of them when the active set has converged (LIBLINEAR's unshrinking).
+    std::size_t back = 0;
+    for (std::size_t i : shrunk) {
+      const bool violates = r.alpha[i] == 0
+                                ? margin[i] < 1.0
+                                : (r.alpha[i] == examples[i].weight ? margin[i] > 1.0 : true);
+      if (violates || settled) {
+        order.push_back(i);
+        active[i] = 1;
+      } else {
+        shrunk[back++] = i;
+      }
+    }
+    if (back != shrunk.size()) {
+      shrunk.resize(back);
+      pg_max_old = kInf;
+      pg_min_old = -kInf;
     }
   }
   r.model.weights = std::move(w);
