@@ -1,0 +1,54 @@
+"""examples/python/*.py run and print what they claim (values checked with tolerances)."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from pyhelpers import import_rateopt
+
+import_rateopt()
+
+
+def run_example(source_dir, name):
+    proc = subprocess.run([sys.executable, str(source_dir / "examples/python" / name)],
+                          capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def number(pattern, text):
+    m = re.search(pattern, text)
+    assert m, f"{pattern!r} not in output:\n{text}"
+    return float(m.group(1))
+
+
+def test_fair_adult(source_dir):
+    out = run_example(source_dir, "fair_adult.py")
+    assert "train rows: 30162, test rows: 15060" in out
+    assert "fair status: converged" in out
+    lr_error = number(r"logistic regression: test error ([\d.]+)", out)
+    lr_ratio = number(r"logistic regression: test error [\d.]+, ratio ([\d.]+)", out)
+    assert 0.14 < lr_error < 0.17 and lr_ratio < 0.5  # Adult's known gap
+    assert "logistic regression: test error" in out and "80% rule violated" in out
+    fair_error = number(r"stochastic \(expected\): test error ([\d.]+)", out)
+    fair_ratio = number(r"stochastic \(expected\): test error [\d.]+, ratio ([\d.]+)", out)
+    assert fair_ratio >= 0.8 and fair_error < lr_error + 0.03
+    assert re.search(r"stochastic \(expected\).*80% rule satisfied", out)
+    train_ratio = number(r"stochastic on train: error [\d.]+, ratio ([\d.]+)", out)
+    assert train_ratio >= 0.85 - 1e-3  # the training constraint, within the tolerance
+
+
+def test_multilabel_emotions(source_dir):
+    out = run_example(source_dir, "multilabel_emotions.py")
+    assert "train (391, 72), test (202, 72), labels: 6" in out
+    thr = number(r"threshold 0.5: instance F1 ([\d.]+)", out)
+    opt = number(r"rateopt.decide f1: instance F1 ([\d.]+)", out)
+    gfm = number(r"GFM: instance F1 ([\d.]+)", out)
+    expected = number(r"expected instance F1 of the decisions: ([\d.]+)", out)
+    assert opt > thr + 0.02  # F1-optimal sets beat thresholding on instance F1
+    assert gfm > thr
+    assert abs(expected - opt) < 0.05  # the model's own estimate is close to the realised F1
+    assert number(r"rateopt.decide f1: .* labels per row ([\d.]+)", out) > number(
+        r"threshold 0.5: .* labels per row ([\d.]+)", out)
