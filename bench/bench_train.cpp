@@ -51,7 +51,7 @@ void BM_LogisticRegressionAdult(benchmark::State& state) {
 BENCHMARK(BM_LogisticRegressionAdult)->Arg(1)->Unit(benchmark::kMillisecond);
 
 void train(benchmark::State& state, const std::vector<std::string>& constraints,
-           const std::string& objective = "error", bool maximize = false) {
+           const std::string& objective = "error", bool maximize = false, int stop_window = 0) {
   const rateopt::Dataset& ds = adult();
   rateopt::ProblemSpec spec;
   spec.objective = objective;
@@ -60,12 +60,16 @@ void train(benchmark::State& state, const std::vector<std::string>& constraints,
   const rateopt::RateProblem p = rateopt::RateProblem::build(spec, {{"train", &ds}});
   rateopt::TrainOptions o;
   o.n_threads = static_cast<int>(state.range(0));
+  o.stop_window = stop_window;
   double violation = 0, value = 0;
+  int rounds = 0;
   for (auto _ : state) {
     const rateopt::TrainResult r = rateopt::train_rate_constrained(p, o);
     violation = r.stochastic.max_violation();
     value = r.stochastic.objective;
+    rounds = r.iterations;
   }
+  state.counters["rounds"] = rounds;
   state.counters["objective"] = value;
   state.counters["violation"] = violation;
 }
@@ -75,6 +79,14 @@ void BM_TrainDemographicParityAdult(benchmark::State& state) {
         {"ppr[sex=Male] - ppr[sex=Female] <= 0.05", "ppr[sex=Female] - ppr[sex=Male] <= 0.05"});
 }
 BENCHMARK(BM_TrainDemographicParityAdult)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// The same with early stopping (windows of 100 rounds, objective change <= 1e-3).
+void BM_TrainDemographicParityAdultEarlyStop(benchmark::State& state) {
+  train(state,
+        {"ppr[sex=Male] - ppr[sex=Female] <= 0.05", "ppr[sex=Female] - ppr[sex=Male] <= 0.05"},
+        "error", false, 100);
+}
+BENCHMARK(BM_TrainDemographicParityAdultEarlyStop)->Arg(1)->Unit(benchmark::kMillisecond);
 
 void BM_TrainEqualOpportunityAdult(benchmark::State& state) {
   train(state,

@@ -31,6 +31,7 @@ struct ProblemFlags {
   std::uint64_t seed = 0;
   int iterations = 500;
   double model_step = 0.05, multiplier_step = 0, tolerance = 1e-3, l2 = 0;
+  int stop_window = 0;   // early stop window (0 = off; see TrainOptions::stop_window)
   double lambda = 1e-4;  // --solver ramp: L2 regularisation of the linear scorer
   int mm_steps = 10;     // --solver ramp: majorisation-minimisation steps
   std::string report;
@@ -341,6 +342,7 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
   o.tolerance = f.tolerance;
   o.model_step = f.model_step;
   o.multiplier_step = f.multiplier_step;
+  o.stop_window = f.stop_window;
   o.l2 = f.l2;
   o.n_threads = threads;
   o.progress_every = std::max(1, f.iterations / 10);
@@ -545,6 +547,13 @@ int run_train(int argc, const char* const* argv) {
   app.add_option("--model-step", problem.model_step, "Model player's Adam learning rate")
       ->capture_default_str()
       ->check(CLI::PositiveNumber)
+      ->group(pg);
+  app.add_option("--stop-window", problem.stop_window,
+                 "Stop early when the mean iterate of a window of this many rounds is feasible "
+                 "(--tolerance) and its objective moved by <= 0.001 from the previous window's "
+                 "(0 = run all --iterations)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)
       ->group(pg);
   app.add_option("--multiplier-step", problem.multiplier_step,
                  "Multiplier player's step (0 = solver default)")

@@ -281,8 +281,14 @@ struct TrainOptions {
   double slack_step = 0.01;      // Algorithm 3's slack step
   double l2 = 0;                 // 0.5 * l2 * |w|^2 added to the model player's loss
   bool fit_intercept = true;
-  int checkpoint_every = 0;            // 0: iterations / 100 (at least 1)
-  double tolerance = 1e-3;             // violation accepted as feasible in reports and ranking
+  int checkpoint_every = 0;  // 0: iterations / 100 (at least 1)
+  double tolerance = 1e-3;   // violation accepted as feasible in reports and ranking
+  // Early stop (0 = off: run all `iterations`): after every `stop_window` rounds, the uniform
+  // mixture of that window's iterates (its mean atoms) is evaluated; training stops when its max
+  // violation is <= tolerance and its objective moved by <= stop_tolerance from the previous
+  // window's. The last iterate is always a candidate.
+  int stop_window = 0;
+  double stop_tolerance = 1e-3;
   bool shrink = true;                  // LP-shrink the candidates (else uniform over them)
   std::uint64_t seed = 0;              // minibatch order
   int n_threads = 0;                   // <= 0: all cores
@@ -296,7 +302,7 @@ struct TrainResult {
   Classifier classifier;  // kind "rate_constrained", Link::kThreshold, best = deterministic pick
   TrainSolver solver = TrainSolver::kAuto;           // the solver that ran (never kAuto)
   Termination status = Termination::kMaxIterations;  // kConverged: stochastic model feasible
-  int iterations = 0;
+  int iterations = 0;  // rounds run (fewer than TrainOptions::iterations after an early stop)
   double seconds = 0;
   ProblemValues stochastic;     // training values of the stochastic classifier
   ProblemValues deterministic;  // training values of the best iterate

@@ -406,6 +406,9 @@ TrainResult Game::run() {
   result.solver = solver_;
   bool xi_ready = false;
   LinearModel oracle_model = scorer_.to_linear(theta);
+  std::vector<double> window_sum;
+  std::optional<double> window_objective;
+  int rounds = T;
 
   for (int t = 0; t < T; ++t) {
     // Current model's exact rates.
@@ -420,7 +423,23 @@ TrainResult Game::run() {
     }
     const std::vector<double> atoms = problem_.atom_values(pred);
     const ProblemValues values = problem_.evaluate(atoms);
-    if (t % every == 0 || t == T - 1) {
+    // Early stop: the uniform mixture of each window's iterates (its mean atoms) against the
+    // previous window's.
+    bool last = t == T - 1;
+    if (o_.stop_window > 0) {
+      window_sum.resize(atoms.size(), 0.0);
+      for (std::size_t a = 0; a < atoms.size(); ++a) window_sum[a] += atoms[a];
+      if ((t + 1) % o_.stop_window == 0) {
+        for (double& v : window_sum) v /= o_.stop_window;
+        const ProblemValues w = problem_.evaluate(window_sum);
+        if (window_objective && w.max_violation() <= o_.tolerance &&
+            std::fabs(w.objective - *window_objective) <= o_.stop_tolerance)
+          last = true;
+        window_objective = w.objective;
+        std::fill(window_sum.begin(), window_sum.end(), 0.0);
+      }
+    }
+    if (t % every == 0 || last) {
       cand_models.push_back(current);
       cand_atoms.push_back(atoms);
       cand_values.push_back(values);
@@ -522,10 +541,14 @@ TrainResult Game::run() {
       for (std::size_t j = 0; j < m; ++j) mu_[j] = std::clamp(mv[j], 0.0, B);
       for (std::size_t s = 0; s < slacks_.size(); ++s) lambda_[s] = std::clamp(mv[m + s], -B, B);
     }
-    if ((o_.progress_every > 0 && (t % o_.progress_every == 0)) || t == T - 1) {
+    if ((o_.progress_every > 0 && (t % o_.progress_every == 0)) || last) {
       IterationRecord rec{t, values.objective, values.max_violation(), lagrangian, elapsed()};
       result.history.push_back(rec);
       if (o_.progress) o_.progress(rec);
+    }
+    if (last) {
+      rounds = t + 1;
+      break;
     }
   }
 
@@ -581,7 +604,7 @@ TrainResult Game::run() {
     }
   }
   result.num_candidates = n;
-  result.iterations = T;
+  result.iterations = rounds;
   result.seconds = elapsed();
   result.status = result.stochastic.max_violation() <= o_.tolerance ? Termination::kConverged
                                                                     : Termination::kInfeasible;
@@ -591,6 +614,8 @@ TrainResult Game::run() {
                       {"maximize", p_.spec.maximize},
                       {"constraints", p_.spec.constraints},
                       {"iterations", T},
+                      {"stop_window", o_.stop_window},
+                      {"stop_tolerance", o_.stop_tolerance},
                       {"model_rule", std::string(to_string(o_.model_rule))},
                       {"model_step", o_.model_step},
                       {"multiplier_step", mult_step},
@@ -613,6 +638,9 @@ TrainResult train_rate_constrained(const RateProblem& problem, const TrainOption
   RATEOPT_CHECK(options.slack_step > 0, "slack_step must be > 0, got {}", options.slack_step);
   RATEOPT_CHECK(options.l2 >= 0, "l2 must be >= 0, got {}", options.l2);
   RATEOPT_CHECK(options.tolerance >= 0, "tolerance must be >= 0, got {}", options.tolerance);
+  RATEOPT_CHECK(options.stop_window >= 0, "stop_window must be >= 0, got {}", options.stop_window);
+  RATEOPT_CHECK(options.stop_tolerance >= 0, "stop_tolerance must be >= 0, got {}",
+                options.stop_tolerance);
   RATEOPT_CHECK(options.checkpoint_every >= 0, "checkpoint_every must be >= 0, got {}",
                 options.checkpoint_every);
   Game game(problem, options);

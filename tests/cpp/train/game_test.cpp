@@ -420,6 +420,36 @@ TEST(GroupThresholdOracle, AlgorithmOneReachesLpOptimumUnderDemographicParity) {
   EXPECT_GE(r.stochastic.objective, shrink_candidates(pr.f, g, 2).objective - 1e-9);
 }
 
+// Early stop: the run ends at a window boundary before `iterations`, and its classifier is the
+// one of a plain run truncated to the same number of rounds.
+TEST(TrainEarlyStop, StopsAtAWindowAndEqualsTheTruncatedRun) {
+  const Dataset ds = with_group_feature(test::synthetic(400, 45));
+  const RateProblem p = RateProblem::build(
+      test::spec("error", {"ppr[g=b] - ppr[g=a] <= 0.03", "ppr[g=a] - ppr[g=b] <= 0.03"}),
+      {{"", &ds}});
+  TrainOptions o;
+  o.iterations = 3000;
+  o.checkpoint_every = 10;
+  o.stop_window = 100;
+  o.stop_tolerance = 0.01;
+  o.tolerance = 0.01;
+  const TrainResult early = train_rate_constrained(p, o);
+  EXPECT_LT(early.iterations, o.iterations);
+  EXPECT_EQ(early.iterations % o.stop_window, 0);
+  EXPECT_GE(early.iterations, 2 * o.stop_window);
+  TrainOptions plain = o;
+  plain.stop_window = 0;
+  plain.iterations = early.iterations;
+  const TrainResult full = train_rate_constrained(p, plain);
+  EXPECT_EQ(full.iterations, early.iterations);
+  EXPECT_EQ(full.num_candidates, early.num_candidates);
+  EXPECT_EQ(full.classifier.mixture, early.classifier.mixture);
+  ASSERT_EQ(full.classifier.components.size(), early.classifier.components.size());
+  for (std::size_t k = 0; k < full.classifier.components.size(); ++k)
+    EXPECT_EQ(full.classifier.components[k].weights, early.classifier.components[k].weights);
+  EXPECT_EQ(full.stochastic.objective, early.stochastic.objective);
+}
+
 TEST(TrainOptionsCheck, BadOptions) {
   const Dataset ds = test::synthetic(50, 1);
   const RateProblem p = RateProblem::build(test::spec("error"), {{"", &ds}});
@@ -428,6 +458,9 @@ TEST(TrainOptionsCheck, BadOptions) {
   EXPECT_THROW((void)train_rate_constrained(p, o), InvalidArgument);
   o = {};
   o.solver = TrainSolver::kOracle;
+  EXPECT_THROW((void)train_rate_constrained(p, o), InvalidArgument);
+  o = {};
+  o.stop_window = -1;
   EXPECT_THROW((void)train_rate_constrained(p, o), InvalidArgument);
   const RateProblem f1 = RateProblem::build(test::spec("f1", {}, true), {{"", &ds}});
   o = {};
