@@ -188,6 +188,9 @@ struct RampOptions {
   double mm_tol = 1e-5;           // stop when a step lowers the ramp objective by less (>= 0)
   double feasibility_tol = 1e-3;  // accepted constraint excess, in the constraint's units (> 0)
   double outer_tol = 1e-4;        // upper - lower bound on Problem 3 (objective units, > 0)
+  double inexact_mm = 0.25;       // step t solves Problem 3 to max(outer_tol, inexact_mm x the
+                                  // decrease of step t-1 (step 1: x the start objective));
+                                  // 0: every step to outer_tol. In [0, 1)
   int max_outer_iterations = 60;  // SVM solves per MM step (> 0)
   double max_multiplier = 1e4;    // multipliers live in [0, max_multiplier]^m (> 0)
   double inner_gap_rel = 1e-3;    // SDCA gap relative to its primal, loosest (shallow cuts)

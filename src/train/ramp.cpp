@@ -51,6 +51,8 @@ void check_options(const RampOptions& o) {
   RATEOPT_CHECK(o.mm_tol >= 0, "mm_tol is {}, expected >= 0", o.mm_tol);
   RATEOPT_CHECK(o.feasibility_tol > 0, "feasibility_tol is {}, expected > 0", o.feasibility_tol);
   RATEOPT_CHECK(o.outer_tol > 0, "outer_tol is {}, expected > 0", o.outer_tol);
+  RATEOPT_CHECK(o.inexact_mm >= 0 && o.inexact_mm < 1, "inexact_mm is {}, expected in [0, 1)",
+                o.inexact_mm);
   RATEOPT_CHECK(o.max_outer_iterations > 0, "max_outer_iterations is {}, expected > 0",
                 o.max_outer_iterations);
   RATEOPT_CHECK(o.max_multiplier > 0, "max_multiplier is {}, expected > 0", o.max_multiplier);
@@ -441,6 +443,8 @@ Outer solve_bisection(Problem3& p3, const Candidate& start, const RampOptions& o
   Candidate c_lo, c_hi;
   bool has_lo = false;
   double v = std::clamp(v0, 0.0, o.max_multiplier);
+  // Bracketing steps from a warm multiplier start small (x1.25) and square (1.56, 2.44, ...).
+  double factor = v > 0 ? 1.25 : 2.0;
   for (int it = 0; it < o.max_outer_iterations; ++it) {
     double lower = -kInf;
     const double vv[] = {v};
@@ -466,7 +470,12 @@ Outer solve_bisection(Problem3& p3, const Candidate& start, const RampOptions& o
       for (std::size_t j = 0; j < mix.weights.size(); ++j)
         mix.weights[j] = theta * c_lo.model.weights[j] + (1 - theta) * c_hi.model.weights[j];
       mix.bias = theta * c_lo.model.bias + (1 - theta) * c_hi.model.bias;
-      consider(out, p3.evaluate(mix), -kInf, vv, o.feasibility_tol);
+      // Its multiplier: where the two cuts Psi(w_lo, .) and Psi(w_hi, .) meet (the next MM
+      // step's starting guess), clamped to the bracket.
+      const double slope = c_lo.f[0] - c_hi.f[0];
+      const double vmix[] = {slope > 0 ? std::clamp((c_hi.f0 - c_lo.f0) / slope, lo, hi)
+                                       : 0.5 * (lo + hi)};
+      consider(out, p3.evaluate(mix), -kInf, vmix, o.feasibility_tol);
       if (out.upper - out.lower <= o.outer_tol) {
         out.status = Termination::kConverged;
         break;
@@ -475,9 +484,11 @@ Outer solve_bisection(Problem3& p3, const Candidate& start, const RampOptions& o
     if (hi == 0) continue;  // the constraint is inactive: re-solve at v = 0 more tightly
     if (!std::isfinite(hi)) {
       if (v >= o.max_multiplier) break;
-      v = v == 0 ? 1.0 : std::min(2 * v, o.max_multiplier);
+      v = v == 0 ? 1.0 : std::min(factor * v, o.max_multiplier);
+      factor *= factor;
     } else if (!has_lo) {
-      v = hi < 1e-9 ? 0.0 : 0.5 * hi;
+      v = hi < 1e-9 ? 0.0 : hi / factor;
+      factor *= factor;
     } else {
       const double slope = c_lo.f[0] - c_hi.f[0];
       double next = slope > 0 ? (c_hi.f0 - c_lo.f0) / slope : 0.5 * (lo + hi);
@@ -632,8 +643,13 @@ void run_mm(const Compiled& c, const RampOptions& o, int iterations, bool phase1
             const Compiled* original = nullptr) {
   std::vector<double> warm;
   std::vector<double> v_prev;
+  // Inexact MM: a step's Problem 3 needs no more accuracy than a fraction of the progress MM is
+  // making (any feasible point no worse than the current one keeps MM monotone and feasible).
+  double last_decrease = std::abs(state.objective);
+  RampOptions step_options = o;
   for (int t = 1; t <= iterations; ++t) {
-    const Outer out = solve_problem3(c, o, state.scores, state.model, warm, v_prev);
+    step_options.outer_tol = std::max(o.outer_tol, o.inexact_mm * last_decrease);
+    const Outer out = solve_problem3(c, step_options, state.scores, state.model, warm, v_prev);
     v_prev = out.v;
     MmState next = make_state(c, out.best.model, o);
     MmIteration rec;
@@ -665,7 +681,9 @@ void run_mm(const Compiled& c, const RampOptions& o, int iterations, bool phase1
       const auto v = values(*original, state.scores, Valuation::kRamp, {}, o.n_threads);
       if (max_violation(*original, v) <= o.feasibility_tol) break;
     }
-    if (decrease <= o.mm_tol) break;
+    // Stop on a small decrease only after a step solved to the full outer tolerance.
+    if (decrease <= o.mm_tol && step_options.outer_tol <= o.outer_tol) break;
+    last_decrease = std::max(0.0, decrease);
   }
 }
 

@@ -161,6 +161,7 @@ TEST(Ramp, OuterBoundsBracketTheExactProblem3Optimum) {
     o.lambda = 0.05;
     o.max_mm_iterations = 1;
     o.outer_tol = 1e-5;
+    o.inexact_mm = 0;  // the first step solved to outer_tol
     o.max_outer_iterations = 80;
     o.n_threads = 1;
     const RampResult r = fit_ramp(fairness_problem(two), data, o);
