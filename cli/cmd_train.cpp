@@ -343,6 +343,7 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
   o.model_step = f.model_step;
   o.multiplier_step = f.multiplier_step;
   o.stop_window = f.stop_window;
+  o.stop_tolerance = f.tolerance;
   o.l2 = f.l2;
   o.n_threads = threads;
   o.progress_every = std::max(1, f.iterations / 10);
@@ -549,9 +550,9 @@ int run_train(int argc, const char* const* argv) {
       ->check(CLI::PositiveNumber)
       ->group(pg);
   app.add_option("--stop-window", problem.stop_window,
-                 "Stop early when the mean iterate of a window of this many rounds is feasible "
-                 "(--tolerance) and its objective moved by <= 0.001 from the previous window's "
-                 "(0 = run all --iterations)")
+                 "Stop early when the mean iterate of a window of this many rounds is feasible and "
+                 "its objective moved from the previous window's, both to --tolerance (0 = run "
+                 "all --iterations)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
       ->group(pg);

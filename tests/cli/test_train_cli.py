@@ -123,3 +123,26 @@ def test_adult_fair_classifier(cli, tmp_path, source_dir):
     assert r["status"] == "converged"
     assert r["train"]["stochastic"]["objective"] < 0.19
     assert r["validation"]["stochastic"]["constraints"][0]["violation"] < 0.02
+
+
+def test_stop_window_ends_early_and_feasible(cli, tmp_path):
+    data = small_csv(tmp_path)
+    rep = tmp_path / "r.json"
+    cli.run("train", "--data", data, "--label", "y", "--groups", "g", "--minimize", "error",
+            "--constraint", "ppr[g=b] - ppr[g=a] <= 0.05",
+            "--constraint", "ppr[g=a] - ppr[g=b] <= 0.05", "--tolerance", "0.01",
+            "--model-step", "0.01", "--iterations", "5000", "--stop-window", "100",
+            "--output", tmp_path / "m.json", "--report", rep, "--quiet")
+    r = json.loads(rep.read_text())
+    assert r["iterations"] < 5000 and r["iterations"] % 100 == 0
+    assert all(c["violation"] <= 0.01 for c in r["train"]["stochastic"]["constraints"])
+    # No worse than the full run by more than the tolerance.
+    full = tmp_path / "full.json"
+    cli.run("train", "--data", data, "--label", "y", "--groups", "g", "--minimize", "error",
+            "--constraint", "ppr[g=b] - ppr[g=a] <= 0.05",
+            "--constraint", "ppr[g=a] - ppr[g=b] <= 0.05", "--tolerance", "0.01",
+            "--model-step", "0.01", "--iterations", "5000", "--output", tmp_path / "f.json",
+            "--report", full, "--quiet")
+    f = json.loads(full.read_text())
+    assert f["iterations"] == 5000
+    assert r["train"]["stochastic"]["objective"] <= f["train"]["stochastic"]["objective"] + 0.01
