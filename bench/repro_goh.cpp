@@ -7,7 +7,7 @@
 // turns it into docs/results/goh-adult.{md,png}). Randomised results are exact expectations of
 // the ramp rule (no sampling).
 //
-// Usage: repro_goh [out.json] [u1,u2,...] [zafar fractions f1,f2,...]
+// Usage: repro_goh [out.json] [u1,u2,...] [zafar fractions f1,f2,...] [MM steps (50)] [mm_tol]
 // Male / female: a9a features 73 / 72 (1-based), checked against the raw Adult `sex` column.
 #include <fmt/format.h>
 
@@ -95,7 +95,9 @@ int main(int argc, char** argv) {
   const std::string out_path = argc > 1 ? argv[1] : "goh-adult.json";
   const std::vector<double> grid = parse_list(argc > 2 ? argv[2] : "1,1.25,1.5,1.75,2,2.5,3,3.5,4");
   const std::vector<double> fractions =
-      parse_list(argc > 3 ? argv[3] : "1,0.8,0.6,0.4,0.2,0,-0.2,-0.5,-1");
+      parse_list(argc > 3 ? argv[3] : "1,0.8,0.6,0.4,0.2,0,-0.2,-0.5,-1,-1.5,-2,-3");
+  const int mm_steps = argc > 4 ? std::stoi(argv[4]) : 50;
+  const double mm_tol = argc > 5 ? std::stod(argv[5]) : 1e-5;
   const std::string dir = RATEOPT_SHARED_DATA_DIR;
   LibsvmOptions lo;
   lo.num_features = 123;
@@ -107,8 +109,8 @@ int main(int argc, char** argv) {
 
   RampOptions o;
   o.lambda = 1.0 / (2 * n);  // LIBLINEAR C = 1 on the hinge bound of the error rate
-  o.max_mm_iterations = 8;   // as svmc.jl
-  o.mm_tol = 1e-4;
+  o.max_mm_iterations = mm_steps;  // svmc.jl uses 8
+  o.mm_tol = mm_tol;
   o.outer_tol = 5e-4;
   o.max_outer_iterations = 20;
   o.n_threads = 1;
@@ -131,6 +133,8 @@ int main(int argc, char** argv) {
   meta = {{"lambda", o.lambda},
           {"bias_feature", o.bias_feature},
           {"max_mm_iterations", o.max_mm_iterations},
+          {"mm_tol", o.mm_tol},
+          {"inexact_mm", o.inexact_mm},
           {"outer_tol", o.outer_tol},
           {"feasibility_tol", o.feasibility_tol}};
 
@@ -144,6 +148,7 @@ int main(int argc, char** argv) {
   const auto svm = fit_weighted_svm(train.features(), train.labels().values, w, so);
   const double svm_secs = seconds_since(t0);
   rows.push_back(row("svm", 0, train, test, svm.model, false, svm_secs));
+  rows.back()["status"] = std::string(to_string(svm.status));
   meta["svm_seconds"] = svm_secs;
   meta["svm_epochs"] = svm.epochs;
   fmt::print("svm: test error {:.4f} ratio {:.3f} ({:.2f} s, {} epochs)\n",

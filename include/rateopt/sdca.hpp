@@ -23,7 +23,8 @@
 // same number of columns; an example is (matrix, row, label, weight), and one row may appear in
 // several examples (e.g. with opposite labels).
 //
-// Complexity: O(nnz of the examples) per epoch, one epoch between gap checks (also O(nnz)).
+// Complexity: O(nnz of the examples) per epoch (dense matrices that are mostly zeros are walked
+// through a CSR copy; with shrinking, O(nnz of the active examples)); a gap check costs O(nnz).
 // Determinism: the visiting order is a seeded permutation and the gap is a fixed-block reduction,
 // so the result is bit-identical for any n_threads. Ownership: borrows the matrices during the
 // call only. Thread-safety: reentrant.
@@ -60,6 +61,7 @@ struct WeightedSvmOptions {
   double gap_rel = 1e-6;    //   not both 0)
   int max_epochs = 10000;   // > 0
   int check_every = 1;      // epochs between gap checks (> 0)
+  bool shrinking = true;    // drop examples stuck at a bound between gap checks (LIBLINEAR)
   std::uint64_t seed = 0;   // visiting order
   int n_threads = 0;        // gap evaluation; <= 0: all cores
 };

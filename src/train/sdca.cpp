@@ -253,8 +253,6 @@ WeightedSvmResult fit_weighted_svm(std::span<const FeatureMatrix* const> matrice
   order.reserve(n);
   for (std::size_t i = 0; i < n; ++i)
     if (sq[i] > 0 && examples[i].weight > 0) order.push_back(i);
-  std::vector<char> active(n, 0);
-  for (std::size_t i : order) active[i] = 1;
   std::vector<std::size_t> shrunk;
   std::vector<double> margin(n, 0.0);
   std::mt19937_64 rng(options.seed);
@@ -275,18 +273,16 @@ WeightedSvmResult fit_weighted_svm(std::span<const FeatureMatrix* const> matrice
       const double s = row.dot(wp) + beta * wb;
       const double a = r.alpha[i];
       const double g = e.label * s - 1.0;  // gradient of the (minimised) negative dual
-      double pg = g;
+      double pg = g;                       // projected gradient
       if (a == 0) {
-        if (g > pg_max_old) {
+        if (options.shrinking && g > pg_max_old) {
           shrunk.push_back(i);
-          active[i] = 0;
           continue;
         }
         pg = std::min(g, 0.0);
       } else if (a == e.weight) {
-        if (g < pg_min_old) {
+        if (options.shrinking && g < pg_min_old) {
           shrunk.push_back(i);
-          active[i] = 0;
           continue;
         }
         pg = std::max(g, 0.0);
@@ -328,7 +324,6 @@ WeightedSvmResult fit_weighted_svm(std::span<const FeatureMatrix* const> matrice
                                 : (r.alpha[i] == examples[i].weight ? margin[i] > 1.0 : true);
       if (violates || settled) {
         order.push_back(i);
-        active[i] = 1;
       } else {
         shrunk[back++] = i;
       }
