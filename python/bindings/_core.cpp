@@ -236,10 +236,10 @@ FeatureMatrix csr_matrix(const Array<std::int64_t>& indptr, const Array<std::int
   require_ndim(indptr, 1, "indptr");
   require_ndim(indices, 1, "indices");
   require_ndim(values, 1, "data");
-  return FeatureMatrix::csr(std::vector<std::int64_t>(indptr.data(), indptr.data() + indptr.size()),
-                            std::vector<std::int32_t>(indices.data(), indices.data() + indices.size()),
-                            std::vector<double>(values.data(), values.data() + values.size()),
-                            cols);
+  return FeatureMatrix::csr(
+      std::vector<std::int64_t>(indptr.data(), indptr.data() + indptr.size()),
+      std::vector<std::int32_t>(indices.data(), indices.data() + indices.size()),
+      std::vector<double>(values.data(), values.data() + values.size()), cols);
 }
 
 LabelKind parse_label_kind(const std::string& kind) {
@@ -297,7 +297,8 @@ Dataset make_dataset(const FeatureMatrix& x, const std::string& kind,
                           std::to_string(x.rows()) + " (one per row)");
   Dataset ds(x, std::move(y));
   ds.encoding() = python_encoding(x.cols(), std::move(feature_names));
-  if (weights) ds.set_weights(std::vector<double>(weights->data(), weights->data() + weights->size()));
+  if (weights)
+    ds.set_weights(std::vector<double>(weights->data(), weights->data() + weights->size()));
   for (const auto& item : columns) {
     const auto t = item.cast<py::tuple>();
     Column c;
@@ -374,7 +375,6 @@ py::array_t<double> predict_model(const Classifier& c, const FeatureMatrix& x,
   return out;
 }
 
-
 // ---- training --------------------------------------------------------------------------------
 
 py::dict values_to_dict(const ProblemValues& v) {
@@ -441,13 +441,12 @@ py::dict train(const std::string& objective, bool maximize,
     history.append(py::dict("iteration"_a = h.iteration, "objective"_a = h.objective,
                             "max_violation"_a = h.max_violation, "lagrangian"_a = h.lagrangian,
                             "seconds"_a = h.seconds));
-  return py::dict("model"_a = std::move(r.classifier),
-                  "solver"_a = std::string(to_string(r.solver)),
-                  "status"_a = std::string(to_string(r.status)), "iterations"_a = r.iterations,
-                  "seconds"_a = r.seconds, "stochastic"_a = values_to_dict(r.stochastic),
-                  "deterministic"_a = values_to_dict(r.deterministic),
-                  "num_candidates"_a = r.num_candidates, "history"_a = history,
-                  "problem"_a = description);
+  return py::dict(
+      "model"_a = std::move(r.classifier), "solver"_a = std::string(to_string(r.solver)),
+      "status"_a = std::string(to_string(r.status)), "iterations"_a = r.iterations,
+      "seconds"_a = r.seconds, "stochastic"_a = values_to_dict(r.stochastic),
+      "deterministic"_a = values_to_dict(r.deterministic), "num_candidates"_a = r.num_candidates,
+      "history"_a = history, "problem"_a = description);
 }
 
 // Goh et al.'s ramp solver over problems written in the expression language: the problem is
@@ -603,8 +602,8 @@ PYBIND11_MODULE(_core, m) {
         return decide_one(md, s, mt, o);
       },
       "probabilities"_a, "metric"_a, "model"_a = "independent", "method"_a = "auto",
-      "all_k"_a = false, "truncation"_a = 0.0, "early_stop"_a = false,
-      "fast_tolerance"_a = 1e-12, "One instance: independent marginals or class probabilities.");
+      "all_k"_a = false, "truncation"_a = 0.0, "early_stop"_a = false, "fast_tolerance"_a = 1e-12,
+      "One instance: independent marginals or class probabilities.");
   m.def("decide_rows", &decide_rows, "rows"_a, "metric"_a, "model"_a = "independent",
         "method"_a = "auto", "all_k"_a = false, "truncation"_a = 0.0, "early_stop"_a = false,
         "fast_tolerance"_a = 1e-12, "n_threads"_a = 0,
@@ -694,8 +693,7 @@ PYBIND11_MODULE(_core, m) {
         }
         return pack_decisions(ds, all_k);
       },
-      "instances"_a, "m"_a, "metric"_a, "method"_a = "auto", "all_k"_a = false,
-      "n_threads"_a = 0);
+      "instances"_a, "m"_a, "metric"_a, "method"_a = "auto", "all_k"_a = false, "n_threads"_a = 0);
   m.def(
       "gfm_from_samples",
       [](const Array<std::int64_t>& indptr, const Array<std::int32_t>& indices,
@@ -737,12 +735,11 @@ PYBIND11_MODULE(_core, m) {
   m.def("metric_catalogue", [] {
     py::list out;
     for (const auto& info : metric_catalogue())
-      out.append(py::dict("name"_a = std::string(info.name),
-                          "summary"_a = std::string(info.summary),
-                          "bigger_is_better"_a = info.bigger_is_better,
-                          "has_param"_a = info.has_param, "default_param"_a = info.default_param,
-                          "needs_baseline"_a = info.needs_baseline,
-                          "needs_labels"_a = info.needs_labels));
+      out.append(
+          py::dict("name"_a = std::string(info.name), "summary"_a = std::string(info.summary),
+                   "bigger_is_better"_a = info.bigger_is_better, "has_param"_a = info.has_param,
+                   "default_param"_a = info.default_param, "needs_baseline"_a = info.needs_baseline,
+                   "needs_labels"_a = info.needs_labels));
     return out;
   });
   m.def(
@@ -777,8 +774,7 @@ PYBIND11_MODULE(_core, m) {
       "average_precision",
       [](const Array<double>& scores, const Array<std::int32_t>& labels, const OptArray& weights,
          const std::optional<Array<std::uint8_t>>& mask) {
-        return average_precision(span_of(scores), span_of(labels), span_of(weights),
-                                 span_of(mask));
+        return average_precision(span_of(scores), span_of(labels), span_of(weights), span_of(mask));
       },
       "scores"_a, "labels"_a, "weights"_a = py::none(), "mask"_a = py::none());
   m.def(
@@ -805,16 +801,15 @@ PYBIND11_MODULE(_core, m) {
                                                      num_classes, span_of(weights), span_of(mask));
         return py::dict("accuracy"_a = s.accuracy, "macro_f1"_a = s.macro_f1);
       },
-      "truth"_a, "predicted"_a, "num_classes"_a, "weights"_a = py::none(),
-      "mask"_a = py::none());
+      "truth"_a, "predicted"_a, "num_classes"_a, "weights"_a = py::none(), "mask"_a = py::none());
 
   // ---- expressions ----
   py::class_<Expression>(m, "Expression")
       .def_static("parse", &Expression::parse, "text"_a)
       .def_property_readonly("text", &Expression::text)
       .def_property_readonly("is_constraint", &Expression::is_constraint)
-      .def_property_readonly("relation",
-                             [](const Expression& e) { return std::string(relation_text(e.relation())); })
+      .def_property_readonly(
+          "relation", [](const Expression& e) { return std::string(relation_text(e.relation())); })
       .def_property_readonly("rates", [](const Expression& e) {
         std::vector<std::string> out;
         for (const auto& r : e.rates()) out.push_back(r.to_string());
@@ -838,9 +833,9 @@ PYBIND11_MODULE(_core, m) {
                        const std::optional<Array<std::int32_t>>& set_indices,
                        std::vector<std::string> names, const OptArray& weights,
                        const py::list& columns, std::vector<std::string> feature_names) {
-             return std::make_shared<Dataset>(make_dataset(x, kind, values, set_indptr,
-                                                           set_indices, std::move(names), weights,
-                                                           columns, std::move(feature_names)));
+             return std::make_shared<Dataset>(make_dataset(x, kind, values, set_indptr, set_indices,
+                                                           std::move(names), weights, columns,
+                                                           std::move(feature_names)));
            }),
            "features"_a, "label_kind"_a = "none", "values"_a = py::none(),
            "set_indptr"_a = py::none(), "set_indices"_a = py::none(),
@@ -848,8 +843,8 @@ PYBIND11_MODULE(_core, m) {
            "columns"_a = py::list(), "feature_names"_a = std::vector<std::string>{})
       .def_property_readonly("num_rows", &Dataset::num_rows)
       .def_property_readonly("num_features", &Dataset::num_features)
-      .def_property_readonly("label_kind",
-                             [](const Dataset& d) { return std::string(to_string(d.labels().kind)); })
+      .def_property_readonly(
+          "label_kind", [](const Dataset& d) { return std::string(to_string(d.labels().kind)); })
       .def_property_readonly("column_names", [](const Dataset& d) {
         std::vector<std::string> out;
         for (const auto& c : d.columns()) out.push_back(c.name);
@@ -875,11 +870,10 @@ PYBIND11_MODULE(_core, m) {
           EvalData d;
           d.name = t[0].cast<std::string>();
           d.data = t[1].cast<std::shared_ptr<Dataset>>();
-          d.predictions = make_predictions(
-              t[2].cast<OptArray>(), t[3].cast<OptArray>(),
-              t[4].cast<std::optional<Array<std::int64_t>>>(),
-              t[5].cast<std::optional<Array<std::int32_t>>>(),
-              t[6].cast<std::optional<Array<std::int32_t>>>());
+          d.predictions = make_predictions(t[2].cast<OptArray>(), t[3].cast<OptArray>(),
+                                           t[4].cast<std::optional<Array<std::int64_t>>>(),
+                                           t[5].cast<std::optional<Array<std::int32_t>>>(),
+                                           t[6].cast<std::optional<Array<std::int32_t>>>());
           keep.push_back(std::move(d));
         }
         std::vector<NamedData> named;
@@ -934,17 +928,17 @@ PYBIND11_MODULE(_core, m) {
                                return c.components.empty() ? std::size_t{0}
                                                            : c.components.front().weights.size();
                              })
-      .def_property_readonly("weights",
-                             [](const Classifier& c) {
-                               const std::size_t k = c.components.size();
-                               const std::size_t d = k ? c.components[0].weights.size() : 0;
-                               py::array_t<double> w({static_cast<py::ssize_t>(k),
-                                                      static_cast<py::ssize_t>(d)});
-                               for (std::size_t i = 0; i < k; ++i)
-                                 std::copy(c.components[i].weights.begin(),
-                                           c.components[i].weights.end(), w.mutable_data() + i * d);
-                               return w;
-                             })
+      .def_property_readonly(
+          "weights",
+          [](const Classifier& c) {
+            const std::size_t k = c.components.size();
+            const std::size_t d = k ? c.components[0].weights.size() : 0;
+            py::array_t<double> w({static_cast<py::ssize_t>(k), static_cast<py::ssize_t>(d)});
+            for (std::size_t i = 0; i < k; ++i)
+              std::copy(c.components[i].weights.begin(), c.components[i].weights.end(),
+                        w.mutable_data() + i * d);
+            return w;
+          })
       .def_property_readonly("biases",
                              [](const Classifier& c) {
                                std::vector<double> b;
@@ -974,8 +968,8 @@ PYBIND11_MODULE(_core, m) {
              std::uint64_t seed, int n_threads) {
             const PredictMode pm = parse_predict_mode(mode);
             const std::size_t l = o.num_outputs();
-            py::array_t<double> out({static_cast<py::ssize_t>(x.rows()),
-                                     static_cast<py::ssize_t>(l)});
+            py::array_t<double> out(
+                {static_cast<py::ssize_t>(x.rows()), static_cast<py::ssize_t>(l)});
             std::span<double> s(out.mutable_data(), x.rows() * l);
             py::gil_scoped_release release;
             o.predict(x, pm, s, seed, n_threads);
@@ -985,7 +979,8 @@ PYBIND11_MODULE(_core, m) {
       .def(py::pickle([](const OneVsRest& c) { return c.to_json(); },
                       [](const std::string& json) { return OneVsRest::from_json(json); }));
 
-  m.def("model_format", [](const std::string& json) { return model_format(json); }, "json"_a);
+  m.def(
+      "model_format", [](const std::string& json) { return model_format(json); }, "json"_a);
 
   m.def(
       "fit_logistic_regression",
@@ -1009,8 +1004,7 @@ PYBIND11_MODULE(_core, m) {
         Encoding enc = python_encoding(x.cols(), std::move(feature_names));
         Classifier model = Classifier::single(std::move(r.model), Link::kLogistic, std::move(enc));
         model.kind = "logistic_regression";
-        return py::dict("model"_a = std::move(model),
-                        "status"_a = std::string(to_string(r.status)),
+        return py::dict("model"_a = std::move(model), "status"_a = std::string(to_string(r.status)),
                         "iterations"_a = r.iterations, "objective"_a = r.objective,
                         "gradient_norm"_a = r.gradient_norm);
       },
@@ -1020,6 +1014,6 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("train", &train, "objective"_a, "maximize"_a, "constraints"_a, "data"_a, "options"_a,
         "Rate-constrained training (train.hpp); data: list of (name, Dataset).");
-  m.def("fit_ramp", &fit_ramp_expressions, "objective"_a, "maximize"_a, "constraints"_a,
-        "data"_a, "options"_a, "Goh et al.'s ramp solver over linear rate expressions.");
+  m.def("fit_ramp", &fit_ramp_expressions, "objective"_a, "maximize"_a, "constraints"_a, "data"_a,
+        "options"_a, "Goh et al.'s ramp solver over linear rate expressions.");
 }
