@@ -7,10 +7,11 @@
 // turns it into docs/results/goh-adult.{md,png}). Randomised results are exact expectations of
 // the ramp rule (no sampling).
 //
-// Usage: repro_goh [out.json] [u1,u2,...] [zafar fractions f1,f2,...] [MM steps (50)] [mm_tol]
+// Usage: repro_goh [out.json] [u1,u2,...] [zafar fractions f1,f2,...] [MM steps (50)] [mm_tol
+// (1e-5)]
+//        [outer_tol (5e-4)]
 // Male / female: a9a features 73 / 72 (1-based), checked against the raw Adult `sex` column.
 #include <fmt/format.h>
-
 #include <time.h>
 
 #include <algorithm>
@@ -98,6 +99,7 @@ int main(int argc, char** argv) {
       parse_list(argc > 3 ? argv[3] : "1,0.8,0.6,0.4,0.2,0,-0.2,-0.5,-1,-1.5,-2,-3");
   const int mm_steps = argc > 4 ? std::stoi(argv[4]) : 50;
   const double mm_tol = argc > 5 ? std::stod(argv[5]) : 1e-5;
+  const double outer_tol = argc > 6 ? std::stod(argv[6]) : 5e-4;
   const std::string dir = RATEOPT_SHARED_DATA_DIR;
   LibsvmOptions lo;
   lo.num_features = 123;
@@ -108,19 +110,20 @@ int main(int argc, char** argv) {
   const Slice female = Slice::parse("f72=1");
 
   RampOptions o;
-  o.lambda = 1.0 / (2 * n);  // LIBLINEAR C = 1 on the hinge bound of the error rate
+  o.lambda = 1.0 / (2 * n);        // LIBLINEAR C = 1 on the hinge bound of the error rate
   o.max_mm_iterations = mm_steps;  // svmc.jl uses 8
   o.mm_tol = mm_tol;
-  o.outer_tol = 5e-4;
+  o.outer_tol = outer_tol;
   o.max_outer_iterations = 20;
   o.n_threads = 1;
   if (std::getenv("REPRO_GOH_VERBOSE") != nullptr)
     o.progress = [](const MmIteration& h) {
-      fmt::print("    {} {}: objective {:.6f} (was {:.6f}) violation {:+.2e} bounds [{:.6f}, {:.6f}] "
-                 "{} v={} solves {} epochs {}\n",
-                 h.phase1 ? "phase1" : "MM", h.iteration, h.objective, h.previous_objective,
-                 h.max_violation, h.lower_bound, h.upper_bound, to_string(h.outer_status),
-                 h.multipliers.empty() ? 0.0 : h.multipliers[0], h.svm_solves, h.epochs);
+      fmt::print(
+          "    {} {}: objective {:.6f} (was {:.6f}) violation {:+.2e} bounds [{:.6f}, {:.6f}] "
+          "{} v={} solves {} epochs {}\n",
+          h.phase1 ? "phase1" : "MM", h.iteration, h.objective, h.previous_objective,
+          h.max_violation, h.lower_bound, h.upper_bound, to_string(h.outer_status),
+          h.multipliers.empty() ? 0.0 : h.multipliers[0], h.svm_solves, h.epochs);
       std::fflush(stdout);
     };
 

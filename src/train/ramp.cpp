@@ -439,6 +439,7 @@ double inner_eps(Outer& out, const RampOptions& o) {
 Outer solve_bisection(Problem3& p3, const Candidate& start, const RampOptions& o, double v0) {
   Outer out;
   init_outer(out, start, 1);
+  out.v.assign(1, std::clamp(v0, 0.0, o.max_multiplier));  // kept when the start stays best
   double lo = 0, hi = kInf;
   Candidate c_lo, c_hi;
   bool has_lo = false;
