@@ -44,7 +44,8 @@ struct Instance {
 
 // Sparse-ish random rows; labels correlated with a hidden direction; some rows appear twice with
 // opposite labels (as in the ramp reduction), some weights are zero.
-Instance make_instance(std::size_t rows, std::size_t cols, std::uint64_t seed) {
+Instance make_instance(std::size_t rows, std::size_t cols, std::uint64_t seed,
+                       double density = 0.6) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal;
   std::uniform_real_distribution<double> unif(0, 1);
@@ -57,7 +58,7 @@ Instance make_instance(std::size_t rows, std::size_t cols, std::uint64_t seed) {
   for (std::size_t i = 0; i < rows; ++i) {
     double s = 0;
     for (std::size_t j = 0; j < cols; ++j) {
-      if (unif(rng) < 0.6) in.dense[i * cols + j] = normal(rng);
+      if (unif(rng) < density) in.dense[i * cols + j] = normal(rng);
       s += in.dense[i * cols + j] * truth[j];
     }
     const double y = (s + 0.5 * normal(rng)) > 0 ? 1.0 : -1.0;
@@ -123,6 +124,42 @@ TEST(Sdca, LinearTermMatchesExactQp) {
   EXPECT_NEAR(fit.primal, weighted_svm_primal(mats, in.examples, fit.model, o.lambda, 1.0, q),
               1e-12);
   EXPECT_LE(model_distance2(fit.model, qp.model, 1.0), 2 * (fit.gap + 1e-9) / o.lambda);
+}
+
+// Mostly-zero dense rows (walked through an internal CSR copy), real CSR rows, and shrinking on
+// and off: every variant brackets the exact QP optimum within its own certified gap, and the
+// dense and CSR runs take the same steps.
+TEST(Sdca, MostlyZeroDenseCsrAndShrinkingMatchTheExactQp) {
+  const Instance in = make_instance(120, 10, 17, 0.2);
+  const FeatureMatrix xd = in.dense_matrix();
+  const FeatureMatrix xs = in.csr_matrix();
+  const double lambda = 2e-3;
+  const auto qp = detail::solve_hinge_qp(xd, in.examples, lambda, 1.0);
+  ASSERT_TRUE(qp.solved);
+  std::vector<WeightedSvmResult> fits;
+  for (const bool shrinking : {true, false}) {
+    for (const FeatureMatrix* x : {&xd, &xs}) {
+      WeightedSvmOptions o;
+      o.lambda = lambda;
+      o.gap_rel = 1e-8;
+      o.shrinking = shrinking;
+      o.n_threads = 1;
+      const FeatureMatrix* const mats[] = {x};
+      const auto fit = fit_weighted_svm(mats, in.examples, o);
+      ASSERT_EQ(fit.status, Termination::kConverged);
+      EXPECT_LE(fit.dual, qp.objective + 1e-9);
+      EXPECT_GE(fit.primal, qp.objective - 1e-9);
+      EXPECT_LE(model_distance2(fit.model, qp.model, 1.0), 2 * (fit.gap + 1e-9) / lambda);
+      EXPECT_NEAR(fit.primal, weighted_svm_primal(mats, in.examples, fit.model, lambda, 1.0),
+                  1e-12);
+      fits.push_back(fit);
+    }
+  }
+  for (const std::size_t k : {std::size_t{0}, std::size_t{2}}) {
+    EXPECT_EQ(fits[k].epochs, fits[k + 1].epochs);
+    for (std::size_t j = 0; j < fits[k].model.weights.size(); ++j)
+      EXPECT_NEAR(fits[k].model.weights[j], fits[k + 1].model.weights[j], 1e-12);
+  }
 }
 
 TEST(Sdca, DenseAndSparseAgreeAndThreadCountDoesNotMatter) {
