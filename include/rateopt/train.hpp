@@ -289,11 +289,15 @@ struct TrainOptions {
   // window's. The last iterate is always a candidate.
   int stop_window = 0;
   double stop_tolerance = 1e-3;
-  bool shrink = true;                  // LP-shrink the candidates (else uniform over them)
-  std::uint64_t seed = 0;              // minibatch order
-  int n_threads = 0;                   // <= 0: all cores
-  std::optional<LinearModel> initial;  // warm start (default: zero)
-  CostSensitiveOracle oracle;          // kOracle only
+  bool shrink = true;  // LP-shrink the candidates (else uniform over them)
+  // Model player's minibatch: rows drawn per round and dataset without replacement (seeded),
+  // costs scaled by n / batch_size; 0 (or >= the rows) = full batch. The multiplier and slack
+  // players always see the exact rates of every row, so each round still scores all rows.
+  int batch_size = 0;
+  std::uint64_t seed = 0;                                // minibatch draws
+  int n_threads = 0;                                     // <= 0: all cores
+  std::optional<LinearModel> initial;                    // warm start (default: zero)
+  CostSensitiveOracle oracle;                            // kOracle only
   std::function<void(const IterationRecord&)> progress;  // called every progress_every rounds
   int progress_every = 100;
 };

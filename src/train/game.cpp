@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -408,6 +409,8 @@ TrainResult Game::run() {
   LinearModel oracle_model = scorer_.to_linear(theta);
   std::vector<double> window_sum;
   std::optional<double> window_objective;
+  std::mt19937_64 rng(o_.seed);
+  std::vector<std::vector<std::size_t>> batch_perm(nd);
   int rounds = T;
 
   for (int t = 0; t < T; ++t) {
@@ -479,16 +482,36 @@ TrainResult Game::run() {
         const std::vector<double>& c = costs[d];
         const std::vector<double>& s = scores[d];
         dv.assign(s.size(), 0.0);
-        for (std::size_t i = 0; i < s.size(); ++i) {
-          if (c[i] > 0) {
+        const auto row = [&](std::size_t i, double scale) {
+          const double ci = scale * c[i];
+          if (ci > 0) {
             if (s[i] > -1) {
-              dv[i] = c[i];
-              lagrangian += c[i] * (1 + s[i]);
+              dv[i] = ci;
+              lagrangian += ci * (1 + s[i]);
             }
-          } else if (c[i] < 0) {
-            lagrangian += c[i] * std::min(1.0, s[i]);
-            if (s[i] < 1) dv[i] = c[i];
+          } else if (ci < 0) {
+            lagrangian += ci * std::min(1.0, s[i]);
+            if (s[i] < 1) dv[i] = ci;
           }
+        };
+        const std::size_t n_rows = s.size();
+        if (o_.batch_size > 0 && static_cast<std::size_t>(o_.batch_size) < n_rows) {
+          // Minibatch: b rows drawn without replacement (partial Fisher-Yates over a persistent
+          // permutation), costs scaled by n / b so the gradient is unbiased.
+          const std::size_t b = static_cast<std::size_t>(o_.batch_size);
+          std::vector<std::size_t>& perm = batch_perm[d];
+          if (perm.size() != n_rows) {
+            perm.resize(n_rows);
+            std::iota(perm.begin(), perm.end(), std::size_t{0});
+          }
+          const double scale = static_cast<double>(n_rows) / static_cast<double>(b);
+          for (std::size_t r = 0; r < b; ++r) {
+            std::uniform_int_distribution<std::size_t> pick(r, n_rows - 1);
+            std::swap(perm[r], perm[pick(rng)]);
+            row(perm[r], scale);
+          }
+        } else {
+          for (std::size_t i = 0; i < n_rows; ++i) row(i, 1.0);
         }
         scorer_.vjp(features(d), theta, dv, grad, o_.n_threads);
       }
@@ -615,6 +638,7 @@ TrainResult Game::run() {
                       {"constraints", p_.spec.constraints},
                       {"iterations", T},
                       {"stop_window", o_.stop_window},
+                      {"batch_size", o_.batch_size},
                       {"stop_tolerance", o_.stop_tolerance},
                       {"model_rule", std::string(to_string(o_.model_rule))},
                       {"model_step", o_.model_step},
@@ -638,6 +662,7 @@ TrainResult train_rate_constrained(const RateProblem& problem, const TrainOption
   RATEOPT_CHECK(options.slack_step > 0, "slack_step must be > 0, got {}", options.slack_step);
   RATEOPT_CHECK(options.l2 >= 0, "l2 must be >= 0, got {}", options.l2);
   RATEOPT_CHECK(options.tolerance >= 0, "tolerance must be >= 0, got {}", options.tolerance);
+  RATEOPT_CHECK(options.batch_size >= 0, "batch_size must be >= 0, got {}", options.batch_size);
   RATEOPT_CHECK(options.stop_window >= 0, "stop_window must be >= 0, got {}", options.stop_window);
   RATEOPT_CHECK(options.stop_tolerance >= 0, "stop_tolerance must be >= 0, got {}",
                 options.stop_tolerance);

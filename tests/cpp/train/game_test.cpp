@@ -450,6 +450,47 @@ TEST(TrainEarlyStop, StopsAtAWindowAndEqualsTheTruncatedRun) {
   EXPECT_EQ(full.stochastic.objective, early.stochastic.objective);
 }
 
+// Minibatch model player: a batch as large as the data is the full batch; a small batch is
+// seeded (same seed, same model, for any thread count) and still reaches the LP optimum over
+// group-threshold mixtures under demographic parity, to a looser tolerance.
+TEST(TrainMinibatch, FullSizeBatchEqualsFullBatchAndSmallBatchReachesOptimum) {
+  const Dataset ds = with_group_feature(test::synthetic(400, 46));
+  const RateProblem p = RateProblem::build(
+      test::spec("error", {"ppr[g=b] - ppr[g=a] <= 0.03", "ppr[g=a] - ppr[g=b] <= 0.03"}),
+      {{"", &ds}});
+  TrainOptions o;
+  o.iterations = 1500;
+  o.tolerance = 0.01;
+  const TrainResult full = train_rate_constrained(p, o);
+  o.batch_size = 400;
+  const TrainResult same = train_rate_constrained(p, o);
+  EXPECT_EQ(full.classifier.components.size(), same.classifier.components.size());
+  EXPECT_EQ(full.classifier.mixture, same.classifier.mixture);
+  EXPECT_EQ(full.stochastic.objective, same.stochastic.objective);
+
+  o.batch_size = 64;
+  o.seed = 3;
+  const TrainResult mb = train_rate_constrained(p, o);
+  o.n_threads = 2;
+  const TrainResult mb2 = train_rate_constrained(p, o);
+  EXPECT_EQ(mb.classifier.to_json(), mb2.classifier.to_json());
+  o.seed = 4;
+  const TrainResult other = train_rate_constrained(p, o);
+  EXPECT_NE(mb.classifier.to_json(), other.classifier.to_json());
+
+  const PoolRates pr = group_pool_rates(p, ds);
+  const ShrinkResult opt = shrink_candidates(pr.f, pr.g, 2);
+  ASSERT_TRUE(opt.feasible);
+  std::printf("minibatch 64: objective %.5f violation %.5f; full batch %.5f; LP optimum %.5f\n",
+              mb.stochastic.objective, mb.stochastic.max_violation(), full.stochastic.objective,
+              opt.objective);
+  EXPECT_LE(mb.stochastic.max_violation(), 0.01);
+  EXPECT_LE(mb.stochastic.objective, opt.objective + 0.03);
+  std::vector<double> g = pr.g;
+  for (double& x : g) x -= mb.stochastic.max_violation();
+  EXPECT_GE(mb.stochastic.objective, shrink_candidates(pr.f, g, 2).objective - 1e-9);
+}
+
 TEST(TrainOptionsCheck, BadOptions) {
   const Dataset ds = test::synthetic(50, 1);
   const RateProblem p = RateProblem::build(test::spec("error"), {{"", &ds}});
@@ -458,6 +499,9 @@ TEST(TrainOptionsCheck, BadOptions) {
   EXPECT_THROW((void)train_rate_constrained(p, o), InvalidArgument);
   o = {};
   o.solver = TrainSolver::kOracle;
+  EXPECT_THROW((void)train_rate_constrained(p, o), InvalidArgument);
+  o = {};
+  o.batch_size = -1;
   EXPECT_THROW((void)train_rate_constrained(p, o), InvalidArgument);
   o = {};
   o.stop_window = -1;
