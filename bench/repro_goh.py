@@ -123,6 +123,10 @@ def main():
                label="ramp, randomised (expected)")
     ax[0].plot([r["test_ratio"] for r in zaf], [r["test_error"] for r in zaf], "^", color="tab:green",
                label="Zafar et al. (covariance)")
+    if tight_src:
+        td = sorted(tdet.values(), key=lambda r: r["param"])
+        ax[0].plot([r["test_ratio"] for r in td], [r["test_error"] for r in td], "o--",
+                   mfc="none", color="tab:purple", label="ramp, deterministic, tight tolerances")
     ax[0].axhline(svm["test_error"], color="tab:green", lw=1, label="unconstrained SVM")
     ax[0].set_xlabel("test fairness ratio sp(male) / sp(female)")
     ax[0].set_ylabel("test error rate")
