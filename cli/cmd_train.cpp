@@ -179,7 +179,8 @@ void print_mm_step(const MmIteration& h) {
   std::string v;
   for (double x : h.multipliers) v += fmt::format("{}{:.4g}", v.empty() ? "" : ", ", x);
   fmt::print(stderr,
-             "  {} {:>3}: objective {:.6f} (was {:.6f})  max violation {:+.6f}  {}{}{}  "
+             "  {} {:>3}: ramp objective + regulariser {:.6f} (was {:.6f})  max violation {:+.6f}  "
+             "{}{}{}  "
              "bounds [{:.6f}, {:.6f}] {}  multipliers [{}]  {} SVM solves, {} epochs\n",
              h.phase1 ? "phase 1 step" : "MM step     ", h.iteration, h.objective,
              h.previous_objective, h.max_violation, h.feasible ? "feasible" : "INFEASIBLE",
