@@ -188,6 +188,48 @@ void print_mm_step(const MmIteration& h) {
              h.lower_bound, h.upper_bound, to_string(h.outer_status), v, h.svm_solves, h.epochs);
 }
 
+// Adds the train (and validation) sections and the total time to `report`, embeds it in the
+// classifier, saves the model and, when asked, the report file. Shared by every solver.
+void finish_report(nlohmann::json& report, const ProblemSpec& spec, Classifier& classifier,
+                   const std::vector<std::pair<std::string, const Dataset*>>& named,
+                   const std::string& validation_path, const ReaderFlags& reader, int threads,
+                   std::chrono::steady_clock::time_point start, const std::string& output,
+                   const std::string& report_path) {
+  const auto sections = [&](const std::vector<std::pair<std::string, const Dataset*>>& data) {
+    return nlohmann::json{
+        {"stochastic", evaluate_report(spec, classifier, data, PredictMode::kProbability, threads)},
+        {"deterministic",
+         evaluate_report(spec, classifier, data, PredictMode::kDeterministic, threads)}};
+  };
+  report["train"] = sections(named);
+  if (!validation_path.empty()) {
+    const Dataset valid = load_dataset(validation_path, reader, &named[0].second->encoding());
+    auto vnamed = named;
+    vnamed[0].second = &valid;
+    report["validation"] = sections(vnamed);
+  }
+  report["seconds"] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  classifier.report_json = report.dump();
+  classifier.save(output);
+  if (!report_path.empty()) {
+    std::ofstream rep(report_path);
+    if (!rep) throw IoError(fmt::format("cannot write report {}", report_path));
+    rep << report.dump(2) << "\n";
+  }
+}
+
+// Prints the objective and the train (and validation) sections of a report.
+void print_sections(const ProblemSpec& spec, const nlohmann::json& report) {
+  fmt::print("{} {}\n", spec.maximize ? "maximize" : "minimize", spec.objective);
+  print_report("train, stochastic", report["train"]["stochastic"]);
+  print_report("train, deterministic", report["train"]["deterministic"]);
+  if (report.contains("validation")) {
+    print_report("validation, stochastic", report["validation"]["stochastic"]);
+    print_report("validation, deterministic", report["validation"]["deterministic"]);
+  }
+}
+
 int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
                    const std::vector<std::pair<std::string, const Dataset*>>& named,
                    const std::string& data_path, const std::string& validation_path,
@@ -253,41 +295,13 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
                         {"history", history},
                         {"train_seconds", train_seconds},
                         {"train_rows", ds.num_rows()}};
-  report["train"] = {{"stochastic", evaluate_report(spec, result.classifier, named,
-                                                    PredictMode::kProbability, threads)},
-                     {"deterministic", evaluate_report(spec, result.classifier, named,
-                                                       PredictMode::kDeterministic, threads)}};
-  std::optional<Dataset> valid;
-  if (!validation_path.empty()) {
-    valid = load_dataset(validation_path, reader, &ds.encoding());
-    auto vnamed = named;
-    vnamed[0].second = &*valid;
-    report["validation"] = {
-        {"stochastic",
-         evaluate_report(spec, result.classifier, vnamed, PredictMode::kProbability, threads)},
-        {"deterministic",
-         evaluate_report(spec, result.classifier, vnamed, PredictMode::kDeterministic, threads)}};
-  }
-  report["seconds"] =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  result.classifier.report_json = report.dump();
-  result.classifier.save(output);
-  if (!f.report.empty()) {
-    std::ofstream rep(f.report);
-    if (!rep) throw IoError(fmt::format("cannot write report {}", f.report));
-    rep << report.dump(2) << "\n";
-  }
+  finish_report(report, spec, result.classifier, named, validation_path, reader, threads, start,
+                output, f.report);
   const bool ok = result.status == Termination::kConverged;
   fmt::print("{}: {} (ramp solver, start {}, {} MM steps, {} SVM solves, {:.3f} s)\n",
              ok ? "done" : "warning", to_string(result.status), result.start, result.history.size(),
              result.svm_solves, train_seconds);
-  fmt::print("{} {}\n", spec.maximize ? "maximize" : "minimize", spec.objective);
-  print_report("train, stochastic", report["train"]["stochastic"]);
-  print_report("train, deterministic", report["train"]["deterministic"]);
-  if (report.contains("validation")) {
-    print_report("validation, stochastic", report["validation"]["stochastic"]);
-    print_report("validation, deterministic", report["validation"]["deterministic"]);
-  }
+  print_sections(spec, report);
   if (result.status == Termination::kInfeasible)
     fmt::print(
         "infeasible: no feasible start found; the smallest largest ramp violation reached on "
@@ -366,30 +380,8 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
                         {"components", result.classifier.components.size()},
                         {"train_seconds", result.seconds},
                         {"train_rows", ds.num_rows()}};
-  report["train"] = {{"stochastic", evaluate_report(spec, result.classifier, named,
-                                                    PredictMode::kProbability, threads)},
-                     {"deterministic", evaluate_report(spec, result.classifier, named,
-                                                       PredictMode::kDeterministic, threads)}};
-  std::optional<Dataset> valid;
-  if (!validation_path.empty()) {
-    valid = load_dataset(validation_path, reader, &ds.encoding());
-    auto vnamed = named;
-    vnamed[0].second = &*valid;
-    report["validation"] = {
-        {"stochastic",
-         evaluate_report(spec, result.classifier, vnamed, PredictMode::kProbability, threads)},
-        {"deterministic",
-         evaluate_report(spec, result.classifier, vnamed, PredictMode::kDeterministic, threads)}};
-  }
-  report["seconds"] =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  result.classifier.report_json = report.dump();
-  result.classifier.save(output);
-  if (!f.report.empty()) {
-    std::ofstream rep(f.report);
-    if (!rep) throw IoError(fmt::format("cannot write report {}", f.report));
-    rep << report.dump(2) << "\n";
-  }
+  finish_report(report, spec, result.classifier, named, validation_path, reader, threads, start,
+                output, f.report);
   const bool ok = result.status == Termination::kConverged;
   fmt::print(
       "{}: {} ({} solver, {} iterations, {:.3f} s); {} of {} candidates in the stochastic "
@@ -397,13 +389,7 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
       ok ? "done" : "warning", to_string(result.status), to_string(result.solver),
       result.iterations, result.seconds, result.classifier.components.size(),
       result.num_candidates);
-  fmt::print("{} {}\n", spec.maximize ? "maximize" : "minimize", spec.objective);
-  print_report("train, stochastic", report["train"]["stochastic"]);
-  print_report("train, deterministic", report["train"]["deterministic"]);
-  if (report.contains("validation")) {
-    print_report("validation, stochastic", report["validation"]["stochastic"]);
-    print_report("validation, deterministic", report["validation"]["deterministic"]);
-  }
+  print_sections(spec, report);
   if (!ok)
     fmt::print(
         "infeasible: the smallest violation reached on training data is {:.6f} "
