@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -36,10 +37,17 @@ struct ProblemFlags {
   int mm_steps = 10;     // --solver ramp: majorisation-minimisation steps
   std::string report;
   bool quiet = false;
+  double c = 1;  // --C: the cutting-plane solver's logistic oracle
+  bool fit_intercept = true;
   [[nodiscard]] bool active() const {
     return !minimize.empty() || !maximize.empty() || !constraints.empty() || !problem_file.empty();
   }
 };
+
+// +1 when minimising, -1 when maximising (bounds are reported as the objective is written).
+double p_sign(const ProblemSpec& spec) {
+  return spec.maximize ? -1.0 : 1.0;
+}
 
 // Reads a TOML or JSON problem file into the flags (flags given on the command line win).
 // Keys: minimize | maximize | objective, constraints (list), solver, iterations, seed,
@@ -360,6 +368,8 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
   o.stop_window = f.stop_window;
   o.stop_tolerance = f.tolerance;
   o.l2 = f.l2;
+  o.c = f.c;
+  o.fit_intercept = f.fit_intercept;
   o.n_threads = threads;
   o.progress_every = std::max(1, f.iterations / 10);
   const auto start = std::chrono::steady_clock::now();
@@ -367,6 +377,13 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
     fmt::print(stderr, "training on {} ({} rows, {} features)\n{}", data_path, ds.num_rows(),
                ds.num_features(), problem.describe());
     o.progress = [&](const IterationRecord& r) {
+      if (!std::isnan(r.gap)) {
+        fmt::print(stderr,
+                   "  round {:>4}: objective {:.5f}  max violation {:.5f}  lower bound {:.5f}  "
+                   "gap {:.5f}  ({:.2f} s)\n",
+                   r.iteration + 1, r.objective, r.max_violation, r.lagrangian, r.gap, r.seconds);
+        return;
+      }
       fmt::print(stderr,
                  "  iteration {:>6}/{}: objective {:.5f}  max violation {:.5f}  ({:.2f} s)\n",
                  r.iteration + 1, f.iterations, r.objective, r.max_violation, r.seconds);
@@ -380,9 +397,14 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
                         {"components", result.classifier.components.size()},
                         {"train_seconds", result.seconds},
                         {"train_rows", ds.num_rows()}};
+  if (!std::isnan(result.gap)) {
+    report["lower_bound"] = p_sign(spec) * result.lower_bound;
+    report["gap"] = result.gap;
+  }
   finish_report(report, spec, result.classifier, named, validation_path, reader, threads, start,
                 output, f.report);
-  const bool ok = result.status == Termination::kConverged;
+  const bool ok =
+      result.status == Termination::kConverged || result.status == Termination::kFeasible;
   fmt::print(
       "{}: {} ({} solver, {} iterations, {:.3f} s); {} of {} candidates in the stochastic "
       "model\n",
@@ -390,6 +412,15 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
       result.iterations, result.seconds, result.classifier.components.size(),
       result.num_candidates);
   print_sections(spec, report);
+  if (!std::isnan(result.gap))
+    fmt::print(
+        "certificate: no classifier the oracle can find does better than {:.6f} (Lagrangian "
+        "bound); the stochastic model is within {:.6f} of it ({})\n",
+        p_sign(spec) * result.lower_bound, std::max(0.0, result.gap),
+        result.status == Termination::kConverged ? "converged: gap <= --tolerance"
+                                                 : "not converged: raise --iterations");
+  else if (result.status == Termination::kFeasible)
+    fmt::print("feasible; this solver gives no optimality certificate\n");
   if (!ok)
     fmt::print(
         "infeasible: the smallest violation reached on training data is {:.6f} "
@@ -519,8 +550,11 @@ int run_train(int argc, const char* const* argv) {
                  "as rate@NAME; the training data is @train")
       ->group(pg);
   app.add_option("--solver", problem.solver,
-                 "auto, proxy, three-player, ratio, ramp (Goh et al. 2016: problems linear in "
-                 "rates, deterministic linear classifier, ramp-randomised stochastic one)")
+                 "auto (cutting-plane for problems linear in rates, else three-player or ratio), "
+                 "cutting-plane (column generation with a logistic oracle and an optimality "
+                 "certificate), proxy, three-player, ratio, ramp (Goh et al. 2016: problems "
+                 "linear in rates, deterministic linear classifier, ramp-randomised stochastic "
+                 "one)")
       ->capture_default_str()
       ->group(pg);
   app.add_option("--iterations", problem.iterations, "Game rounds")
@@ -563,6 +597,8 @@ int run_train(int argc, const char* const* argv) {
   add_reader_flags(app, reader);
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
   options.fit_intercept = !no_intercept;
+  problem.c = options.c;
+  problem.fit_intercept = options.fit_intercept;
 
   const Dataset ds = load_dataset(data_path, reader);
   nlohmann::json opts{{"learner", "logistic_regression"},

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "rateopt/dataset.hpp"
@@ -31,6 +32,10 @@ struct LogisticRegressionOptions {
   int max_iter = 1000;  // L-BFGS iterations (> 0)
   int memory = 10;      // L-BFGS history (> 0)
   int n_threads = 0;    // <= 0: all cores
+  // Warm start: the fit starts from this model (its weights must have x.cols() entries) instead
+  // of zero. Refits on slightly changed weights (the cost-sensitive oracles of train.hpp) then
+  // take a few iterations.
+  std::optional<LinearModel> initial;
 };
 
 struct LogisticRegressionResult {

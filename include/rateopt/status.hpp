@@ -12,6 +12,7 @@ enum class Termination {
   kMaxIterations,   // iteration budget spent before the tolerance was met
   kInfeasible,      // constraints cannot be met (certificate or best violation in the result)
   kNumericalError,  // line search / factorisation failed; the result holds the last good iterate
+  kFeasible,        // constraints met, but the optimality certificate did not reach the tolerance
 };
 
 [[nodiscard]] std::string_view to_string(Termination t) noexcept;

@@ -61,6 +61,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -237,14 +238,16 @@ struct ShrinkResult {
                                                    std::span<const double> den,
                                                    std::span<const double> g, std::size_t m,
                                                    double tolerance = 1e-7);
-// Cotter et al.'s best iterate: constraints collapse to max_j g_ij; rank by objective and by
-// max(0, violation - tolerance); the smallest max-rank wins, ties by objective.
+// The deterministic pick: the feasible candidate (max_j g_ij <= tolerance) with the smallest
+// objective (the first on ties); when none is feasible, Cotter et al.'s best iterate: constraints
+// collapse to max_j g_ij; rank by objective and by max(0, violation - tolerance); the smallest
+// max-rank wins, ties by objective.
 [[nodiscard]] std::size_t best_candidate(std::span<const double> f, std::span<const double> g,
                                          std::size_t m, double tolerance = 0);
 
 // ---- training ----------------------------------------------------------------------------------
 
-enum class TrainSolver { kAuto, kProxyLagrangian, kThreePlayer, kRatio, kOracle };
+enum class TrainSolver { kAuto, kProxyLagrangian, kThreePlayer, kRatio, kOracle, kCuttingPlane };
 enum class StepRule { kSgd, kAdagrad, kAdam };
 [[nodiscard]] std::string_view to_string(TrainSolver solver) noexcept;
 [[nodiscard]] std::string_view to_string(StepRule rule) noexcept;
@@ -257,8 +260,10 @@ struct IterationRecord {
   int iteration = 0;
   double objective = 0;      // true objective of this iterate (as written)
   double max_violation = 0;  // true max(0, g_j) of this iterate
-  double lagrangian = 0;     // surrogate Lagrangian the model player descends
-  double seconds = 0;        // since the start
+  double lagrangian = 0;     // surrogate Lagrangian the model player descends (cutting-plane:
+                             // the best Lagrangian lower bound so far)
+  double gap = std::numeric_limits<double>::quiet_NaN();  // cutting-plane: certificate
+  double seconds = 0;                                     // since the start
 };
 
 // What a cost-sensitive oracle minimises: sum_d sum_i rows[d][i] * h_i(model) (h_i = 1 when the
@@ -280,6 +285,7 @@ struct TrainOptions {
   double multiplier_bound = 20;  // box [0, bound] (constraints), [-bound, bound] (links)
   double slack_step = 0.01;      // Algorithm 3's slack step
   double l2 = 0;                 // 0.5 * l2 * |w|^2 added to the model player's loss
+  double c = 1.0;  // kCuttingPlane: inverse regularisation of its logistic oracle (sklearn's C)
   bool fit_intercept = true;
   int checkpoint_every = 0;  // 0: iterations / 100 (at least 1)
   double tolerance = 1e-3;   // violation accepted as feasible in reports and ranking
@@ -311,6 +317,11 @@ struct TrainResult {
   ProblemValues stochastic;     // training values of the stochastic classifier
   ProblemValues deterministic;  // training values of the best iterate
   std::size_t num_candidates = 0;
+  // Optimality certificate (problems linear in rates): a Lagrangian lower bound on the objective
+  // of any classifier the oracle can find, and gap = stochastic objective - lower_bound (as
+  // minimised). NaN when the solver gives none.
+  double lower_bound = std::numeric_limits<double>::quiet_NaN();
+  double gap = std::numeric_limits<double>::quiet_NaN();
   std::vector<IterationRecord> history;  // every progress_every rounds and the last
 };
 

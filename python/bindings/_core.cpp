@@ -424,6 +424,7 @@ py::dict train(const std::string& objective, bool maximize,
   get("seed", o.seed);
   get("n_threads", o.n_threads);
   get("oracle_c", oracle_c);
+  o.c = oracle_c;
   o.solver = parse_train_solver(solver);
   o.model_rule = parse_step_rule(model_rule);
   o.multiplier_rule = parse_step_rule(multiplier_rule);
@@ -441,12 +442,13 @@ py::dict train(const std::string& objective, bool maximize,
     history.append(py::dict("iteration"_a = h.iteration, "objective"_a = h.objective,
                             "max_violation"_a = h.max_violation, "lagrangian"_a = h.lagrangian,
                             "seconds"_a = h.seconds));
-  return py::dict(
-      "model"_a = std::move(r.classifier), "solver"_a = std::string(to_string(r.solver)),
-      "status"_a = std::string(to_string(r.status)), "iterations"_a = r.iterations,
-      "seconds"_a = r.seconds, "stochastic"_a = values_to_dict(r.stochastic),
-      "deterministic"_a = values_to_dict(r.deterministic), "num_candidates"_a = r.num_candidates,
-      "history"_a = history, "problem"_a = description);
+  return py::dict("model"_a = std::move(r.classifier),
+                  "solver"_a = std::string(to_string(r.solver)),
+                  "status"_a = std::string(to_string(r.status)), "iterations"_a = r.iterations,
+                  "seconds"_a = r.seconds, "stochastic"_a = values_to_dict(r.stochastic),
+                  "deterministic"_a = values_to_dict(r.deterministic),
+                  "num_candidates"_a = r.num_candidates, "history"_a = history,
+                  "problem"_a = description, "lower_bound"_a = r.lower_bound, "gap"_a = r.gap);
 }
 
 // Goh et al.'s ramp solver over problems written in the expression language: the problem is

@@ -42,6 +42,8 @@ std::string_view to_string(Termination t) noexcept {
       return "max_iterations";
     case Termination::kInfeasible:
       return "infeasible";
+    case Termination::kFeasible:
+      return "feasible";
     case Termination::kNumericalError:
       return "numerical_error";
   }

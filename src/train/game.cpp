@@ -28,6 +28,8 @@ std::string_view to_string(TrainSolver solver) noexcept {
       return "ratio";
     case TrainSolver::kOracle:
       return "oracle";
+    case TrainSolver::kCuttingPlane:
+      return "cutting-plane";
   }
   return "?";
 }
@@ -45,11 +47,13 @@ std::string_view to_string(StepRule rule) noexcept {
 }
 
 TrainSolver parse_train_solver(std::string_view name) {
-  for (TrainSolver s : {TrainSolver::kAuto, TrainSolver::kProxyLagrangian,
-                        TrainSolver::kThreePlayer, TrainSolver::kRatio, TrainSolver::kOracle})
+  for (TrainSolver s :
+       {TrainSolver::kAuto, TrainSolver::kProxyLagrangian, TrainSolver::kThreePlayer,
+        TrainSolver::kRatio, TrainSolver::kOracle, TrainSolver::kCuttingPlane})
     if (to_string(s) == name) return s;
-  throw InvalidArgument(
-      fmt::format("unknown solver '{}' (solvers: auto, proxy, three-player, ratio, oracle)", name));
+  throw InvalidArgument(fmt::format(
+      "unknown solver '{}' (solvers: auto, cutting-plane, proxy, three-player, ratio, oracle)",
+      name));
 }
 
 StepRule parse_step_rule(std::string_view name) {
@@ -650,6 +654,14 @@ TrainResult Game::run() {
   return result;
 }
 
+bool use_cutting_plane(const RateProblem& problem) {
+  const RateProblem::Impl& p = problem.impl();
+  if (!is_linear(p.objective)) return false;
+  for (const Function& f : p.constraints)
+    if (!is_linear(f)) return false;
+  return true;
+}
+
 }  // namespace
 
 TrainResult train_rate_constrained(const RateProblem& problem, const TrainOptions& options) {
@@ -668,6 +680,14 @@ TrainResult train_rate_constrained(const RateProblem& problem, const TrainOption
                 options.stop_tolerance);
   RATEOPT_CHECK(options.checkpoint_every >= 0, "checkpoint_every must be >= 0, got {}",
                 options.checkpoint_every);
+  RATEOPT_CHECK(options.c > 0, "c must be > 0, got {}", options.c);
+  if (options.solver == TrainSolver::kCuttingPlane ||
+      (options.solver == TrainSolver::kAuto && use_cutting_plane(problem))) {
+    RATEOPT_CHECK(use_cutting_plane(problem),
+                  "the cutting-plane solver needs an objective and constraints linear in rates; "
+                  "use --solver three-player or ratio (or auto)");
+    return train_cutting_plane(problem, options);
+  }
   Game game(problem, options);
   return game.run();
 }

@@ -300,6 +300,17 @@ LogisticRegressionResult fit_logistic_regression(const FeatureMatrix& x,
   const std::size_t d = x.cols();
 
   Vector theta = Vector::Zero(static_cast<Eigen::Index>(dim));
+  if (options.initial) {
+    const LinearModel& init = *options.initial;
+    RATEOPT_CHECK(init.weights.size() == d, "initial model has {} weights, expected {}",
+                  init.weights.size(), d);
+    for (std::size_t j = 0; j < d; ++j) {
+      RATEOPT_CHECK(std::isfinite(init.weights[j]), "initial weight {} is {}, expected finite", j,
+                    init.weights[j]);
+      theta[static_cast<Eigen::Index>(j)] = init.weights[j];
+    }
+    if (options.fit_intercept) theta[static_cast<Eigen::Index>(d)] = init.bias;
+  }
   Vector grad(static_cast<Eigen::Index>(dim));
   auto evaluate = [&](const Vector& at, double& norm) {
     const double f = objective.value_and_gradient({at.data(), dim}, {grad.data(), dim});

@@ -454,18 +454,61 @@ void finish_function(const RateProblem::Impl& p, Function& f, const std::string&
   }
 }
 
-// Pieces of a side of a constraint: the arguments of a top-level max (or min) when `split`
-// names that function, else the side itself.
-std::vector<std::size_t> pieces(const Expression& e, std::size_t root, std::string_view split) {
+// Pieces of a side of a constraint (epigraph form). A side that must stay below a bound splits
+// through the convex functions max(x, y, ...) (each argument) and abs(x) (x and -x), recursively:
+// `max(|a|, b) <= c` holds exactly when a <= c, -a <= c and b <= c, so every piece stays linear
+// when its arguments are. A side that must stay above a bound splits through min(...) only.
+struct SidePiece {
+  std::size_t node = 0;
+  double sign = 1;
+};
+void upper_pieces(const Expression& e, std::size_t root, double sign, std::vector<SidePiece>& out) {
   const ExprNode& n = e.nodes()[root];
-  if (n.op == NodeOp::kCall && n.function == split) return n.args;
-  return {root};
+  if (n.op == NodeOp::kCall && n.function == "max") {
+    for (std::size_t a : n.args) upper_pieces(e, a, sign, out);
+  } else if (n.op == NodeOp::kCall && n.function == "abs" && n.args.size() == 1) {
+    upper_pieces(e, n.args[0], sign, out);
+    upper_pieces(e, n.args[0], -sign, out);
+  } else {
+    out.push_back({root, sign});
+  }
+}
+void lower_pieces(const Expression& e, std::size_t root, std::vector<SidePiece>& out) {
+  const ExprNode& n = e.nodes()[root];
+  if (n.op == NodeOp::kCall && n.function == "min") {
+    for (std::size_t a : n.args) lower_pieces(e, a, out);
+  } else {
+    out.push_back({root, 1});
+  }
 }
 
-std::string node_text(const Expression& e, std::size_t node, std::size_t end) {
-  const std::size_t start = std::min(e.nodes()[node].position, e.text().size());
-  (void)end;
-  return std::string(e.text().substr(start));
+// The source text of a node: from its position to the first ')' or ',' that closes nothing, or a
+// relation at depth 0 (so "abs(a - b) <= c" names its argument "a - b").
+std::string node_text(const Expression& e, std::size_t node) {
+  const std::string& t = e.text();
+  // A binary node's position is its operator's: start at the leftmost node of the subtree.
+  std::size_t start = t.size();
+  std::vector<std::size_t> stack{node};
+  while (!stack.empty()) {
+    const ExprNode& n = e.nodes()[stack.back()];
+    stack.pop_back();
+    start = std::min(start, n.position);
+    stack.insert(stack.end(), n.args.begin(), n.args.end());
+  }
+  int depth = 0;
+  std::size_t end = start;
+  for (; end < t.size(); ++end) {
+    const char ch = t[end];
+    if (ch == '(' || ch == '[') ++depth;
+    if (ch == ')' || ch == ']') {
+      if (depth == 0) break;
+      --depth;
+    }
+    if (depth == 0 && (ch == ',' || ch == '<' || ch == '>' || ch == '=')) break;
+  }
+  std::string out = t.substr(start, end - start);
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
 }
 
 }  // namespace
@@ -660,29 +703,37 @@ RateProblem RateProblem::build(const ProblemSpec& spec, std::vector<TrainingData
                   c + 1, spec.constraints[c]);
     const std::size_t lhs = ex.lhs_root(), rhs = ex.rhs_root();
     struct Piece {
-      std::size_t plus, minus;
+      SidePiece plus;   // the side that must stay below ...
+      SidePiece minus;  // ... this one
     };
     std::vector<Piece> list;
+    const auto split = [&](std::size_t below, std::size_t above) {
+      std::vector<SidePiece> ups, lows;
+      upper_pieces(ex, below, 1, ups);
+      lower_pieces(ex, above, lows);
+      for (const SidePiece& a : ups)
+        for (const SidePiece& b : lows) list.push_back({a, b});
+    };
     if (ex.relation() == Relation::kLessEqual) {
-      for (std::size_t a : pieces(ex, lhs, "max"))
-        for (std::size_t b : pieces(ex, rhs, "min")) list.push_back({a, b});
+      split(lhs, rhs);
     } else if (ex.relation() == Relation::kGreaterEqual) {
-      for (std::size_t a : pieces(ex, lhs, "min"))
-        for (std::size_t b : pieces(ex, rhs, "max")) list.push_back({b, a});
+      split(rhs, lhs);
     } else {
-      list.push_back({lhs, rhs});
-      list.push_back({rhs, lhs});
+      list.push_back({{lhs, 1}, {rhs, 1}});
+      list.push_back({{rhs, 1}, {lhs, 1}});
     }
     for (const Piece& pc : list) {
       Function f;
-      f.terms.push_back({e, pc.plus, 1});
-      f.terms.push_back({e, pc.minus, -1});
+      f.terms.push_back({e, pc.plus.node, pc.plus.sign});
+      f.terms.push_back({e, pc.minus.node, -1});
       std::string text = spec.constraints[c];
       if (list.size() > 1) {
-        const auto part = [&](std::size_t node) { return node_text(ex, node, 0).substr(0, 40); };
+        const auto part = [&](const SidePiece& sp) {
+          return sp.sign < 0 ? "-(" + node_text(ex, sp.node) + ")" : node_text(ex, sp.node);
+        };
         text = fmt::format("{} [{} - {}]", spec.constraints[c], part(pc.plus), part(pc.minus));
         if (ex.relation() == Relation::kEqual)
-          text = fmt::format("{} ({})", spec.constraints[c], pc.plus == lhs ? "<=" : ">=");
+          text = fmt::format("{} ({})", spec.constraints[c], pc.plus.node == lhs ? "<=" : ">=");
       }
       finish_function(p, f, text);
       RATEOPT_CHECK(f.info.kind != FunctionKind::kConstant,

@@ -36,10 +36,12 @@ def test_demographic_parity_report_and_model(cli, tmp_path, source_dir):
                    "--constraint", "ppr[g=a] - ppr[g=b] <= 0.05",
                    "--tolerance", "0.005", "--output", model, "--report", report)
     assert "train, stochastic" in proc.stdout and "train, deterministic" in proc.stdout
-    assert "iteration" in proc.stderr  # progress lines
+    assert "round" in proc.stderr and "gap" in proc.stderr  # progress lines
+    assert "certificate:" in proc.stdout
     rep = json.loads(report.read_text())
     assert rep["status"] == "converged"
-    assert rep["solver"] == "proxy"
+    assert rep["solver"] == "cutting-plane"  # auto, for a problem linear in rates
+    assert 0 <= rep["gap"] <= 0.005
     stoch = rep["train"]["stochastic"]
     assert all(c["violation"] <= 0.005 for c in stoch["constraints"])
     m = json.loads(model.read_text())
@@ -131,7 +133,8 @@ def test_stop_window_ends_early_and_feasible(cli, tmp_path):
     cli.run("train", "--data", data, "--label", "y", "--groups", "g", "--minimize", "error",
             "--constraint", "ppr[g=b] - ppr[g=a] <= 0.05",
             "--constraint", "ppr[g=a] - ppr[g=b] <= 0.05", "--tolerance", "0.01",
-            "--model-step", "0.01", "--iterations", "5000", "--stop-window", "100",
+            "--solver", "proxy", "--model-step", "0.01", "--iterations", "5000",
+            "--stop-window", "100",
             "--output", tmp_path / "m.json", "--report", rep, "--quiet")
     r = json.loads(rep.read_text())
     assert r["iterations"] < 5000 and r["iterations"] % 100 == 0
@@ -140,8 +143,8 @@ def test_stop_window_ends_early_and_feasible(cli, tmp_path):
     full = tmp_path / "full.json"
     cli.run("train", "--data", data, "--label", "y", "--groups", "g", "--minimize", "error",
             "--constraint", "ppr[g=b] - ppr[g=a] <= 0.05",
-            "--constraint", "ppr[g=a] - ppr[g=b] <= 0.05", "--tolerance", "0.01",
-            "--model-step", "0.01", "--iterations", "5000", "--output", tmp_path / "f.json",
+            "--constraint", "ppr[g=a] - ppr[g=b] <= 0.05", "--tolerance", "0.01", "--solver",
+            "proxy", "--model-step", "0.01", "--iterations", "5000", "--output", tmp_path / "f.json",
             "--report", full, "--quiet")
     f = json.loads(full.read_text())
     assert f["iterations"] == 5000

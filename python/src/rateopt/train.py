@@ -161,11 +161,13 @@ class RateConstrainedClassifier(_RateEstimator):
     objective : str, an expression of rates, default "error"
     constraints : list of str, e.g. ``["tpr[sex=Female] >= tpr[sex=Male] - 0.05"]``
     maximize : bool, maximise the objective (e.g. ``"f1"``)
-    solver : {"auto", "proxy", "three-player", "ratio", "oracle"}
+    solver : {"auto", "cutting-plane", "proxy", "three-player", "ratio", "oracle"}
+        ("auto": cutting-plane for problems linear in rates, with an optimality certificate)
     iterations, model_step, model_rule, multiplier_step, multiplier_rule, multiplier_bound,
     slack_step, l2, fit_intercept, checkpoint_every, tolerance, shrink, seed, n_threads :
         TrainOptions of train.hpp (same names and defaults).
-    oracle_c : float, C of the weighted logistic regression oracle (solver="oracle")
+    oracle_c : float, C of the weighted logistic regression oracle (solvers "cutting-plane"
+        and "oracle")
     predict_mode : {"deterministic", "stochastic"}
 
     Attributes

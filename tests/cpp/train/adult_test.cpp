@@ -79,5 +79,34 @@ TEST(TrainAdult, Recall) {
   expect_feasible({"recall >= 0.8"}, 0.22);
 }
 
+// The cutting-plane solver (the default for linear problems) on Adult demographic parity, with
+// the parity written as abs(): training violation within the tolerance, the deterministic pick
+// feasible, the certificate consistent with the status, the same result for 1 and 2 threads, and
+// the same problem written as two linear constraints gives the same model.
+TEST(TrainAdult, CuttingPlaneDemographicParity) {
+  const RateProblem p = RateProblem::build(
+      test::spec("error", {"abs(ppr[sex=Female] - ppr[sex=Male]) <= 0.01"}), {{"train", &adult()}});
+  TrainOptions o;
+  o.n_threads = 1;
+  const TrainResult r = train_rate_constrained(p, o);
+  EXPECT_EQ(r.solver, TrainSolver::kCuttingPlane);
+  EXPECT_LE(r.stochastic.max_violation(), o.tolerance);
+  EXPECT_LE(r.deterministic.max_violation(), o.tolerance);
+  EXPECT_LE(r.stochastic.objective, 0.18);
+  EXPECT_EQ(r.status == Termination::kConverged, r.gap <= o.tolerance);
+  EXPECT_GE(r.gap, -1e-9);
+  o.n_threads = 2;
+  const TrainResult r2 = train_rate_constrained(p, o);
+  EXPECT_EQ(r.classifier.mixture, r2.classifier.mixture);
+  EXPECT_EQ(r.stochastic.objective, r2.stochastic.objective);
+  const RateProblem two =
+      RateProblem::build(test::spec("error", {"ppr[sex=Female] - ppr[sex=Male] <= 0.01",
+                                              "ppr[sex=Male] - ppr[sex=Female] <= 0.01"}),
+                         {{"train", &adult()}});
+  o.n_threads = 1;
+  const TrainResult r3 = train_rate_constrained(two, o);
+  EXPECT_NEAR(r3.stochastic.objective, r.stochastic.objective, 1e-12);
+}
+
 }  // namespace
 }  // namespace rateopt

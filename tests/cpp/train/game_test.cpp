@@ -198,6 +198,64 @@ TEST(GroupPoolTest, EqualOpportunityReachesLpOptimum) {
   expect_near_optimum(p, group_pool_rates(p, ds), "equal opportunity");
 }
 
+// The cutting-plane solver with the exact oracle over the pool: its Lagrangian bound is then a true
+// lower bound on the optimum over stochastic mixtures of the class, so the certificate must
+// bracket the LP optimum over the pool: lower_bound <= optimum <= objective <= lower_bound + gap.
+TEST_F(PoolTest, CuttingPlaneExactOracleCertifiesTheLpOptimum) {
+  for (const char* c : {"tpr[g=a] >= 0.85", "ppr[g=b] <= 0.3"}) {
+    const RateProblem p = RateProblem::build(test::spec("error", {c}), {{"train", &ds_}});
+    const PoolRates pr = pool_rates(p, ds_, pool_);
+    const ShrinkResult opt = shrink_candidates(pr.f, pr.g, 1);
+    ASSERT_TRUE(opt.feasible) << c;
+    TrainOptions o;
+    o.solver = TrainSolver::kCuttingPlane;
+    o.oracle = pool_oracle(ds_);
+    o.tolerance = 1e-4;
+    const TrainResult r = train_rate_constrained(p, o);
+    EXPECT_EQ(r.solver, TrainSolver::kCuttingPlane);
+    EXPECT_EQ(r.status, Termination::kConverged) << c;
+    EXPECT_LE(r.stochastic.max_violation(), 1e-9) << c;
+    EXPECT_LE(r.lower_bound, opt.objective + 1e-9) << c;
+    EXPECT_GE(r.stochastic.objective, opt.objective - 1e-9) << c;
+    EXPECT_NEAR(r.stochastic.objective, opt.objective, 1e-4) << c;
+    EXPECT_NEAR(r.gap, r.stochastic.objective - r.lower_bound, 1e-12) << c;
+    EXPECT_LT(r.iterations, 60) << c;
+    // The deterministic pick is feasible whenever a feasible candidate exists.
+    EXPECT_LE(r.deterministic.max_violation(), o.tolerance) << c;
+  }
+}
+
+// The default (logistic) oracle on the score + group indicator problems: feasible to the
+// tolerance, within 0.015 of the LP optimum over per-group thresholds, identical for 1 and 2
+// threads, and `auto` picks it for problems linear in rates.
+TEST(GroupPoolTest, CuttingPlaneLogisticOracleNearOptimum) {
+  const Dataset ds = with_group_feature(test::synthetic(400, 22));
+  for (const std::vector<std::string>& cs :
+       {std::vector<std::string>{"abs(ppr[g=b] - ppr[g=a]) <= 0.03"},
+        std::vector<std::string>{"abs(tpr[g=b] - tpr[g=a]) <= 0.02"}}) {
+    const RateProblem p = RateProblem::build(test::spec("error", cs), {{"train", &ds}});
+    const ShrinkResult opt =
+        shrink_candidates(group_pool_rates(p, ds).f, group_pool_rates(p, ds).g, 2);
+    TrainOptions o;
+    o.tolerance = 0.005;
+    o.n_threads = 1;
+    const TrainResult r = train_rate_constrained(p, o);
+    EXPECT_EQ(r.solver, TrainSolver::kCuttingPlane);
+    EXPECT_LE(r.stochastic.max_violation(), o.tolerance) << cs[0];
+    EXPECT_LE(r.stochastic.objective, opt.objective + 0.015) << cs[0];
+    EXPECT_TRUE(r.status == Termination::kConverged || r.status == Termination::kFeasible);
+    EXPECT_EQ(r.status == Termination::kConverged, r.gap <= o.tolerance);
+    o.n_threads = 2;
+    const TrainResult r2 = train_rate_constrained(p, o);
+    EXPECT_EQ(r.classifier.mixture, r2.classifier.mixture);
+    ASSERT_EQ(r.classifier.components.size(), r2.classifier.components.size());
+    for (std::size_t k = 0; k < r.classifier.components.size(); ++k) {
+      EXPECT_EQ(r.classifier.components[k].weights, r2.classifier.components[k].weights);
+      EXPECT_EQ(r.classifier.components[k].bias, r2.classifier.components[k].bias);
+    }
+  }
+}
+
 // Algorithm 1 with the exact oracle over the pool converges to the LP optimum.
 TEST_F(PoolTest, OracleSolverReachesLpOptimum) {
   const RateProblem p =
@@ -428,6 +486,7 @@ TEST(TrainEarlyStop, StopsAtAWindowAndEqualsTheTruncatedRun) {
       test::spec("error", {"ppr[g=b] - ppr[g=a] <= 0.03", "ppr[g=a] - ppr[g=b] <= 0.03"}),
       {{"", &ds}});
   TrainOptions o;
+  o.solver = TrainSolver::kProxyLagrangian;
   o.iterations = 3000;
   o.checkpoint_every = 10;
   o.stop_window = 100;
@@ -459,6 +518,7 @@ TEST(TrainMinibatch, FullSizeBatchEqualsFullBatchAndSmallBatchReachesOptimum) {
       test::spec("error", {"ppr[g=b] - ppr[g=a] <= 0.03", "ppr[g=a] - ppr[g=b] <= 0.03"}),
       {{"", &ds}});
   TrainOptions o;
+  o.solver = TrainSolver::kProxyLagrangian;
   o.iterations = 1500;
   o.tolerance = 0.01;
   const TrainResult full = train_rate_constrained(p, o);

@@ -107,6 +107,42 @@ TEST(RateProblem, WorstGroupAndEqualityConstraintsSplit) {
   EXPECT_NEAR(v.constraints[4], -0.3, 1e-12);
 }
 
+// abs() and max() of linear terms are split into linear constraints (epigraph form), so a parity
+// written as abs(a - b) <= c is the two linear constraints a - b <= c and b - a <= c.
+TEST(RateProblem, AbsAndMaxSplitIntoLinearConstraints) {
+  const Dataset ds = test::synthetic(200, 3);
+  const RateProblem p =
+      RateProblem::build(test::spec("error", {"abs(ppr[g=a] - ppr[g=b]) <= 0.05",
+                                              "max(abs(tpr[g=a] - tpr[g=b]), fpr[g=a]) <= 0.3",
+                                              "0.1 >= abs(fpr[g=a] - fpr[g=b])"}),
+                         {{"", &ds}});
+  ASSERT_EQ(p.constraints().size(), 7u);
+  const std::vector<std::size_t> src(p.constraint_source().begin(), p.constraint_source().end());
+  EXPECT_EQ(src, (std::vector<std::size_t>{0, 0, 1, 1, 1, 2, 2}));
+  for (const FunctionInfo& f : p.constraints()) EXPECT_EQ(f.kind, FunctionKind::kLinear) << f.text;
+  // Against the rates computed by the catalogue for random hard predictions.
+  std::mt19937_64 rng(5);
+  std::vector<double> pred(ds.num_rows());
+  for (double& v : pred) v = static_cast<double>(rng() % 2);
+  const std::vector<std::vector<double>> preds{pred};
+  Predictions P;
+  P.prob_positive = pred;
+  const NamedData nd[] = {{"train", &ds, &P}};
+  const auto rate = [&](const std::string& e) {
+    return evaluate_expression(Expression::parse(e), nd).value;
+  };
+  const double dp = rate("ppr[g=a]") - rate("ppr[g=b]");
+  const double dt = rate("tpr[g=a]") - rate("tpr[g=b]");
+  const double df = rate("fpr[g=a]") - rate("fpr[g=b]");
+  const ProblemValues v = p.evaluate(p.atom_values(preds));
+  const std::vector<double> expect = {
+      dp - 0.05, -dp - 0.05, dt - 0.3, -dt - 0.3, rate("fpr[g=a]") - 0.3, df - 0.1, -df - 0.1};
+  for (std::size_t j = 0; j < expect.size(); ++j)
+    EXPECT_NEAR(v.constraints[j], expect[j], 1e-12) << p.constraints()[j].text;
+  EXPECT_NE(p.constraints()[1].text.find("-(ppr[g=a] - ppr[g=b])"), std::string::npos)
+      << p.constraints()[1].text;
+}
+
 TEST(RateProblem, ClearErrors) {
   Dataset ds = test::synthetic(50, 3);
   const auto build = [&](const std::string& obj, std::vector<std::string> cons = {}) {

@@ -133,6 +133,11 @@ TEST(BestCandidate, HandCases) {
   const std::vector<double> f3 = {1, 2, 3}, g3 = {-1, 0.01, -1, -1, -0.5, -1};
   EXPECT_EQ(best_candidate(f3, g3, 2), 1u);
   EXPECT_EQ(best_candidate(f3, g3, 2, 0.02), 0u);
+  // Feasible first: f = {1, 2, 7, 8}, violations {0.5, 0.4, 0, 0} give f ranks 1,2,3,4 and
+  // violation ranks 4,3,1,1, max ranks 4,3,3,4; the rank rule alone would pick candidate 1
+  // (infeasible, smaller objective on the tie); a feasible candidate exists, so 2 wins.
+  EXPECT_EQ(best_candidate(std::vector<double>{1, 2, 7, 8}, std::vector<double>{0.5, 0.4, 0, 0}, 1),
+            2u);
   EXPECT_THROW((void)best_candidate(std::vector<double>{}, std::vector<double>{}, 0),
                InvalidArgument);
 }

@@ -1,0 +1,457 @@
+// The cutting-plane solver for problems linear in rates: Kelley's cutting-plane method on the
+// Lagrange dual, which is column generation on the linear program over classifiers.
+//
+// References: Narasimhan, Cotter & Gupta (2019), Algorithm 1 (a cost-sensitive oracle as the
+// model player; the stochastic classifier as a distribution over the oracle's answers); Agarwal
+// et al. (2018), "A reductions approach to fair classification" (the same game with
+// exponentiated-gradient multipliers, fairlearn's ExponentiatedGradient); Kelley (1960) and
+// Wentges (1997) for the cutting-plane method and the smoothing of its dual points.
+//
+// For a problem min f(h) s.t. g_j(h) <= 0 whose objective and constraints are affine in the
+// atoms, a stochastic classifier Q = sum_i w_i h_i over a set of classifiers H has
+// f(Q) = sum_i w_i f(h_i) and g_j(Q) = sum_i w_i g_j(h_i), so the best Q over H solves the
+// master LP
+//     min_{w in simplex, s >= 0}  sum_i w_i f_i + M sum_j s_j   s.t.  sum_i w_i g_ij <= s_j,
+// (elastic: a violation costs M = TrainOptions::multiplier_bound per unit, so the LP is always
+// feasible and its multipliers mu_j stay in [0, M]). Its value UB is the objective of the
+// stochastic classifier (plus the penalty of any violation). For any mu in [0, M]^m the
+// Lagrangian D(mu) = min_h f(h) + mu . g(h) is a lower bound on every classifier's penalised
+// objective; D(mu) is linear in the per-row predictions, L(h, mu) = const + sum_i c_i(mu) h_i, so
+// its minimiser is a cost-sensitive classification problem, answered by the oracle.
+//
+// Round t:
+//   1. solve the master LP over the columns found so far: weights w, value UB, multipliers mu_lp;
+//   2. query point mu_q = alpha * mu_center + (1 - alpha) * mu_lp (Wentges smoothing: mu_center is
+//      the point with the best lower bound so far; alpha = 0.5, and 0 after a query whose columns
+//      could not improve the LP, so that the method cannot stall on a smoothed point);
+//   3. the oracle answers mu_q with new columns; LB(mu_q) = min over all columns of L(h, mu_q);
+//      the best LB so far is kept with its mu_center;
+//   4. certificate: gap = UB - LB_best. Stop when gap <= tolerance.
+// The oracle (default): weighted logistic regression on labels 1{c_i < 0} with weights |c_i|
+// (normalised to sum to the row count, the reduction of Agarwal et al.), warm-started from its
+// previous answer, plus the same weight vector with the exactly best intercept for the 0/1 costs
+// (one sort of the scores). LB is a bound on the best classifier *that the oracle can find*: the
+// logistic oracle minimises a surrogate of the 0/1 costs, so the gap is "as certified by the
+// oracle", the standard of fairlearn's ExponentiatedGradient too.
+#include <ClpSimplex.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <vector>
+
+#include "common/check.hpp"
+#include "rateopt/logistic.hpp"
+#include "train/train_impl.hpp"
+
+namespace rateopt {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// One column of the master LP: a classifier and its exact training values.
+struct Column {
+  LinearModel model;
+  std::vector<double> atoms;
+  double f = 0;           // objective as minimised
+  std::vector<double> g;  // constraints (<= 0 feasible)
+};
+
+struct Master {
+  std::vector<double> weights;  // one per column
+  std::vector<double> mu;       // one per constraint, in [0, M]
+  double value = 0;             // sum w f + M sum s
+};
+
+// The elastic master LP, solved by CLP's dual simplex.
+Master solve_master(const std::vector<Column>& cols, std::size_t m, double big_m) {
+  const std::size_t n = cols.size();
+  const std::size_t nc = n + m;  // columns: candidates, then slacks
+  const std::size_t rows = m + 1;
+  std::vector<CoinBigIndex> start(nc + 1, 0);
+  std::vector<int> index;
+  std::vector<double> value;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < m; ++j) {
+      if (std::fabs(cols[i].g[j]) > 1e-13) {
+        index.push_back(static_cast<int>(j));
+        value.push_back(cols[i].g[j]);
+      }
+    }
+    index.push_back(static_cast<int>(m));
+    value.push_back(1.0);
+    start[i + 1] = static_cast<CoinBigIndex>(index.size());
+  }
+  for (std::size_t j = 0; j < m; ++j) {
+    index.push_back(static_cast<int>(j));
+    value.push_back(-1.0);
+    start[n + j + 1] = static_cast<CoinBigIndex>(index.size());
+  }
+  std::vector<double> col_lo(nc, 0.0), col_hi(nc, COIN_DBL_MAX), cost(nc, big_m);
+  for (std::size_t i = 0; i < n; ++i) cost[i] = cols[i].f;
+  std::vector<double> row_lo(rows, -COIN_DBL_MAX), row_hi(rows, 0.0);
+  row_lo[m] = row_hi[m] = 1.0;
+  ClpSimplex lp;
+  lp.setLogLevel(0);
+  lp.scaling(0);  // see shrink.cpp: rates are of order one
+  lp.loadProblem(static_cast<int>(nc), static_cast<int>(rows), start.data(), index.data(),
+                 value.data(), col_lo.data(), col_hi.data(), cost.data(), row_lo.data(),
+                 row_hi.data());
+  lp.dual();
+  if (!lp.isProvenOptimal()) lp.primal();
+  RATEOPT_CHECK(lp.isProvenOptimal(), "cutting-plane solver: the master LP failed (CLP status {})",
+                lp.status());
+  Master r;
+  const double* x = lp.getColSolution();
+  r.weights.assign(x, x + n);
+  const double* y = lp.getRowPrice();
+  r.mu.resize(m);
+  // Minimisation with rows sum_i w_i g_ij - s_j <= 0: their prices are <= 0; mu = -price.
+  for (std::size_t j = 0; j < m; ++j) r.mu[j] = std::clamp(-y[j], 0.0, big_m);
+  r.value = lp.getObjValue();
+  return r;
+}
+
+double lagrangian(const Column& c, std::span<const double> mu) {
+  double v = c.f;
+  for (std::size_t j = 0; j < mu.size(); ++j) v += mu[j] * c.g[j];
+  return v;
+}
+
+// All datasets' rows stacked in one CSR matrix (the oracle's training set).
+FeatureMatrix stack_rows(const RateProblem::Impl& p) {
+  std::vector<std::int64_t> indptr{0};
+  std::vector<std::int32_t> indices;
+  std::vector<double> values;
+  for (const TrainingData& td : p.data) {
+    const FeatureMatrix& x = td.data->features();
+    std::optional<FeatureMatrix> sparse = sparse_copy(x, 1.0);
+    const FeatureMatrix& s = sparse ? *sparse : x;
+    const CsrView v = s.csr_view();
+    for (std::size_t i = 0; i < v.rows; ++i) {
+      for (auto k = v.indptr[i]; k < v.indptr[i + 1]; ++k) {
+        indices.push_back(v.indices[static_cast<std::size_t>(k)]);
+        values.push_back(v.values[static_cast<std::size_t>(k)]);
+      }
+      indptr.push_back(static_cast<std::int64_t>(indices.size()));
+    }
+  }
+  return FeatureMatrix::csr(std::move(indptr), std::move(indices), std::move(values),
+                            p.num_features);
+}
+
+class CuttingPlane {
+ public:
+  CuttingPlane(const RateProblem& problem, const TrainOptions& options)
+      : problem_(problem), p_(problem.impl()), o_(options), x_(stack_rows(p_)) {
+    for (const TrainingData& td : p_.data) {
+      offsets_.push_back(rows_);
+      rows_ += td.data->num_rows();
+    }
+  }
+
+  TrainResult run();
+
+ private:
+  // Per-row costs of L(h, mu) (stacked rows).
+  std::vector<double> row_costs(std::span<const double> mu) const {
+    std::vector<double> beta(p_.atoms.size(), 0.0);
+    const auto add = [&](const AffineForm& form, double c) {
+      for (const AtomTerm& t : form.terms) beta[t.atom] += c * t.coef;
+    };
+    add(*p_.objective.info.linear, 1.0);
+    for (std::size_t j = 0; j < mu.size(); ++j)
+      if (mu[j] != 0) add(*p_.constraints[j].info.linear, mu[j]);
+    std::vector<double> c(rows_, 0.0);
+    for (std::size_t k = 0; k < p_.atoms.size(); ++k) {
+      if (beta[k] == 0) continue;
+      const Atom& a = p_.atoms[k];
+      const std::size_t off = offsets_[a.dataset];
+      for (std::size_t r = 0; r < a.rows.size(); ++r) c[off + a.rows[r]] += beta[k] * a.coef[r];
+    }
+    return c;
+  }
+
+  Column evaluate(LinearModel model) const {
+    Column c;
+    std::vector<std::vector<double>> pred(p_.data.size());
+    for (std::size_t d = 0; d < p_.data.size(); ++d) {
+      const FeatureMatrix& x = p_.data[d].data->features();
+      pred[d].resize(x.rows());
+      model.scores(x, pred[d], o_.n_threads);
+      for (double& v : pred[d]) v = v > 0 ? 1.0 : 0.0;
+    }
+    c.atoms = problem_.atom_values(pred);
+    const ProblemValues v = problem_.evaluate(c.atoms);
+    c.f = p_.objective_sign * v.objective;
+    c.g = v.constraints;
+    c.model = std::move(model);
+    return c;
+  }
+
+  // The model with its intercept moved to the exact minimiser of sum_i c_i 1{score_i > 0}.
+  LinearModel best_intercept(const LinearModel& m, std::span<const double> cost) const {
+    std::vector<double> s(rows_);
+    m.scores(x_, s, o_.n_threads);
+    // Rows without cost do not matter (nor move the cut: zero-weight rows change nothing).
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < rows_; ++i)
+      if (cost[i] != 0) order.push_back(i);
+    LinearModel out = m;
+    const std::size_t n = order.size();
+    if (n == 0) return out;
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
+    // Predicting the top k rows positive costs prefix[k]; only boundaries between distinct
+    // scores are achievable.
+    double run = 0, best = 0;
+    std::size_t best_k = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      run += cost[order[k]];
+      const bool boundary = k + 1 == n || s[order[k + 1]] < s[order[k]];
+      if (boundary && run < best) {
+        best = run;
+        best_k = k + 1;
+      }
+    }
+    double cut = 0;  // new threshold on the old score
+    if (best_k == 0) {
+      cut = s[order[0]] + 1;
+    } else if (best_k == n) {
+      cut = s[order[n - 1]] - 1;
+    } else {
+      cut = 0.5 * (s[order[best_k - 1]] + s[order[best_k]]);
+    }
+    out.bias -= cut;
+    return out;
+  }
+
+  // The oracle's answers at mu (one or two models).
+  std::vector<LinearModel> oracle(std::span<const double> mu) {
+    const std::vector<double> cost = row_costs(mu);
+    if (o_.oracle) {
+      // A user oracle gets per-dataset row costs.
+      std::vector<std::vector<double>> per(p_.data.size());
+      for (std::size_t d = 0; d < p_.data.size(); ++d)
+        per[d].assign(
+            cost.begin() + static_cast<std::ptrdiff_t>(offsets_[d]),
+            cost.begin() + static_cast<std::ptrdiff_t>(offsets_[d] + p_.data[d].data->num_rows()));
+      std::vector<double> beta;  // atoms' costs are not needed by the stacked form
+      return {o_.oracle(problem_, OracleCosts{per, beta})};
+    }
+    // Weights |c_i| normalised to sum to the number of rows that carry a cost (rows of zero
+    // weight carry none, so dropping them changes nothing).
+    double total = 0;
+    std::size_t costed = 0;
+    for (double c : cost) {
+      total += std::fabs(c);
+      costed += c != 0 ? 1 : 0;
+    }
+    std::vector<std::int32_t> labels(rows_);
+    std::vector<double> weights(rows_);
+    const double scale = total > 0 ? static_cast<double>(costed) / total : 0.0;
+    for (std::size_t i = 0; i < rows_; ++i) {
+      labels[i] = cost[i] < 0 ? 1 : 0;
+      weights[i] = std::fabs(cost[i]) * scale;
+    }
+    if (!(total > 0)) return {LinearModel{std::vector<double>(p_.num_features, 0.0), -1}};
+    LogisticRegressionOptions lo;
+    lo.c = o_.c;
+    lo.fit_intercept = o_.fit_intercept;
+    lo.n_threads = o_.n_threads;
+    lo.tol = 1e-4;
+    lo.initial = warm_;
+    LogisticRegressionResult fit = fit_logistic_regression(x_, labels, weights, lo);
+    lr_iterations_ += fit.iterations;
+    warm_ = fit.model;
+    std::vector<LinearModel> out{fit.model};
+    if (o_.fit_intercept) out.push_back(best_intercept(fit.model, cost));
+    return out;
+  }
+
+  const RateProblem& problem_;
+  const RateProblem::Impl& p_;
+  const TrainOptions& o_;
+  FeatureMatrix x_;
+  std::vector<std::size_t> offsets_;
+  std::size_t rows_ = 0;
+  std::optional<LinearModel> warm_;
+  long lr_iterations_ = 0;
+};
+
+TrainResult CuttingPlane::run() {
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  const std::size_t m = p_.constraints.size();
+  const double big_m = o_.multiplier_bound;
+  const double tol = o_.tolerance;
+  if (o_.initial) warm_ = *o_.initial;
+
+  std::vector<Column> cols;
+  const auto add_columns = [&](std::span<const double> mu) {
+    std::vector<Column> fresh;
+    for (LinearModel& model : oracle(mu)) fresh.push_back(evaluate(std::move(model)));
+    return fresh;
+  };
+
+  std::vector<double> mu_center(m, 0.0), mu_q(m, 0.0);
+  double lb_best = -kInf;
+  double alpha = 0;
+  TrainResult result;
+  result.solver = TrainSolver::kCuttingPlane;
+  Master master;
+  double gap = kInf;
+  int rounds = 0;
+  for (int t = 0; t < o_.iterations; ++t) {
+    rounds = t + 1;
+    std::vector<Column> fresh = add_columns(mu_q);
+    for (Column& c : fresh) cols.push_back(std::move(c));
+    // Lower bound at the query point (over every column: the oracle's answer is among them).
+    double lb = kInf;
+    for (const Column& c : cols) lb = std::min(lb, lagrangian(c, mu_q));
+    if (lb > lb_best) {
+      lb_best = lb;
+      mu_center = mu_q;
+    }
+    const double previous = t > 0 ? master.value : kInf;
+    master = solve_master(cols, m, big_m);
+    gap = master.value - lb_best;
+    const bool improved = master.value < previous - 1e-12;
+    if (o_.progress && (t % std::max(1, o_.progress_every) == 0 || gap <= tol)) {
+      IterationRecord rec;
+      rec.iteration = t;
+      double f = 0;
+      std::vector<double> g(m, 0.0);
+      for (std::size_t i = 0; i < cols.size(); ++i) {
+        f += master.weights[i] * cols[i].f;
+        for (std::size_t j = 0; j < m; ++j) g[j] += master.weights[i] * cols[i].g[j];
+      }
+      rec.objective = p_.objective_sign * f;
+      for (double v : g) rec.max_violation = std::max(rec.max_violation, v);
+      rec.lagrangian = lb_best;
+      rec.gap = gap;
+      rec.seconds = elapsed();
+      result.history.push_back(rec);
+      o_.progress(rec);
+    }
+    if (gap <= tol) break;
+    // Wentges smoothing; a query whose columns did not improve the LP is followed by one at the
+    // LP's own multipliers.
+    alpha = (t > 0 && !improved) ? 0.0 : 0.5;
+    for (std::size_t j = 0; j < m; ++j) mu_q[j] = alpha * mu_center[j] + (1 - alpha) * master.mu[j];
+  }
+
+  // A deterministic feasible model: the LP's optimum mixes columns on both sides of the active
+  // constraints, and none of them need be feasible alone. Raising the multipliers along the ray
+  // s * mu (s >= 1) makes the active constraints costlier: s is doubled until they hold (the
+  // answer may then overshoot into violating an opposite constraint, e.g. the other side of a
+  // parity), then bisected on "an active constraint is still violated" until an answer is
+  // feasible. Every probe's columns also join the LP.
+  const auto max_violation = [](const Column& c) {
+    double v = 0;
+    for (double x : c.g) v = std::max(v, x);
+    return v;
+  };
+  const auto any_feasible = [&](const std::vector<Column>& cs) {
+    for (const Column& c : cs)
+      if (max_violation(c) <= tol) return true;
+    return false;
+  };
+  int search_calls = 0;
+  if (m > 0 && !any_feasible(cols)) {
+    std::vector<double> base = master.mu;
+    if (std::all_of(base.begin(), base.end(), [](double v) { return v <= 0; })) base.assign(m, 1.0);
+    // Returns whether an active constraint is still violated by the probe's first answer (the
+    // oracle's own model); sets `found` when any answer is feasible.
+    bool found = false;
+    const auto probe = [&](double s) {
+      std::vector<double> mu(m);
+      for (std::size_t j = 0; j < m; ++j) mu[j] = s * base[j];
+      std::vector<Column> fresh = add_columns(mu);
+      ++search_calls;
+      found = found || any_feasible(fresh);
+      bool active_violated = true;
+      for (const Column& c : fresh) {
+        bool v = false;
+        for (std::size_t j = 0; j < m; ++j) v = v || (base[j] > 0 && c.g[j] > tol);
+        active_violated = active_violated && v;
+      }
+      for (Column& c : fresh) cols.push_back(std::move(c));
+      return active_violated;
+    };
+    double lo = 1, hi = 0;
+    for (double s = 2; s <= 4096 && !found; s *= 2) {
+      if (!probe(s)) {
+        hi = s;
+        break;
+      }
+      lo = s;
+    }
+    for (int step = 0; hi > 0 && !found && step < 12; ++step) {
+      const double mid = std::sqrt(lo * hi);
+      (probe(mid) ? lo : hi) = mid;
+    }
+  }
+
+  // The stochastic model: the LP over every column (the same shrinking as the other solvers:
+  // LP(0) when feasible, else the smallest violation); the deterministic one: the best column.
+  const std::size_t n = cols.size();
+  std::vector<double> f(n), g(n * m);
+  for (std::size_t i = 0; i < n; ++i) {
+    f[i] = cols[i].f;
+    for (std::size_t j = 0; j < m; ++j) g[i * m + j] = cols[i].g[j];
+  }
+  const ShrinkResult sr = shrink_candidates(f, g, m);
+  std::vector<double> mix(p_.atoms.size(), 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t a = 0; a < mix.size(); ++a) mix[a] += sr.weights[i] * cols[i].atoms[a];
+  result.stochastic = problem_.evaluate(mix);
+  const std::size_t best = best_candidate(f, g, m, tol);
+  result.deterministic = problem_.evaluate(cols[best].atoms);
+
+  Classifier& clf = result.classifier;
+  clf.kind = "rate_constrained";
+  clf.link = Link::kThreshold;
+  clf.encoding = p_.data[0].data->encoding();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (sr.weights[i] > 0 || i == best) {
+      if (i == best) clf.best = clf.components.size();
+      clf.components.push_back(cols[i].model);
+      clf.mixture.push_back(sr.weights[i]);
+    }
+  }
+  result.num_candidates = n;
+  result.iterations = rounds + search_calls;
+  result.seconds = elapsed();
+  result.lower_bound = lb_best;
+  result.gap = sr.objective - lb_best;
+  const bool feasible = result.stochastic.max_violation() <= tol;
+  result.status = !feasible           ? Termination::kInfeasible
+                  : result.gap <= tol ? Termination::kConverged
+                                      : Termination::kFeasible;
+  nlohmann::json opts{{"learner", "rate_constrained"},
+                      {"solver", std::string(to_string(result.solver))},
+                      {"objective", p_.spec.objective},
+                      {"maximize", p_.spec.maximize},
+                      {"constraints", p_.spec.constraints},
+                      {"iterations", o_.iterations},
+                      {"c", o_.c},
+                      {"multiplier_bound", big_m},
+                      {"tolerance", tol}};
+  clf.options_json = opts.dump();
+  return result;
+}
+
+}  // namespace
+
+TrainResult train_cutting_plane(const RateProblem& problem, const TrainOptions& options) {
+  CuttingPlane solver(problem, options);
+  return solver.run();
+}
+
+}  // namespace rateopt
