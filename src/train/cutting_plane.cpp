@@ -155,6 +155,23 @@ class CuttingPlane {
 
   TrainResult run();
 
+  // The Lagrangian bound for candidates found by another solver (values f, g only): the master
+  // LP's multipliers over them, one oracle call there, the smallest Lagrangian over the
+  // candidates and the oracle's answers.
+  double bound_for(std::span<const double> f, std::span<const double> g, std::size_t m) {
+    std::vector<Column> cols(f.size());
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      cols[i].f = f[i];
+      cols[i].g.assign(g.begin() + static_cast<std::ptrdiff_t>(i * m),
+                       g.begin() + static_cast<std::ptrdiff_t>((i + 1) * m));
+    }
+    const Master master = solve_master(cols, m, o_.multiplier_bound);
+    for (LinearModel& model : oracle(master.mu)) cols.push_back(evaluate(std::move(model)));
+    double lb = kInf;
+    for (const Column& c : cols) lb = std::min(lb, lagrangian(c, master.mu));
+    return lb;
+  }
+
  private:
   // Per-row costs of L(h, mu) (stacked rows).
   std::vector<double> row_costs(std::span<const double> mu) const {
@@ -448,6 +465,14 @@ TrainResult CuttingPlane::run() {
 }
 
 }  // namespace
+
+double lagrangian_lower_bound(const RateProblem& problem, const TrainOptions& options,
+                              std::span<const double> f, std::span<const double> g, std::size_t m) {
+  TrainOptions o = options;
+  o.initial.reset();
+  CuttingPlane solver(problem, o);
+  return solver.bound_for(f, g, m);
+}
 
 TrainResult train_cutting_plane(const RateProblem& problem, const TrainOptions& options) {
   CuttingPlane solver(problem, options);

@@ -633,8 +633,20 @@ TrainResult Game::run() {
   result.num_candidates = n;
   result.iterations = rounds;
   result.seconds = elapsed();
-  result.status = result.stochastic.max_violation() <= o_.tolerance ? Termination::kConverged
-                                                                    : Termination::kInfeasible;
+  // Status: infeasible, or converged only with a certificate (problems linear in rates: the
+  // Lagrangian bound at the LP's multipliers over the candidates, one oracle call), else
+  // feasible.
+  bool all_linear = is_linear(p_.objective);
+  for (const Function& fn : p_.constraints) all_linear = all_linear && is_linear(fn);
+  if (result.stochastic.max_violation() > o_.tolerance) {
+    result.status = Termination::kInfeasible;
+  } else if (all_linear) {
+    result.lower_bound = lagrangian_lower_bound(problem_, o_, f, g, m);
+    result.gap = p_.objective_sign * result.stochastic.objective - result.lower_bound;
+    result.status = result.gap <= o_.tolerance ? Termination::kConverged : Termination::kFeasible;
+  } else {
+    result.status = Termination::kFeasible;
+  }
   nlohmann::json opts{{"learner", "rate_constrained"},
                       {"solver", std::string(to_string(solver_))},
                       {"objective", p_.spec.objective},

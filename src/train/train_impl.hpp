@@ -85,6 +85,12 @@ struct RateProblem::Impl {
 // The cutting-plane solver (cutting_plane.cpp); problems linear in rates.
 [[nodiscard]] TrainResult train_cutting_plane(const RateProblem& problem,
                                               const TrainOptions& options);
+// The certificate for another solver's candidates (objective f as minimised, constraints g,
+// candidate-major): the Lagrangian lower bound at the multipliers of the LP over them, with one
+// call of the options' oracle (or the logistic one). Problems linear in rates only.
+[[nodiscard]] double lagrangian_lower_bound(const RateProblem& problem, const TrainOptions& options,
+                                            std::span<const double> f, std::span<const double> g,
+                                            std::size_t m);
 
 [[nodiscard]] std::optional<FeatureMatrix> sparse_copy(const FeatureMatrix& x,
                                                        double max_density = 0.35);

@@ -167,7 +167,10 @@ void expect_near_optimum(const RateProblem& p, const PoolRates& pr, const char* 
     std::vector<double> g = pr.g;
     for (double& x : g) x -= r.stochastic.max_violation();
     EXPECT_GE(r.stochastic.objective, shrink_candidates(pr.f, g, m).objective - 1e-9) << what;
-    EXPECT_EQ(r.status, Termination::kConverged);
+    // Converged only with a certificate: the Lagrangian bound (logistic oracle) within tolerance.
+    EXPECT_TRUE(r.status == Termination::kConverged || r.status == Termination::kFeasible);
+    EXPECT_EQ(r.status == Termination::kConverged, r.gap <= o.tolerance) << r.gap;
+    EXPECT_FALSE(std::isnan(r.gap));
     EXPECT_LE(r.classifier.components.size(), m + 2);  // m + 1 plus the best iterate
   }
 }
