@@ -126,6 +126,35 @@ def test_rate_constrained_meets_constraint_dense_sparse_and_stochastic():
     assert np.all(np.abs(draws - p) <= 5 * sigma + 1e-12)
 
 
+def test_default_predict_never_violates_the_trained_constraints():
+    """predict_mode="auto": the deterministic model when it meets the constraints on the
+    training data, else draws from the stochastic classifier (with a warning)."""
+    X, y, g = make_data(n=800, seed=2)
+    two_sided = ["abs(ppr[g=a] - ppr[g=b]) <= 0.01"]
+    est = rateopt.RateConstrainedClassifier(constraints=two_sided).fit(X, y, groups={"g": g})
+    assert est.report_["solver"] == "cutting-plane"
+    assert est.status_ in ("converged", "feasible")
+    if est.report_["deterministic"]["max_violation"] <= est.tolerance:
+        assert est.predict_mode_ == "deterministic"
+        ev = rateopt.evaluate(y, (est.predict(X) == est.classes_[1]).astype(float), two_sided,
+                              groups={"g": g})
+        assert ev[two_sided[0]].violation <= est.tolerance + 1e-12
+    else:
+        assert est.predict_mode_ == "stochastic"
+    # Four rows, groups of two, sorted by the one feature: no threshold of it predicts exactly
+    # one row of each group positive (only mixtures do), so the default must fall back to
+    # stochastic draws, with a warning.
+    Xs = np.array([[0.0], [1.0], [2.0], [3.0]])
+    ys = np.array([0, 0, 1, 1])
+    gs = np.array(["a", "a", "b", "b"])
+    with pytest.warns(UserWarning, match="stochastic classifier"):
+        tiny = rateopt.RateConstrainedClassifier(
+            constraints=["ppr[g=a] == 0.5", "ppr[g=b] == 0.5"], tolerance=1e-6).fit(
+                Xs, ys, groups={"g": gs})
+    assert tiny.predict_mode_ == "stochastic"
+    assert tiny.report_["stochastic"]["max_violation"] <= 1e-6
+
+
 def test_ramp_classifier_constraint_on_training_data():
     X, y, g = make_data(n=300, seed=4)
     est = rateopt.RampClassifier(constraints=[CONSTRAINT], max_mm_iterations=3)

@@ -16,6 +16,10 @@ coverage constraint) go in ``fit(..., datasets={"name": {"X": ..., "y": ..., "gr
 
 Prediction modes (``predict(X, mode=...)``, default the ``predict_mode`` parameter):
 
+* ``"auto"`` (the default): ``"deterministic"`` when the deterministic model meets the
+  constraints on the training data (to ``tolerance``), else ``"stochastic"`` (with a warning at
+  ``fit``), so the default ``predict`` never serves a model that violates the constraints it
+  was trained under; ``predict_mode_`` says which one was chosen;
 * ``"deterministic"``: the deterministic model (best iterate / the ramp model) thresholded at 0;
 * ``"stochastic"``: a 0/1 draw per row with the stochastic classifier's probability, from a
   counter-based generator keyed by (``seed``, row index), reproducible for any thread count;
@@ -25,6 +29,8 @@ Prediction modes (``predict(X, mode=...)``, default the ``predict_mode`` paramet
 """
 from __future__ import annotations
 
+
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -36,7 +42,7 @@ from ._validation import check_int, column, feature_matrix, group_columns
 
 __all__ = ["RateConstrainedClassifier", "RampClassifier"]
 
-_MODES = ("deterministic", "stochastic")
+_MODES = ("auto", "deterministic", "stochastic")
 
 
 def _binary_dataset(X, labels, weights, groups, baseline, feature_names):
@@ -114,6 +120,18 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
         self.intercept_ = self.model_.biases
         self.mixture_ = self.model_.mixture
         self.n_iter_ = int(r.get("iterations", len(r.get("history", [])) or 1))
+        self.predict_mode_ = self.predict_mode
+        if self.predict_mode == "auto":
+            det = r.get("deterministic", {})
+            tol = float(getattr(self, "tolerance", getattr(self, "feasibility_tol", 1e-3)))
+            ok = det.get("max_violation", 0.0) <= tol
+            self.predict_mode_ = "deterministic" if ok else "stochastic"
+            if not ok and cons:
+                warnings.warn(
+                    f"{type(self).__name__}: no single model found meets the constraints on the "
+                    f"training data (the best violates them by {det['max_violation']:.4g} > "
+                    f"tolerance {tol:g}); predict() draws from the stochastic classifier, which "
+                    "meets them in expectation", UserWarning, stacklevel=2)
         return self
 
     def _features(self, X):
@@ -136,6 +154,9 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
         """Labels from the deterministic model, or seeded stochastic draws (see the module
         docstring). ``mode`` and ``seed`` default to ``predict_mode`` and ``seed``."""
         mode = self.predict_mode if mode is None else mode
+        if mode == "auto":
+            check_is_fitted(self, "model_")
+            mode = self.predict_mode_
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
         fm = self._features(X)
@@ -168,7 +189,7 @@ class RateConstrainedClassifier(_RateEstimator):
         TrainOptions of train.hpp (same names and defaults).
     oracle_c : float, C of the weighted logistic regression oracle (solvers "cutting-plane"
         and "oracle")
-    predict_mode : {"deterministic", "stochastic"}
+    predict_mode : {"auto", "deterministic", "stochastic"}, default "auto" (see the module docstring)
 
     Attributes
     ----------
@@ -181,7 +202,7 @@ class RateConstrainedClassifier(_RateEstimator):
                  iterations=500, model_step=0.05, model_rule="adam", multiplier_step=0.0,
                  multiplier_rule="sgd", multiplier_bound=20.0, slack_step=0.01, l2=0.0,
                  fit_intercept=True, checkpoint_every=0, tolerance=1e-3, shrink=True, seed=0,
-                 n_threads=0, oracle_c=1.0, predict_mode="deterministic"):
+                 n_threads=0, oracle_c=1.0, predict_mode="auto"):
         self.objective = objective
         self.constraints = constraints
         self.maximize = maximize
@@ -243,13 +264,13 @@ class RampClassifier(_RateEstimator):
     bias_feature : float, the regularised bias feature (0: no bias)
     max_mm_iterations, mm_tol, feasibility_tol, outer_tol, max_outer_iterations, seed,
     n_threads : RampOptions of ramp.hpp
-    predict_mode : {"deterministic", "stochastic"}
+    predict_mode : {"auto", "deterministic", "stochastic"}, default "auto" (see the module docstring)
     """
 
     def __init__(self, objective="error", constraints=(), maximize=False, l2=1e-4,
                  bias_feature=1.0, max_mm_iterations=10, mm_tol=1e-5, feasibility_tol=1e-3,
                  outer_tol=1e-4, max_outer_iterations=60, seed=0, n_threads=0,
-                 predict_mode="deterministic"):
+                 predict_mode="auto"):
         self.objective = objective
         self.constraints = constraints
         self.maximize = maximize
