@@ -239,9 +239,10 @@ struct ShrinkResult {
                                                    std::span<const double> g, std::size_t m,
                                                    double tolerance = 1e-7);
 // The deterministic pick: the feasible candidate (max_j g_ij <= tolerance) with the smallest
-// objective (the first on ties); when none is feasible, Cotter et al.'s best iterate: constraints
-// collapse to max_j g_ij; rank by objective and by max(0, violation - tolerance); the smallest
-// max-rank wins, ties by objective.
+// objective (the first on ties); when none is feasible, the one with the smallest violation
+// max_j g_ij (ties by objective). (Cotter et al.'s rank rule -- the smallest max of the objective
+// rank and the violation rank -- could pick an infeasible candidate over a feasible one, and the
+// unconstrained start over one that nearly meets the constraints.)
 [[nodiscard]] std::size_t best_candidate(std::span<const double> f, std::span<const double> g,
                                          std::size_t m, double tolerance = 0);
 

@@ -184,24 +184,10 @@ std::size_t best_candidate(std::span<const double> f, std::span<const double> g,
   for (std::size_t i = 0; i < n; ++i)
     if (viol[i] <= 0 && (best_feasible == n || f[i] < f[best_feasible])) best_feasible = i;
   if (best_feasible < n) return best_feasible;
-  // rank "min": 1 + number of strictly smaller values.
-  const auto ranks = [n](const std::vector<double>& v) {
-    std::vector<std::size_t> order(n), rank(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
-    for (std::size_t k = 0; k < n; ++k)
-      rank[order[k]] = (k > 0 && v[order[k]] == v[order[k - 1]]) ? rank[order[k - 1]] : k + 1;
-    return rank;
-  };
-  const std::vector<double> fv(f.begin(), f.end());
-  const auto rf = ranks(fv);
-  const auto rc = ranks(viol);
+  // None is feasible: the smallest violation, ties by objective.
   std::size_t best = 0;
-  for (std::size_t i = 1; i < n; ++i) {
-    const std::size_t si = std::max(rf[i], rc[i]), sb = std::max(rf[best], rc[best]);
-    if (si < sb || (si == sb && f[i] <= f[best])) best = i;
-  }
+  for (std::size_t i = 1; i < n; ++i)
+    if (viol[i] < viol[best] || (viol[i] == viol[best] && f[i] < f[best])) best = i;
   return best;
 }
 

@@ -124,18 +124,21 @@ TEST(ShrinkCandidates, RatioMatchesPairs) {
 TEST(BestCandidate, HandCases) {
   // All feasible: the smallest objective.
   EXPECT_EQ(best_candidate(std::vector<double>{3, 1, 2}, std::vector<double>{-1, -1, -1}, 1), 1u);
-  // None feasible: trade-off by max rank. ranks f: 1,2,3; violations 0.5,0.1,0.3 -> 3,1,2;
-  // max ranks 3,2,3 -> candidate 1.
+  // None feasible: the smallest violation (0.1, candidate 1).
   EXPECT_EQ(best_candidate(std::vector<double>{1, 2, 3}, std::vector<double>{0.5, 0.1, 0.3}, 1),
             1u);
-  // Constraints collapse by max: violations 0.01, 0, 0 -> ranks 3, 1, 1; objective ranks 1, 2, 3;
-  // max ranks 3, 2, 3 -> candidate 1. With tolerance 0.02 all are feasible -> candidate 0.
+  // Constraints collapse by max: violations 0.01, -0.5, -0.5 -> candidates 1 and 2 feasible, 1 has
+  // the smaller objective. With tolerance 0.02 all are feasible -> candidate 0.
   const std::vector<double> f3 = {1, 2, 3}, g3 = {-1, 0.01, -1, -1, -0.5, -1};
   EXPECT_EQ(best_candidate(f3, g3, 2), 1u);
   EXPECT_EQ(best_candidate(f3, g3, 2, 0.02), 0u);
   // Feasible first: f = {1, 2, 7, 8}, violations {0.5, 0.4, 0, 0} give f ranks 1,2,3,4 and
-  // violation ranks 4,3,1,1, max ranks 4,3,3,4; the rank rule alone would pick candidate 1
+  // violation ranks 4,3,1,1, max ranks 4,3,3,4; Cotter's rank rule would pick candidate 1
   // (infeasible, smaller objective on the tie); a feasible candidate exists, so 2 wins.
+  // None feasible: the smallest violation, not the best objective (the unconstrained start).
+  EXPECT_EQ(
+      best_candidate(std::vector<double>{0.1, 0.2, 0.3}, std::vector<double>{0.09, 0.02, 0.03}, 1),
+      1u);
   EXPECT_EQ(best_candidate(std::vector<double>{1, 2, 7, 8}, std::vector<double>{0.5, 0.4, 0, 0}, 1),
             2u);
   EXPECT_THROW((void)best_candidate(std::vector<double>{}, std::vector<double>{}, 0),
