@@ -400,6 +400,10 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
   if (!std::isnan(result.gap)) {
     report["lower_bound"] = p_sign(spec) * result.lower_bound;
     report["gap"] = result.gap;
+    if (result.oracle_calls > 0) {
+      report["oracle_calls"] = result.oracle_calls;
+      report["oracle_iterations"] = result.oracle_iterations;
+    }
   }
   finish_report(report, spec, result.classifier, named, validation_path, reader, threads, start,
                 output, f.report);

@@ -323,6 +323,9 @@ struct TrainResult {
   // minimised). NaN when the solver gives none.
   double lower_bound = std::numeric_limits<double>::quiet_NaN();
   double gap = std::numeric_limits<double>::quiet_NaN();
+  // Cutting-plane: oracle calls and the logistic-regression iterations they took in all.
+  int oracle_calls = 0;
+  long oracle_iterations = 0;
   std::vector<IterationRecord> history;  // every progress_every rounds and the last
 };
 

@@ -24,8 +24,9 @@
 //   2. query point mu_q = alpha * mu_center + (1 - alpha) * mu_lp (Wentges smoothing: mu_center is
 //      the point with the best lower bound so far; alpha = 0.5, and 0 after a query whose columns
 //      could not improve the LP, so that the method cannot stall on a smoothed point);
-//   3. the oracle answers mu_q with new columns; LB(mu_q) = min over all columns of L(h, mu_q);
-//      the best LB so far is kept with its mu_center;
+//   3. the oracle answers mu_q with new columns; LB(mu) = min over all columns of L(h, mu), for
+//      every query point so far (recomputed over the current columns: the oracle is not exact,
+//      and a later column can undercut an earlier answer); the best is kept with its mu_center;
 //   4. certificate: gap = UB - LB_best. Stop when gap <= tolerance.
 // The oracle (default): weighted logistic regression on labels 1{c_i < 0} with weights |c_i|
 // (normalised to sum to the row count, the reduction of Agarwal et al.), warm-started from its
@@ -279,10 +280,11 @@ class CuttingPlane {
     lo.c = o_.c;
     lo.fit_intercept = o_.fit_intercept;
     lo.n_threads = o_.n_threads;
-    lo.tol = 1e-4;
+    lo.tol = 1e-3;
     lo.initial = warm_;
     LogisticRegressionResult fit = fit_logistic_regression(x_, labels, weights, lo);
     lr_iterations_ += fit.iterations;
+    ++oracle_calls_;
     warm_ = fit.model;
     std::vector<LinearModel> out{fit.model};
     if (o_.fit_intercept) out.push_back(best_intercept(fit.model, cost));
@@ -297,6 +299,7 @@ class CuttingPlane {
   std::size_t rows_ = 0;
   std::optional<LinearModel> warm_;
   long lr_iterations_ = 0;
+  int oracle_calls_ = 0;
 };
 
 TrainResult CuttingPlane::run() {
@@ -317,7 +320,13 @@ TrainResult CuttingPlane::run() {
   };
 
   std::vector<double> mu_center(m, 0.0), mu_q(m, 0.0);
+  std::vector<std::vector<double>> queries;
   double lb_best = -kInf;
+  const auto lower_bound = [](const std::vector<Column>& cs, std::span<const double> mu) {
+    double lb = kInf;
+    for (const Column& c : cs) lb = std::min(lb, lagrangian(c, mu));
+    return lb;
+  };
   double alpha = 0;
   TrainResult result;
   result.solver = TrainSolver::kCuttingPlane;
@@ -328,12 +337,17 @@ TrainResult CuttingPlane::run() {
     rounds = t + 1;
     std::vector<Column> fresh = add_columns(mu_q);
     for (Column& c : fresh) cols.push_back(std::move(c));
-    // Lower bound at the query point (over every column: the oracle's answer is among them).
-    double lb = kInf;
-    for (const Column& c : cols) lb = std::min(lb, lagrangian(c, mu_q));
-    if (lb > lb_best) {
-      lb_best = lb;
-      mu_center = mu_q;
+    queries.push_back(mu_q);
+    // Lower bounds at every query point so far, over every column so far (a later column can
+    // undercut an earlier answer: the oracle is not exact), so that the bound never exceeds the
+    // LP over the same columns.
+    lb_best = -kInf;
+    for (const std::vector<double>& mu : queries) {
+      const double lb = lower_bound(cols, mu);
+      if (lb > lb_best) {
+        lb_best = lb;
+        mu_center = mu;
+      }
     }
     const double previous = t > 0 ? master.value : kInf;
     master = solve_master(cols, m, big_m);
@@ -444,7 +458,12 @@ TrainResult CuttingPlane::run() {
   }
   result.num_candidates = n;
   result.iterations = rounds + search_calls;
+  result.oracle_calls = oracle_calls_;
+  result.oracle_iterations = lr_iterations_;
   result.seconds = elapsed();
+  // The ray search added columns: the bound over the final set.
+  lb_best = -kInf;
+  for (const std::vector<double>& mu : queries) lb_best = std::max(lb_best, lower_bound(cols, mu));
   result.lower_bound = lb_best;
   result.gap = sr.objective - lb_best;
   const bool feasible = result.stochastic.max_violation() <= tol;
