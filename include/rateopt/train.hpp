@@ -335,7 +335,10 @@ struct TrainResult {
 
 // ---- cost-sensitive oracles and baselines ------------------------------------------------------
 
-// Weighted logistic regression refit: labels 1{cost < 0}, weights |cost| (all datasets stacked).
+// Weighted logistic regression (the reduction of Agarwal et al. 2018): labels 1{cost < 0},
+// weights |cost| normalised to sum to the number of rows with a cost, C = c (as scikit-learn's),
+// all datasets stacked; warm-started from its previous answer (the copies of one oracle share
+// that state, so use one oracle per training run and thread).
 [[nodiscard]] CostSensitiveOracle weighted_logistic_oracle(double c = 1.0, int n_threads = 0);
 
 // Group-wise thresholds on a fixed score (the plug-in oracle of COCO, Narasimhan 2018, the

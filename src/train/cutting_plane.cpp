@@ -39,8 +39,10 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "common/check.hpp"
@@ -142,6 +144,37 @@ FeatureMatrix stack_rows(const RateProblem::Impl& p) {
   }
   return FeatureMatrix::csr(std::move(indptr), std::move(indices), std::move(values),
                             p.num_features);
+}
+
+// The reduction's cost-sensitive step (Agarwal et al. 2018): weighted logistic regression on
+// labels 1{c_i < 0} with weights |c_i| normalised to sum to the number of rows that carry a
+// cost (rows of zero weight carry none, so dropping them changes nothing), warm-started.
+// Returns nothing when no row carries a cost.
+std::optional<LogisticRegressionResult> weighted_fit(const FeatureMatrix& x,
+                                                     std::span<const double> cost, double c,
+                                                     bool fit_intercept, int n_threads,
+                                                     const std::optional<LinearModel>& warm) {
+  double total = 0;
+  std::size_t costed = 0;
+  for (double v : cost) {
+    total += std::fabs(v);
+    costed += v != 0 ? 1 : 0;
+  }
+  if (!(total > 0)) return std::nullopt;
+  std::vector<std::int32_t> labels(cost.size());
+  std::vector<double> weights(cost.size());
+  const double scale = static_cast<double>(costed) / total;
+  for (std::size_t i = 0; i < cost.size(); ++i) {
+    labels[i] = cost[i] < 0 ? 1 : 0;
+    weights[i] = std::fabs(cost[i]) * scale;
+  }
+  LogisticRegressionOptions lo;
+  lo.c = c;
+  lo.fit_intercept = fit_intercept;
+  lo.n_threads = n_threads;
+  lo.tol = 1e-3;
+  lo.initial = warm;
+  return fit_logistic_regression(x, labels, weights, lo);
 }
 
 class CuttingPlane {
@@ -260,29 +293,10 @@ class CuttingPlane {
       std::vector<double> beta;  // atoms' costs are not needed by the stacked form
       return {o_.oracle(problem_, OracleCosts{per, beta})};
     }
-    // Weights |c_i| normalised to sum to the number of rows that carry a cost (rows of zero
-    // weight carry none, so dropping them changes nothing).
-    double total = 0;
-    std::size_t costed = 0;
-    for (double c : cost) {
-      total += std::fabs(c);
-      costed += c != 0 ? 1 : 0;
-    }
-    std::vector<std::int32_t> labels(rows_);
-    std::vector<double> weights(rows_);
-    const double scale = total > 0 ? static_cast<double>(costed) / total : 0.0;
-    for (std::size_t i = 0; i < rows_; ++i) {
-      labels[i] = cost[i] < 0 ? 1 : 0;
-      weights[i] = std::fabs(cost[i]) * scale;
-    }
-    if (!(total > 0)) return {LinearModel{std::vector<double>(p_.num_features, 0.0), -1}};
-    LogisticRegressionOptions lo;
-    lo.c = o_.c;
-    lo.fit_intercept = o_.fit_intercept;
-    lo.n_threads = o_.n_threads;
-    lo.tol = 1e-3;
-    lo.initial = warm_;
-    LogisticRegressionResult fit = fit_logistic_regression(x_, labels, weights, lo);
+    std::optional<LogisticRegressionResult> result =
+        weighted_fit(x_, cost, o_.c, o_.fit_intercept, o_.n_threads, warm_);
+    if (!result) return {LinearModel{std::vector<double>(p_.num_features, 0.0), -1}};
+    LogisticRegressionResult& fit = *result;
     lr_iterations_ += fit.iterations;
     ++oracle_calls_;
     warm_ = fit.model;
@@ -484,6 +498,39 @@ TrainResult CuttingPlane::run() {
 }
 
 }  // namespace
+
+CostSensitiveOracle weighted_logistic_oracle(double c, int n_threads) {
+  RATEOPT_CHECK(c > 0, "weighted_logistic_oracle: c must be > 0, got {}", c);
+  // State shared by the copies of the oracle: the rows of the last problem seen, stacked into
+  // one CSR matrix once, and the last answer (the warm start of the next call).
+  struct State {
+    const RateProblem::Impl* problem = nullptr;
+    std::vector<const Dataset*> data;  // with the address: the key of the cached rows
+    std::optional<FeatureMatrix> x;
+    std::optional<LinearModel> warm;
+  };
+  auto state = std::make_shared<State>();
+  return [c, n_threads, state](const RateProblem& problem, const OracleCosts& oc) -> LinearModel {
+    std::vector<const Dataset*> data;
+    for (const TrainingData& td : problem.data()) data.push_back(td.data);
+    if (state->problem != &problem.impl() || state->data != data) {
+      state->problem = &problem.impl();
+      state->data = std::move(data);
+      state->x = stack_rows(problem.impl());
+      state->warm.reset();
+    }
+    std::vector<double> cost;
+    for (const std::vector<double>& d : oc.rows) cost.insert(cost.end(), d.begin(), d.end());
+    RATEOPT_CHECK(cost.size() == state->x->rows(),
+                  "weighted_logistic_oracle: {} row costs for {} rows", cost.size(),
+                  state->x->rows());
+    std::optional<LogisticRegressionResult> fit =
+        weighted_fit(*state->x, cost, c, true, n_threads, state->warm);
+    if (!fit) return LinearModel{std::vector<double>(problem.num_features(), 0.0), -1};
+    state->warm = fit->model;
+    return fit->model;
+  };
+}
 
 double lagrangian_lower_bound(const RateProblem& problem, const TrainOptions& options,
                               std::span<const double> f, std::span<const double> g, std::size_t m) {

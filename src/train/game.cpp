@@ -704,49 +704,4 @@ TrainResult train_rate_constrained(const RateProblem& problem, const TrainOption
   return game.run();
 }
 
-CostSensitiveOracle weighted_logistic_oracle(double c, int n_threads) {
-  RATEOPT_CHECK(c > 0, "weighted_logistic_oracle: c must be > 0, got {}", c);
-  return [c, n_threads](const RateProblem& problem, const OracleCosts& oc) -> LinearModel {
-    const std::span<const std::vector<double>> costs = oc.rows;
-    const auto data = problem.data();
-    std::vector<std::size_t> rows;
-    std::vector<std::int32_t> labels;
-    std::vector<double> weights;
-    std::vector<FeatureMatrix> parts;
-    // Stack the rows with non-zero cost of every dataset.
-    std::vector<double> values;
-    std::vector<std::int64_t> indptr{0};
-    std::vector<std::int32_t> indices;
-    double scale = 0;
-    for (const auto& cd : costs)
-      for (double v : cd) scale = std::max(scale, std::fabs(v));
-    if (!(scale > 0)) scale = 1;
-    for (std::size_t d = 0; d < data.size(); ++d) {
-      const FeatureMatrix& x = data[d].data->features();
-      for (std::size_t i = 0; i < costs[d].size(); ++i) {
-        const double cost = costs[d][i];
-        if (cost == 0) continue;
-        for (std::size_t j = 0; j < x.cols(); ++j) {
-          const double v = x.at(i, j);
-          if (v != 0) {
-            indices.push_back(static_cast<std::int32_t>(j));
-            values.push_back(v);
-          }
-        }
-        indptr.push_back(static_cast<std::int64_t>(indices.size()));
-        labels.push_back(cost < 0 ? 1 : 0);
-        weights.push_back(std::fabs(cost) / scale);
-      }
-    }
-    if (labels.empty()) return LinearModel{std::vector<double>(problem.num_features(), 0.0), -1};
-    const FeatureMatrix x = FeatureMatrix::csr(std::move(indptr), std::move(indices),
-                                               std::move(values), problem.num_features());
-    LogisticRegressionOptions lo;
-    lo.c = c * static_cast<double>(labels.size());
-    lo.n_threads = n_threads;
-    lo.max_iter = 200;
-    return fit_logistic_regression(x, labels, weights, lo).model;
-  };
-}
-
 }  // namespace rateopt
