@@ -43,6 +43,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "common/check.hpp"
@@ -185,6 +186,7 @@ class CuttingPlane {
       offsets_.push_back(rows_);
       rows_ += td.data->num_rows();
     }
+    group_features_ = group_indicator_features();
   }
 
   TrainResult run();
@@ -280,6 +282,38 @@ class CuttingPlane {
     return out;
   }
 
+  // The one-hot features of the first slice column that is also a feature ("sex=Female",
+  // "sex=Male", ...), when every row of the stacked data has at most one of them set to 1 (and the
+  // others 0): then per-group thresholds of a score are linear models. Empty otherwise.
+  std::vector<std::size_t> group_indicator_features() const {
+    const std::vector<std::string>& names = p_.data[0].data->encoding().feature_names;
+    std::vector<std::string> columns;
+    for (const Leaf& leaf : p_.leaves)
+      for (const Condition& c : leaf.ref.slice.conditions)
+        if (std::find(columns.begin(), columns.end(), c.column) == columns.end())
+          columns.push_back(c.column);
+    for (const std::string& col : columns) {
+      std::vector<std::size_t> feats;
+      for (std::size_t f = 0; f < names.size() && f < p_.num_features; ++f)
+        if (names[f].size() > col.size() + 1 && names[f].compare(0, col.size(), col) == 0 &&
+            names[f][col.size()] == '=')
+          feats.push_back(f);
+      if (feats.size() < 2) continue;
+      std::vector<int> set(rows_, 0);
+      bool ok = true;
+      const CsrView v = x_.csr_view();
+      for (std::size_t i = 0; i < v.rows && ok; ++i)
+        for (auto k = v.indptr[i]; k < v.indptr[i + 1] && ok; ++k) {
+          const auto j = static_cast<std::size_t>(v.indices[static_cast<std::size_t>(k)]);
+          if (std::find(feats.begin(), feats.end(), j) == feats.end()) continue;
+          const double val = v.values[static_cast<std::size_t>(k)];
+          ok = val == 0 || (val == 1 && ++set[i] == 1);
+        }
+      if (ok) return feats;
+    }
+    return {};
+  }
+
   // The oracle's answers at mu (one or two models).
   std::vector<LinearModel> oracle(std::span<const double> mu) {
     const std::vector<double> cost = row_costs(mu);
@@ -302,6 +336,21 @@ class CuttingPlane {
     warm_ = fit.model;
     std::vector<LinearModel> out{fit.model};
     if (o_.fit_intercept) out.push_back(best_intercept(fit.model, cost));
+    if (!group_features_.empty() && o_.fit_intercept) {
+      // The exact best per-group thresholds of the same score (group_threshold_oracle with the
+      // true-label costs): the best member of a richer class for the 0/1 costs.
+      GroupThresholdOracleOptions go;
+      go.probability_model = fit.model;
+      go.group_features = group_features_;
+      go.plugin = false;
+      go.n_threads = o_.n_threads;
+      std::vector<std::vector<double>> per(p_.data.size());
+      for (std::size_t d = 0; d < p_.data.size(); ++d)
+        per[d].assign(
+            cost.begin() + static_cast<std::ptrdiff_t>(offsets_[d]),
+            cost.begin() + static_cast<std::ptrdiff_t>(offsets_[d] + p_.data[d].data->num_rows()));
+      out.push_back(group_threshold_oracle(go)(problem_, OracleCosts{per, {}}));
+    }
     return out;
   }
 
@@ -311,6 +360,7 @@ class CuttingPlane {
   FeatureMatrix x_;
   std::vector<std::size_t> offsets_;
   std::size_t rows_ = 0;
+  std::vector<std::size_t> group_features_;
   std::optional<LinearModel> warm_;
   long lr_iterations_ = 0;
   int oracle_calls_ = 0;
@@ -430,14 +480,14 @@ TrainResult CuttingPlane::run() {
       return active_violated;
     };
     double lo = 1, hi = 0;
-    for (double s = 2; s <= 4096 && !found; s *= 2) {
+    for (double s = 2; s <= 256 && !found; s *= 2) {
       if (!probe(s)) {
         hi = s;
         break;
       }
       lo = s;
     }
-    for (int step = 0; hi > 0 && !found && step < 12; ++step) {
+    for (int step = 0; hi > 0 && !found && step < 8; ++step) {
       const double mid = std::sqrt(lo * hi);
       (probe(mid) ? lo : hi) = mid;
     }
@@ -484,15 +534,13 @@ TrainResult CuttingPlane::run() {
   result.status = !feasible           ? Termination::kInfeasible
                   : result.gap <= tol ? Termination::kConverged
                                       : Termination::kFeasible;
-  nlohmann::json opts{{"learner", "rate_constrained"},
-                      {"solver", std::string(to_string(result.solver))},
-                      {"objective", p_.spec.objective},
-                      {"maximize", p_.spec.maximize},
-                      {"constraints", p_.spec.constraints},
-                      {"iterations", o_.iterations},
-                      {"c", o_.c},
-                      {"multiplier_bound", big_m},
-                      {"tolerance", tol}};
+  // Every option of the table (train_options.hpp), then the problem and the solver that ran.
+  nlohmann::json opts = nlohmann::json::parse(train_options_json(o_));
+  opts.update({{"learner", "rate_constrained"},
+               {"solver", std::string(to_string(result.solver))},
+               {"objective", p_.spec.objective},
+               {"maximize", p_.spec.maximize},
+               {"constraints", p_.spec.constraints}});
   clf.options_json = opts.dump();
   return result;
 }

@@ -259,6 +259,38 @@ TEST(GroupPoolTest, CuttingPlaneLogisticOracleNearOptimum) {
   }
 }
 
+// When the slice column is also one-hot features ("g=a", "g=b"), the cutting-plane oracle adds
+// the exact best per-group thresholds of each logistic score: with one real feature that is the
+// whole class of per-group thresholds (one orientation per score), so the LP optimum over that
+// class (enumerated) is reached, and the deterministic pick is feasible.
+TEST(GroupPoolTest, CuttingPlaneGroupThresholdsReachTheClassOptimum) {
+  const Dataset base = test::synthetic(400, 24);
+  Dataset ds = base;
+  std::vector<double> x;
+  const Column& g = base.column("g");
+  for (std::size_t i = 0; i < base.num_rows(); ++i) {
+    const bool b = g.levels[static_cast<std::size_t>(g.codes[i])] == "b";
+    x.insert(x.end(), {base.features().at(i, 0), b ? 0.0 : 1.0, b ? 1.0 : 0.0});
+  }
+  ds.features() = FeatureMatrix::dense(std::move(x), base.num_rows(), 3);
+  ds.encoding().feature_names = {"x", "g=a", "g=b"};
+  for (const std::vector<std::string>& cs :
+       {std::vector<std::string>{"abs(ppr[g=b] - ppr[g=a]) <= 0.02"},
+        std::vector<std::string>{"abs(tpr[g=b] - tpr[g=a]) <= 0.02"}}) {
+    const RateProblem p = RateProblem::build(test::spec("error", cs), {{"train", &ds}});
+    // The class optimum: per-group thresholds of x, both orientations (the indicator columns
+    // only move thresholds, so group_pool_rates' pool over feature 0 is the class).
+    const PoolRates pr = group_pool_rates(p, ds);
+    const ShrinkResult opt = shrink_candidates(pr.f, pr.g, 2);
+    TrainOptions o;
+    o.tolerance = 1e-3;
+    const TrainResult r = train_rate_constrained(p, o);
+    EXPECT_LE(r.stochastic.max_violation(), o.tolerance) << cs[0];
+    EXPECT_NEAR(r.stochastic.objective, opt.objective, 0.003) << cs[0];
+    EXPECT_LE(r.deterministic.max_violation(), o.tolerance) << cs[0];
+  }
+}
+
 // Algorithm 1 with the exact oracle over the pool converges to the LP optimum.
 TEST_F(PoolTest, OracleSolverReachesLpOptimum) {
   const RateProblem p =
