@@ -33,8 +33,11 @@
 #include <fmt/format.h>
 
 // Single-threaded kernels: decide runs one instance per thread (batch helpers parallelise over
-// instances), so Eigen must not start its own OpenMP team inside the product.
+// instances), so Eigen must not start threads of its own inside the product (the build defines
+// EIGEN_DONT_PARALLELIZE for the whole library; kept here for this file's sake).
+#ifndef EIGEN_DONT_PARALLELIZE
 #define EIGEN_DONT_PARALLELIZE
+#endif
 #include <Eigen/Core>
 #include <algorithm>
 #include <bit>
