@@ -207,26 +207,30 @@ WeightedSvmResult fit_weighted_svm(std::span<const FeatureMatrix* const> matrice
 
   std::vector<RowRef> rows(n);
   std::vector<double> sq(n);
-  detail::parallel_for(n, options.n_threads, [&](std::size_t i) {
-    const SvmExample& e = examples[i];
-    const FeatureMatrix& m = *matrices[e.matrix];
-    if (copied[e.matrix] != 0) {
-      const CsrCopy& c = copies[e.matrix];
-      const auto b = static_cast<std::size_t>(c.indptr[e.row]);
-      const auto len = static_cast<std::size_t>(c.indptr[e.row + 1]) - b;
-      rows[i] = RowRef{c.indices.data() + b, c.values.data() + b, len};
-    } else if (m.is_sparse()) {
-      const CsrView v = m.csr_view();
-      const auto b = static_cast<std::size_t>(v.indptr[e.row]);
-      const auto len = static_cast<std::size_t>(v.indptr[e.row + 1]) - b;
-      rows[i] = RowRef{v.indices.data() + b, v.values.data() + b, len};
-    } else {
-      rows[i] = RowRef{nullptr, m.dense_view().row(e.row).data(), d};
-    }
-    double s = beta * beta;
-    for (std::size_t k = 0; k < rows[i].len; ++k) s += rows[i].val[k] * rows[i].val[k];
-    sq[i] = s;
-  });
+  // Per-row set-up: tasks of 4096 rows (a task per row would cost more than the work).
+  detail::parallel_for(
+      n, options.n_threads,
+      [&](std::size_t i) {
+        const SvmExample& e = examples[i];
+        const FeatureMatrix& m = *matrices[e.matrix];
+        if (copied[e.matrix] != 0) {
+          const CsrCopy& c = copies[e.matrix];
+          const auto b = static_cast<std::size_t>(c.indptr[e.row]);
+          const auto len = static_cast<std::size_t>(c.indptr[e.row + 1]) - b;
+          rows[i] = RowRef{c.indices.data() + b, c.values.data() + b, len};
+        } else if (m.is_sparse()) {
+          const CsrView v = m.csr_view();
+          const auto b = static_cast<std::size_t>(v.indptr[e.row]);
+          const auto len = static_cast<std::size_t>(v.indptr[e.row + 1]) - b;
+          rows[i] = RowRef{v.indices.data() + b, v.values.data() + b, len};
+        } else {
+          rows[i] = RowRef{nullptr, m.dense_view().row(e.row).data(), d};
+        }
+        double s = beta * beta;
+        for (std::size_t k = 0; k < rows[i].len; ++k) s += rows[i].val[k] * rows[i].val[k];
+        sq[i] = s;
+      },
+      4096);
   Solver solver{examples, rows, linear_term, lambda, beta, options.n_threads, d};
 
   WeightedSvmResult r;
