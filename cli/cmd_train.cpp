@@ -5,11 +5,14 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "commands.hpp"
@@ -21,24 +24,28 @@
 #include "rateopt/model.hpp"
 #include "rateopt/ramp.hpp"
 #include "rateopt/train.hpp"
+#include "rateopt/train_options.hpp"
 
 namespace rateopt::cli {
 namespace {
 
 // Rate-constrained problem flags (and the keys of a --problem file).
 struct ProblemFlags {
-  std::string minimize, maximize, problem_file, solver = "auto";
+  std::string minimize, maximize, problem_file;
+  // A TrainSolver name (train_options.hpp) or a solver of the CLI's own: "ramp".
+  std::string solver = std::string(to_string(TrainOptions{}.solver));
   std::vector<std::string> constraints, datasets;
-  std::uint64_t seed = 0;
-  int iterations = 500;
-  double model_step = 0.05, multiplier_step = 0, tolerance = 1e-3, l2 = 0;
-  int stop_window = 0;   // early stop window (0 = off; see TrainOptions::stop_window)
   double lambda = 1e-4;  // --solver ramp: L2 regularisation of the linear scorer
   int mm_steps = 10;     // --solver ramp: majorisation-minimisation steps
   std::string report;
   bool quiet = false;
-  double c = 1;  // --C: the cutting-plane solver's logistic oracle
-  bool fit_intercept = true;
+  // The option table's flags (train_options.hpp, one per TrainOptions key): their text as given
+  // (a bool switch: the value it sets), and the keys given on the command line ("lambda" and
+  // "mm_steps" too), which win over the problem file's.
+  std::map<std::string, std::string, std::less<>> raw;
+  std::set<std::string, std::less<>> given;
+  // TrainOptions{}, then the problem file's keys, then the flags given (resolve_train_options).
+  TrainOptions train;
   [[nodiscard]] bool active() const {
     return !minimize.empty() || !maximize.empty() || !constraints.empty() || !problem_file.empty();
   }
@@ -49,9 +56,26 @@ double p_sign(const ProblemSpec& spec) {
   return spec.maximize ? -1.0 : 1.0;
 }
 
-// Reads a TOML or JSON problem file into the flags (flags given on the command line win).
-// Keys: minimize | maximize | objective, constraints (list), solver, iterations, seed,
-// tolerance, model_step, multiplier_step.
+// The problem file's keys that are not training options (train_options.hpp).
+constexpr std::array<std::string_view, 6> kProblemKeys{"minimize",    "maximize", "objective",
+                                                       "constraints", "lambda",   "mm_steps"};
+
+// A problem file's value as a training-option value (numbers, bools and strings).
+TrainOptionValue option_value(const std::string& file, const std::string& key,
+                              const nlohmann::json& v) {
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_number_float()) return v.get<double>();
+  if (v.is_string()) return v.get<std::string>();
+  throw ParseError(
+      file, 0, 0,
+      fmt::format("key '{}': expected a number, bool or string, got {}", key, v.dump()));
+}
+
+// Reads a TOML or JSON problem file into the flags; keys given on the command line keep the
+// command line's value. Keys: minimize | maximize | objective, constraints (list, added to
+// --constraint), lambda, mm_steps (--solver ramp) and every training option's key.
 void read_problem_file(ProblemFlags& f) {
   std::ifstream in(f.problem_file);
   if (!in) throw IoError(fmt::format("cannot open problem file {}", f.problem_file));
@@ -80,16 +104,15 @@ void read_problem_file(ProblemFlags& f) {
   }
   if (!j.is_object())
     throw ParseError(f.problem_file, 0, 0, "expected a table / object of problem keys");
-  static const std::vector<std::string> keys = {
-      "minimize", "maximize",  "objective",  "constraints",     "solver", "iterations",
-      "seed",     "tolerance", "model_step", "multiplier_step", "lambda", "mm_steps"};
   for (const auto& [k, v] : j.items()) {
-    if (std::find(keys.begin(), keys.end(), k) == keys.end())
-      throw ParseError(f.problem_file, 0, 0,
-                       fmt::format("unknown key '{}' (keys: minimize, maximize, objective, "
-                                   "constraints, solver, iterations, seed, tolerance, "
-                                   "model_step, multiplier_step, lambda, mm_steps)",
-                                   k));
+    if (std::find(kProblemKeys.begin(), kProblemKeys.end(), k) != kProblemKeys.end() ||
+        find_train_option(k) != nullptr)
+      continue;
+    std::string keys;
+    for (std::string_view p : kProblemKeys) keys += fmt::format("{}, ", p);
+    for (const TrainOptionInfo& i : train_option_table())
+      keys += fmt::format("{}{}", i.key, &i == &train_option_table().back() ? "" : ", ");
+    throw ParseError(f.problem_file, 0, 0, fmt::format("unknown key '{}' (keys: {})", k, keys));
   }
   try {
     const bool cli_objective = !f.minimize.empty() || !f.maximize.empty();
@@ -100,17 +123,85 @@ void read_problem_file(ProblemFlags& f) {
     }
     if (j.contains("constraints"))
       for (const auto& c : j["constraints"]) f.constraints.push_back(c.get<std::string>());
-    if (j.contains("solver") && f.solver == "auto") f.solver = j["solver"].get<std::string>();
-    if (j.contains("iterations")) f.iterations = j["iterations"].get<int>();
-    if (j.contains("seed")) f.seed = j["seed"].get<std::uint64_t>();
-    if (j.contains("tolerance")) f.tolerance = j["tolerance"].get<double>();
-    if (j.contains("model_step")) f.model_step = j["model_step"].get<double>();
-    if (j.contains("multiplier_step")) f.multiplier_step = j["multiplier_step"].get<double>();
-    if (j.contains("lambda")) f.lambda = j["lambda"].get<double>();
-    if (j.contains("mm_steps")) f.mm_steps = j["mm_steps"].get<int>();
+    if (j.contains("lambda") && !f.given.contains("lambda")) f.lambda = j["lambda"].get<double>();
+    if (j.contains("mm_steps") && !f.given.contains("mm_steps"))
+      f.mm_steps = j["mm_steps"].get<int>();
+    if (j.contains("solver") && !f.given.contains("solver"))
+      f.solver = j["solver"].get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     throw ParseError(f.problem_file, 0, 0, fmt::format("bad value type: {}", e.what()));
   }
+  for (const TrainOptionInfo& i : train_option_table()) {
+    const std::string key(i.key);
+    if (key == "solver" || !j.contains(key) || f.given.contains(key)) continue;
+    try {
+      set_train_option(f.train, key, option_value(f.problem_file, key, j[key]));
+    } catch (const InvalidArgument& e) {
+      const std::string_view what = e.what();
+      throw ParseError(f.problem_file, 0, 0, std::string(what.substr(what.find("] ") + 2)));
+    }
+  }
+}
+
+// f.train from TrainOptions{}, the problem file (when given) and the flags given, which win.
+// Throws InvalidArgument naming the flag and the accepted values for a bad value.
+void resolve_train_options(ProblemFlags& f) {
+  if (!f.problem_file.empty()) read_problem_file(f);
+  for (const auto& [key, value] : f.raw)
+    if (key != "solver" && f.given.contains(key)) set_train_option(f.train, key, value);
+}
+
+// Registers one flag per training option (train_options.hpp) with the table's help and default.
+// c, n_threads and fit_intercept (--C, --threads, --no-intercept) also set logistic regression's
+// options, so they stay in the general group; the others go to `group`.
+void add_train_option_flags(CLI::App& app, ProblemFlags& f, const std::string& group) {
+  // What the shared flags mean for logistic regression.
+  static const std::map<std::string_view, std::string_view> kLogistic{
+      {"c", "Inverse regularisation strength of logistic regression."},
+      {"n_threads", ""},  // the same meaning for both
+      {"fit_intercept", "Fit without an intercept."}};
+  for (const TrainOptionInfo& i : train_option_table()) {
+    const std::string key(i.key), flag(i.flag);
+    const auto shared = kLogistic.find(i.key);
+    std::string help(i.help);
+    if (key == "solver")
+      help +=
+          " CLI only: ramp (Goh et al. 2016: problems linear in rates, deterministic linear "
+          "classifier, ramp-randomised stochastic one; --lambda, --mm-steps).";
+    if (shared != kLogistic.end() && !shared->second.empty())
+      help = fmt::format("{} Rate-constrained training: {}", shared->second, help);
+    const bool choice = i.type == TrainOptionType::kSolver || i.type == TrainOptionType::kStepRule;
+    if (!i.check_text().empty() && !choice) help += fmt::format(" ({})", i.check_text());
+    CLI::Option* opt = nullptr;
+    if (i.type == TrainOptionType::kBool) {
+      opt = app.add_flag(flag)->description(help);
+    } else if (key == "solver") {
+      opt = app.add_option(flag, f.solver, help)->default_str(i.default_text);
+    } else {
+      std::string type = i.type == TrainOptionType::kDouble ? "FLOAT"
+                         : i.type == TrainOptionType::kUint ? "UINT"
+                                                            : "INT";
+      if (choice) {
+        type = "{" + i.check_text() + "}";
+        type.erase(std::remove(type.begin(), type.end(), ' '), type.end());
+      }
+      opt = app.add_option(flag, f.raw[key], help)->default_str(i.default_text)->type_name(type);
+    }
+    if (shared == kLogistic.end()) opt->group(group);
+  }
+}
+
+// After parsing: which table flags were given (f.given) and the value of the bool switches.
+void collect_given_flags(const CLI::App& app, ProblemFlags& f) {
+  for (const TrainOptionInfo& i : train_option_table()) {
+    if (app.count(std::string(i.flag)) == 0) continue;
+    const std::string key(i.key);
+    f.given.insert(key);
+    if (i.type == TrainOptionType::kBool)
+      f.raw[key] = std::get<bool>(i.default_value) ? "false" : "true";
+  }
+  if (app.count("--lambda") > 0) f.given.insert("lambda");
+  if (app.count("--mm-steps") > 0) f.given.insert("mm_steps");
 }
 
 // Values of the objective and every constraint of `spec` for a classifier on named data.
@@ -255,8 +346,8 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
   RampOptions o;
   o.lambda = f.lambda;
   o.max_mm_iterations = f.mm_steps;
-  o.feasibility_tol = f.tolerance;
-  o.seed = f.seed;
+  o.feasibility_tol = f.train.tolerance;
+  o.seed = f.train.seed;
   o.n_threads = threads;
   const Dataset& ds = *named[0].second;
   if (!f.quiet) {
@@ -314,7 +405,7 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
     fmt::print(
         "infeasible: no feasible start found; the smallest largest ramp violation reached on "
         "training data is {:.6f} (tolerance {})\n",
-        result.max_violation, f.tolerance);
+        result.max_violation, f.train.tolerance);
   else if (!ok)
     fmt::print(
         "the MM step budget ({}) ran out while the objective still decreased "
@@ -327,7 +418,6 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
 int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
                                const std::string& validation_path, const ReaderFlags& reader,
                                ProblemFlags f, int threads, const std::string& output) {
-  if (!f.problem_file.empty()) read_problem_file(f);
   if (!f.minimize.empty() && !f.maximize.empty())
     throw InvalidArgument("give either --minimize or --maximize, not both");
   ProblemSpec spec;
@@ -358,20 +448,11 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
   if (f.solver == "ramp")
     return train_ramp_cli(problem, spec, named, data_path, validation_path, reader, f, threads,
                           output);
-  TrainOptions o;
-  o.solver = parse_train_solver(f.solver);
-  o.iterations = f.iterations;
-  o.seed = f.seed;
-  o.tolerance = f.tolerance;
-  o.model_step = f.model_step;
-  o.multiplier_step = f.multiplier_step;
-  o.stop_window = f.stop_window;
-  o.stop_tolerance = f.tolerance;
-  o.l2 = f.l2;
-  o.c = f.c;
-  o.fit_intercept = f.fit_intercept;
+  TrainOptions o = f.train;
+  set_train_option(o, "solver", f.solver);
+  if (o.solver == TrainSolver::kOracle) o.oracle = weighted_logistic_oracle(o.c, threads);
   o.n_threads = threads;
-  o.progress_every = std::max(1, f.iterations / 10);
+  o.progress_every = std::max(1, o.iterations / 10);
   const auto start = std::chrono::steady_clock::now();
   if (!f.quiet) {
     fmt::print(stderr, "training on {} ({} rows, {} features)\n{}", data_path, ds.num_rows(),
@@ -386,7 +467,7 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
       }
       fmt::print(stderr,
                  "  iteration {:>6}/{}: objective {:.5f}  max violation {:.5f}  ({:.2f} s)\n",
-                 r.iteration + 1, f.iterations, r.objective, r.max_violation, r.seconds);
+                 r.iteration + 1, o.iterations, r.objective, r.max_violation, r.seconds);
     };
   }
   TrainResult result = train_rate_constrained(problem, o);
@@ -429,7 +510,7 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
     fmt::print(
         "infeasible: the smallest violation reached on training data is {:.6f} "
         "(tolerance {})\n",
-        result.stochastic.max_violation(), f.tolerance);
+        result.stochastic.max_violation(), o.tolerance);
   fmt::print("model written to {}\n", output);
   return ok ? 0 : kExitRuntime;
 }
@@ -515,24 +596,19 @@ int run_train(int argc, const char* const* argv) {
   ProblemFlags problem;
   std::string data_path, validation_path, output;
   LogisticRegressionOptions options;
-  bool no_intercept = false, one_vs_rest = false;
+  bool one_vs_rest = false;
   ReaderFlags reader;
   app.add_option("--data", data_path, "Training data (CSV, LIBSVM, ARFF; .gz accepted)")
       ->required();
   app.add_option("--validation", validation_path,
                  "Optional validation file, read with the training encoding");
   app.add_option("--output,-o", output, "Where to write the model JSON")->required();
-  app.add_option("--C", options.c, "Inverse regularisation strength (> 0)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
   app.add_option("--tol", options.tol, "Relative gradient tolerance (> 0)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--max-iter", options.max_iter, "L-BFGS iteration limit")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--threads", options.n_threads, "Threads (0 = all cores)")->capture_default_str();
-  app.add_flag("--no-intercept", no_intercept, "Fit without an intercept");
   app.add_flag("--one-vs-rest", one_vs_rest,
                "Multi-label or multiclass data: one logistic regression per label or class "
                "(predict --mode probability then prints one row of probabilities per example)");
@@ -546,46 +622,15 @@ int run_train(int argc, const char* const* argv) {
                  "repeatable")
       ->group(pg);
   app.add_option("--problem", problem.problem_file,
-                 "Problem file (TOML, or JSON by extension) with minimize/maximize, constraints, "
-                 "solver, iterations, seed, tolerance")
+                 "Problem file (TOML, or JSON by extension) with minimize/maximize/objective, "
+                 "constraints, lambda, mm_steps and any training option by its key (model_step, "
+                 "l2, ...; `rateopt options` lists them); flags given on the command line win")
       ->group(pg);
   app.add_option("--dataset", problem.datasets,
                  "Extra named dataset NAME=FILE (read with the training encoding), referenced "
                  "as rate@NAME; the training data is @train")
       ->group(pg);
-  app.add_option("--solver", problem.solver,
-                 "auto (cutting-plane for problems linear in rates, else three-player or ratio), "
-                 "cutting-plane (column generation with a logistic oracle and an optimality "
-                 "certificate), proxy, three-player, ratio, ramp (Goh et al. 2016: problems "
-                 "linear in rates, deterministic linear classifier, ramp-randomised stochastic "
-                 "one)")
-      ->capture_default_str()
-      ->group(pg);
-  app.add_option("--iterations", problem.iterations, "Game rounds")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber)
-      ->group(pg);
-  app.add_option("--seed", problem.seed, "Seed")->capture_default_str()->group(pg);
-  app.add_option("--tolerance", problem.tolerance, "Constraint violation accepted as feasible")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber)
-      ->group(pg);
-  app.add_option("--model-step", problem.model_step, "Model player's Adam learning rate")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber)
-      ->group(pg);
-  app.add_option("--stop-window", problem.stop_window,
-                 "Stop early when the mean iterate of a window of this many rounds is feasible and "
-                 "its objective moved from the previous window's, both to --tolerance (0 = run "
-                 "all --iterations)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber)
-      ->group(pg);
-  app.add_option("--multiplier-step", problem.multiplier_step,
-                 "Multiplier player's step (0 = solver default)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber)
-      ->group(pg);
+  add_train_option_flags(app, problem, pg);
   app.add_option("--lambda", problem.lambda, "--solver ramp: L2 regularisation (> 0)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber)
@@ -600,9 +645,11 @@ int run_train(int argc, const char* const* argv) {
   app.add_flag("--quiet", problem.quiet, "No progress on stderr")->group(pg);
   add_reader_flags(app, reader);
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
-  options.fit_intercept = !no_intercept;
-  problem.c = options.c;
-  problem.fit_intercept = options.fit_intercept;
+  collect_given_flags(app, problem);
+  resolve_train_options(problem);
+  options.c = problem.train.c;
+  options.n_threads = problem.train.n_threads;
+  options.fit_intercept = problem.train.fit_intercept;
 
   const Dataset ds = load_dataset(data_path, reader);
   nlohmann::json opts{{"learner", "logistic_regression"},

@@ -19,6 +19,7 @@ struct Command {
   std::string_view name;
   std::string_view summary;
   int (*run)(int argc, const char* const* argv);
+  bool hidden = false;  // not in the usage list
 };
 
 constexpr std::array kCommands{
@@ -32,6 +33,8 @@ constexpr std::array kCommands{
     Command{"info", "describe a data file: rows, features, labels, columns",
             rateopt::cli::run_info},
     Command{"version", "print the version", rateopt::cli::run_version},
+    Command{"options", "the rate-training options (--markdown: docs/options.md)",
+            rateopt::cli::run_options, true},
 };
 
 void print_usage() {
@@ -39,7 +42,8 @@ void print_usage() {
              rateopt::version());
   fmt::print("Usage: rateopt <command> [options]   (rateopt <command> --help for details)\n\n");
   fmt::print("Commands:\n");
-  for (const auto& c : kCommands) fmt::print("  {:<9} {}\n", c.name, c.summary);
+  for (const auto& c : kCommands)
+    if (!c.hidden) fmt::print("  {:<9} {}\n", c.name, c.summary);
 }
 
 }  // namespace

@@ -29,6 +29,16 @@ cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DRATEOPT_BUILD_
 cmake --build build/release -j "$jobs"
 (cd build/release && ctest --output-on-failure -j "$jobs") || status=1
 
+stage "docs/options.md matches the option table (src/train/train_options.cpp)"
+options_md=$(mktemp)
+./build/release/rateopt options --markdown > "$options_md" || status=1
+if ! diff -u docs/options.md "$options_md"; then
+  echo "docs/options.md is out of date; regenerate it with:"
+  echo "  build/release/rateopt options --markdown > docs/options.md"
+  status=1
+fi
+rm -f "$options_md"
+
 stage "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 # -O1 -g1: the usual sanitizer setting, and much cheaper to compile than -O2 -g (CI has 2 cores).
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRATEOPT_SANITIZE=ON \

@@ -32,6 +32,7 @@
 #include "rateopt/model.hpp"
 #include "rateopt/ramp.hpp"
 #include "rateopt/train.hpp"
+#include "rateopt/train_options.hpp"
 #include "rateopt/version.hpp"
 
 namespace py = pybind11;
@@ -393,6 +394,39 @@ std::vector<TrainingData> training_data(const py::list& data,
   return out;
 }
 
+// A Python value as a training-option value (train_options.hpp): bool, int, float or str.
+TrainOptionValue option_value(const std::string& key, const py::handle& v) {
+  if (py::isinstance<py::bool_>(v)) return v.cast<bool>();
+  if (py::isinstance<py::int_>(v)) {
+    try {
+      return v.cast<std::int64_t>();
+    } catch (const py::cast_error&) {
+      return v.cast<std::uint64_t>();  // seeds >= 2^63
+    }
+  }
+  if (py::isinstance<py::float_>(v)) return v.cast<double>();
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  throw InvalidArgument("option '" + key + "': expected a bool, int, float or str, got " +
+                        py::str(py::type::of(v).attr("__name__")).cast<std::string>());
+}
+
+// The option table as a list of dicts (tests, docs, RateConstrainedClassifier's keywords).
+py::list train_options() {
+  py::list out;
+  for (const TrainOptionInfo& i : train_option_table()) {
+    py::list solvers;
+    for (TrainSolver s : {TrainSolver::kCuttingPlane, TrainSolver::kProxyLagrangian,
+                          TrainSolver::kThreePlayer, TrainSolver::kRatio, TrainSolver::kOracle})
+      if (i.applies_to(s)) solvers.append(std::string(to_string(s)));
+    py::object def = std::visit([](const auto& x) { return py::cast(x); }, i.default_value);
+    out.append(py::dict("key"_a = std::string(i.key), "flag"_a = std::string(i.flag),
+                        "type"_a = std::string(to_string(i.type)), "default"_a = def,
+                        "check"_a = i.check_text(), "solvers"_a = solvers,
+                        "help"_a = std::string(i.help)));
+  }
+  return out;
+}
+
 py::dict train(const std::string& objective, bool maximize,
                const std::vector<std::string>& constraints, const py::list& data,
                const py::dict& opts) {
@@ -402,33 +436,13 @@ py::dict train(const std::string& objective, bool maximize,
   spec.objective = objective;
   spec.maximize = maximize;
   spec.constraints = constraints;
+  // Every key through the option table: its conversion and check; an unknown key is NotFound.
   TrainOptions o;
-  auto get = [&](const char* key, auto& field) {
-    if (opts.contains(key)) field = opts[key].cast<std::decay_t<decltype(field)>>();
-  };
-  std::string solver = "auto", model_rule = "adam", multiplier_rule = "sgd";
-  double oracle_c = 1.0;
-  get("solver", solver);
-  get("model_rule", model_rule);
-  get("multiplier_rule", multiplier_rule);
-  get("iterations", o.iterations);
-  get("model_step", o.model_step);
-  get("multiplier_step", o.multiplier_step);
-  get("multiplier_bound", o.multiplier_bound);
-  get("slack_step", o.slack_step);
-  get("l2", o.l2);
-  get("fit_intercept", o.fit_intercept);
-  get("checkpoint_every", o.checkpoint_every);
-  get("tolerance", o.tolerance);
-  get("shrink", o.shrink);
-  get("seed", o.seed);
-  get("n_threads", o.n_threads);
-  get("oracle_c", oracle_c);
-  o.c = oracle_c;
-  o.solver = parse_train_solver(solver);
-  o.model_rule = parse_step_rule(model_rule);
-  o.multiplier_rule = parse_step_rule(multiplier_rule);
-  if (o.solver == TrainSolver::kOracle) o.oracle = weighted_logistic_oracle(oracle_c, o.n_threads);
+  for (const auto& [k, v] : opts) {
+    const std::string key = py::str(k).cast<std::string>();
+    set_train_option(o, key, option_value(key, v));
+  }
+  if (o.solver == TrainSolver::kOracle) o.oracle = weighted_logistic_oracle(o.c, o.n_threads);
   std::string description;
   TrainResult r;
   {
@@ -1015,7 +1029,11 @@ PYBIND11_MODULE(_core, m) {
       "feature_names"_a = std::vector<std::string>{});
 
   m.def("train", &train, "objective"_a, "maximize"_a, "constraints"_a, "data"_a, "options"_a,
-        "Rate-constrained training (train.hpp); data: list of (name, Dataset).");
+        "Rate-constrained training (train.hpp); data: list of (name, Dataset); options: keys of "
+        "train_options().");
+  m.def("train_options", &train_options,
+        "The rate-training option table (train_options.hpp): one dict per option with key, flag, "
+        "type, default, check, solvers, help.");
   m.def("fit_ramp", &fit_ramp_expressions, "objective"_a, "maximize"_a, "constraints"_a, "data"_a,
         "options"_a, "Goh et al.'s ramp solver over linear rate expressions.");
 }

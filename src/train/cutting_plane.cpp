@@ -535,7 +535,7 @@ TrainResult CuttingPlane::run() {
                   : result.gap <= tol ? Termination::kConverged
                                       : Termination::kFeasible;
   // Every option of the table (train_options.hpp), then the problem and the solver that ran.
-  nlohmann::json opts = nlohmann::json::parse(train_options_json(o_));
+  nlohmann::json opts = nlohmann::json::parse(train_options_json(o_, TrainOptionsJson::kModel));
   opts.update({{"learner", "rate_constrained"},
                {"solver", std::string(to_string(result.solver))},
                {"objective", p_.spec.objective},

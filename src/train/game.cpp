@@ -647,21 +647,14 @@ TrainResult Game::run() {
   } else {
     result.status = Termination::kFeasible;
   }
-  nlohmann::json opts{{"learner", "rate_constrained"},
-                      {"solver", std::string(to_string(solver_))},
-                      {"objective", p_.spec.objective},
-                      {"maximize", p_.spec.maximize},
-                      {"constraints", p_.spec.constraints},
-                      {"iterations", T},
-                      {"stop_window", o_.stop_window},
-                      {"batch_size", o_.batch_size},
-                      {"stop_tolerance", o_.stop_tolerance},
-                      {"model_rule", std::string(to_string(o_.model_rule))},
-                      {"model_step", o_.model_step},
-                      {"multiplier_step", mult_step},
-                      {"multiplier_bound", B},
-                      {"l2", o_.l2},
-                      {"seed", o_.seed}};
+  // Every option of the table (train_options.hpp), then the problem and what actually ran.
+  nlohmann::json opts = nlohmann::json::parse(train_options_json(o_, TrainOptionsJson::kModel));
+  opts.update({{"learner", "rate_constrained"},
+               {"solver", std::string(to_string(solver_))},
+               {"objective", p_.spec.objective},
+               {"maximize", p_.spec.maximize},
+               {"constraints", p_.spec.constraints},
+               {"multiplier_step", mult_step}});
   clf.options_json = opts.dump();
   return result;
 }

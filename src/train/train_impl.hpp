@@ -10,6 +10,7 @@
 
 #include "rateopt/expr.hpp"
 #include "rateopt/train.hpp"
+#include "rateopt/train_options.hpp"  // train_options_json: the options saved in models
 
 namespace rateopt {
 

@@ -134,7 +134,7 @@ def test_stop_window_ends_early_and_feasible(cli, tmp_path):
             "--constraint", "ppr[g=b] - ppr[g=a] <= 0.05",
             "--constraint", "ppr[g=a] - ppr[g=b] <= 0.05", "--tolerance", "0.01",
             "--solver", "proxy", "--model-step", "0.01", "--iterations", "5000",
-            "--stop-window", "100",
+            "--stop-window", "100", "--stop-tolerance", "0.01",
             "--output", tmp_path / "m.json", "--report", rep, "--quiet")
     r = json.loads(rep.read_text())
     assert r["iterations"] < 5000 and r["iterations"] % 100 == 0
@@ -149,3 +149,61 @@ def test_stop_window_ends_early_and_feasible(cli, tmp_path):
     f = json.loads(full.read_text())
     assert f["iterations"] == 5000
     assert r["train"]["stochastic"]["objective"] <= f["train"]["stochastic"]["objective"] + 0.01
+
+
+def test_flags_win_over_the_problem_file_and_reach_the_model(cli, tmp_path):
+    """Every training option (docs/options.md) is a flag and a problem-file key; flags given on
+    the command line win, and the model's options record every key."""
+    data = small_csv(tmp_path)
+    prob = tmp_path / "p.toml"
+    prob.write_text('minimize = "error"\nconstraints = ["ppr[g=b] - ppr[g=a] <= 0.05"]\n'
+                    'solver = "proxy"\niterations = 300\nl2 = 0.5\nmodel_step = 0.02\n'
+                    'batch_size = 64\n')
+    model, rep = tmp_path / "m.json", tmp_path / "r.json"
+    cli.run("train", "--data", data, "--label", "y", "--groups", "g", "--problem", prob,
+            "--iterations", "120", "--l2", "0.25", "--no-shrink", "--output", model,
+            "--report", rep, "--quiet")
+    assert json.loads(rep.read_text())["iterations"] == 120
+    opts = json.loads(model.read_text())["options"]
+    assert opts["iterations"] == 120  # flag over the file
+    assert opts["l2"] == 0.25  # --l2 reaches the model (flag over the file's 0.5)
+    assert opts["shrink"] is False
+    assert opts["model_step"] == 0.02 and opts["batch_size"] == 64  # from the file
+    assert opts["solver"] == "proxy" and opts["learner"] == "rate_constrained"
+    table = cli.run("options").stdout.split()
+    for key in ("solver", "model_rule", "multiplier_bound", "checkpoint_every", "stop_tolerance"):
+        assert key in table and key in opts
+    assert "n_threads" in table and "n_threads" not in opts  # models are thread-count free
+
+
+def test_problem_file_keys_and_values_are_checked(cli, tmp_path):
+    data = small_csv(tmp_path)
+    out = tmp_path / "m.json"
+    for text, message in [
+        ('minimize = "error"\nl2_penalty = 1\n', "unknown key 'l2_penalty'"),
+        ('minimize = "error"\nmodel_step = -1\n',
+         "model_step (--model-step) is -1, expected a finite number > 0"),
+        ('minimize = "error"\niterations = "many"\n', "iterations (--iterations) is 'many'"),
+    ]:
+        prob = tmp_path / "bad.toml"
+        prob.write_text(text)
+        proc = cli.run("train", "--data", data, "--label", "y", "--problem", prob, "--output", out,
+                       check=False)
+        assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    proc = cli.run("train", "--data", data, "--label", "y", "--minimize", "error",
+                   "--multiplier-bound", "0", "--output", out, check=False)
+    assert proc.returncode == 2
+    assert "multiplier_bound (--multiplier-bound) is '0', expected a finite number > 0" in \
+        proc.stderr
+
+
+def test_options_markdown_is_hidden_and_documents_every_flag(cli):
+    commands = cli.run("--help").stdout.split("Commands:")[1]
+    assert "options" not in commands and "train" in commands
+    md = cli.run("options", "--markdown").stdout
+    assert md.startswith("<!-- Generated")
+    help_text = cli.run("train", "--help").stdout
+    for line in md.splitlines():
+        if line.startswith("| `"):
+            flag = line.split("|")[2].strip().split("`")[1]
+            assert flag in help_text, flag

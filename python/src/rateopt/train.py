@@ -44,6 +44,14 @@ __all__ = ["RateConstrainedClassifier", "RampClassifier"]
 
 _MODES = ("auto", "deterministic", "stochastic")
 
+# The default of a deprecated keyword: "not given".
+_DEPRECATED = "deprecated"
+
+
+def _option_value(v):
+    """numpy scalars as Python ones (the option table takes bool, int, float, str)."""
+    return v.item() if isinstance(v, np.generic) else v
+
 
 def _binary_dataset(X, labels, weights, groups, baseline, feature_names):
     n = X.shape[0]
@@ -185,10 +193,13 @@ class RateConstrainedClassifier(_RateEstimator):
     solver : {"auto", "cutting-plane", "proxy", "three-player", "ratio", "oracle"}
         ("auto": cutting-plane for problems linear in rates, with an optimality certificate)
     iterations, model_step, model_rule, multiplier_step, multiplier_rule, multiplier_bound,
-    slack_step, l2, fit_intercept, checkpoint_every, tolerance, shrink, seed, n_threads :
-        TrainOptions of train.hpp (same names and defaults).
-    oracle_c : float, C of the weighted logistic regression oracle (solvers "cutting-plane"
-        and "oracle")
+    slack_step, l2, c, fit_intercept, checkpoint_every, tolerance, stop_window, stop_tolerance,
+    shrink, batch_size, seed, n_threads :
+        the training options (docs/options.md, ``_core.train_options()``): the keys, defaults
+        and checks of TrainOptions (train.hpp), shared with ``rateopt train`` and its problem
+        files. ``c`` is the C of the weighted logistic-regression oracle (solvers
+        "cutting-plane" and "oracle").
+    oracle_c : float, deprecated alias of ``c`` (FutureWarning; removed in a later version)
     predict_mode : {"auto", "deterministic", "stochastic"}, default "auto" (see the module docstring)
 
     Attributes
@@ -200,9 +211,10 @@ class RateConstrainedClassifier(_RateEstimator):
 
     def __init__(self, objective="error", constraints=(), maximize=False, solver="auto",
                  iterations=500, model_step=0.05, model_rule="adam", multiplier_step=0.0,
-                 multiplier_rule="sgd", multiplier_bound=20.0, slack_step=0.01, l2=0.0,
-                 fit_intercept=True, checkpoint_every=0, tolerance=1e-3, shrink=True, seed=0,
-                 n_threads=0, oracle_c=1.0, predict_mode="auto"):
+                 multiplier_rule="sgd", multiplier_bound=20.0, slack_step=0.01, l2=0.0, c=1.0,
+                 fit_intercept=True, checkpoint_every=0, tolerance=1e-3, stop_window=0,
+                 stop_tolerance=1e-3, shrink=True, batch_size=0, seed=0, n_threads=0,
+                 oracle_c=_DEPRECATED, predict_mode="auto"):
         self.objective = objective
         self.constraints = constraints
         self.maximize = maximize
@@ -215,28 +227,27 @@ class RateConstrainedClassifier(_RateEstimator):
         self.multiplier_bound = multiplier_bound
         self.slack_step = slack_step
         self.l2 = l2
+        self.c = c
         self.fit_intercept = fit_intercept
         self.checkpoint_every = checkpoint_every
         self.tolerance = tolerance
+        self.stop_window = stop_window
+        self.stop_tolerance = stop_tolerance
         self.shrink = shrink
+        self.batch_size = batch_size
         self.seed = seed
         self.n_threads = n_threads
         self.oracle_c = oracle_c
         self.predict_mode = predict_mode
 
     def _train(self, constraints, data):
-        opts = dict(solver=str(self.solver), iterations=check_int(self.iterations, "iterations", 1),
-                    model_step=float(self.model_step), model_rule=str(self.model_rule),
-                    multiplier_step=float(self.multiplier_step),
-                    multiplier_rule=str(self.multiplier_rule),
-                    multiplier_bound=float(self.multiplier_bound),
-                    slack_step=float(self.slack_step), l2=float(self.l2),
-                    fit_intercept=bool(self.fit_intercept),
-                    checkpoint_every=check_int(self.checkpoint_every, "checkpoint_every", 0),
-                    tolerance=float(self.tolerance), shrink=bool(self.shrink),
-                    seed=check_int(self.seed, "seed", 0),
-                    n_threads=check_int(self.n_threads, "n_threads"),
-                    oracle_c=float(self.oracle_c))
+        # Every key of the option table, converted and checked by it (ValueError naming the key,
+        # the value and the expected range).
+        opts = {o["key"]: _option_value(getattr(self, o["key"])) for o in _core.train_options()}
+        if not (isinstance(self.oracle_c, str) and self.oracle_c == _DEPRECATED):
+            warnings.warn("RateConstrainedClassifier: oracle_c is deprecated, use c (the same "
+                          "value)", FutureWarning, stacklevel=3)
+            opts["c"] = _option_value(self.oracle_c)
         return _core.train(self.objective, bool(self.maximize), constraints, data, opts)
 
     def _more_tags(self):
@@ -260,20 +271,24 @@ class RampClassifier(_RateEstimator):
     Parameters
     ----------
     objective, constraints, maximize : as RateConstrainedClassifier
-    l2 : float, lambda of the (lambda/2)(|w|^2 + b^2) regulariser (> 0)
+    ramp_lambda : float, lambda of the (lambda/2)(|w|^2 + b^2) regulariser (> 0; RampOptions
+        ``lambda``, ``rateopt train --solver ramp --lambda``)
+    l2 : deprecated alias of ``ramp_lambda`` (FutureWarning; it is not RateConstrainedClassifier's
+        ``l2``, whose default and penalty differ)
     bias_feature : float, the regularised bias feature (0: no bias)
     max_mm_iterations, mm_tol, feasibility_tol, outer_tol, max_outer_iterations, seed,
     n_threads : RampOptions of ramp.hpp
     predict_mode : {"auto", "deterministic", "stochastic"}, default "auto" (see the module docstring)
     """
 
-    def __init__(self, objective="error", constraints=(), maximize=False, l2=1e-4,
+    def __init__(self, objective="error", constraints=(), maximize=False, ramp_lambda=1e-4,
                  bias_feature=1.0, max_mm_iterations=10, mm_tol=1e-5, feasibility_tol=1e-3,
                  outer_tol=1e-4, max_outer_iterations=60, seed=0, n_threads=0,
-                 predict_mode="auto"):
+                 predict_mode="auto", l2=_DEPRECATED):
         self.objective = objective
         self.constraints = constraints
         self.maximize = maximize
+        self.ramp_lambda = ramp_lambda
         self.l2 = l2
         self.bias_feature = bias_feature
         self.max_mm_iterations = max_mm_iterations
@@ -286,7 +301,12 @@ class RampClassifier(_RateEstimator):
         self.predict_mode = predict_mode
 
     def _train(self, constraints, data):
-        opts = {"lambda": float(self.l2), "bias_feature": float(self.bias_feature),
+        lam = self.ramp_lambda
+        if not (isinstance(self.l2, str) and self.l2 == _DEPRECATED):
+            warnings.warn("RampClassifier: l2 is deprecated, use ramp_lambda (the same value)",
+                          FutureWarning, stacklevel=3)
+            lam = self.l2
+        opts = {"lambda": float(lam), "bias_feature": float(self.bias_feature),
                 "max_mm_iterations": check_int(self.max_mm_iterations, "max_mm_iterations", 1),
                 "mm_tol": float(self.mm_tol), "feasibility_tol": float(self.feasibility_tol),
                 "outer_tol": float(self.outer_tol),
