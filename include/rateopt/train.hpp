@@ -318,6 +318,9 @@ struct TrainResult {
   ProblemValues stochastic;     // training values of the stochastic classifier
   ProblemValues deterministic;  // training values of the best iterate
   std::size_t num_candidates = 0;
+  // Training values of every candidate the stochastic model was chosen from (the LP's columns),
+  // so callers can check the mixture against the LP optimum over them.
+  std::vector<ProblemValues> candidates;
   // Optimality certificate (problems linear in rates): a Lagrangian lower bound on the objective
   // of any classifier the oracle can find, and gap = stochastic objective - lower_bound (as
   // minimised). NaN when the solver gives none.

@@ -521,6 +521,7 @@ TrainResult CuttingPlane::run() {
     }
   }
   result.num_candidates = n;
+  for (const Column& c : cols) result.candidates.push_back(problem_.evaluate(c.atoms));
   result.iterations = rounds + search_calls;
   result.oracle_calls = oracle_calls_;
   result.oracle_iterations = lr_iterations_;

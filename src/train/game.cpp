@@ -631,6 +631,7 @@ TrainResult Game::run() {
     }
   }
   result.num_candidates = n;
+  result.candidates = cand_values;
   result.iterations = rounds;
   result.seconds = elapsed();
   // Status: infeasible, or converged only with a certificate (problems linear in rates: the
