@@ -163,6 +163,7 @@ int run_eval(int argc, const char* const* argv) {
   Dataset ds;
   if (!model_path.empty()) {
     const Classifier model = Classifier::load(model_path);
+    warn_if_deterministic_infeasible(model, parse_predict_mode(mode), model_path);
     ds = load_dataset(data_path, reader, &model.encoding);
     if (ds.labels().kind == LabelKind::kMultilabel || ds.labels().kind == LabelKind::kMulticlass)
       throw InvalidArgument(fmt::format("--model needs binary or unlabelled data; {} has {} labels",

@@ -61,6 +61,7 @@ int run_predict(int argc, const char* const* argv) {
     }
   } else {
     const Classifier model = Classifier::from_json(model_text, model_path);
+    warn_if_deterministic_infeasible(model, m, model_path);
     const Dataset ds = load_dataset(data_path, reader, &model.encoding);
     std::vector<double> out(ds.num_rows());
     model.predict(ds.features(), m, out, seed, threads);

@@ -506,6 +506,12 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
                                                  : "not converged: raise --iterations");
   else if (result.status == Termination::kFeasible)
     fmt::print("feasible; this solver gives no optimality certificate\n");
+  if (result.deterministic.max_violation() > o.tolerance)
+    fmt::print(
+        "deterministic model: no single model found meets the constraints on the training data "
+        "(largest violation {:.6f} > tolerance {}); predict with --mode probability or "
+        "stochastic\n",
+        result.deterministic.max_violation(), o.tolerance);
   if (!ok)
     fmt::print(
         "infeasible: the smallest violation reached on training data is {:.6f} "

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "rateopt/error.hpp"
@@ -198,6 +200,35 @@ int parse_args(CLI::App& app, int argc, const char* const* argv) {
     return kExitUsage;
   }
   return -1;
+}
+
+void warn_if_deterministic_infeasible(const Classifier& model, PredictMode mode,
+                                      const std::string& model_path) {
+  if (mode != PredictMode::kDeterministic || model.kind != "rate_constrained" ||
+      model.report_json.empty())
+    return;
+  const nlohmann::json report = nlohmann::json::parse(model.report_json, nullptr, false);
+  if (report.is_discarded()) return;
+  double tolerance = 1e-3;
+  if (!model.options_json.empty()) {
+    const nlohmann::json opts = nlohmann::json::parse(model.options_json, nullptr, false);
+    if (!opts.is_discarded() && opts.contains("tolerance") && opts["tolerance"].is_number())
+      tolerance = opts["tolerance"].get<double>();
+  }
+  const nlohmann::json* det = nullptr;
+  if (report.contains("train") && report["train"].contains("deterministic"))
+    det = &report["train"]["deterministic"];
+  if (det == nullptr || !det->contains("constraints")) return;
+  double worst = 0;
+  for (const auto& c : (*det)["constraints"])
+    if (c.contains("violation") && c["violation"].is_number())
+      worst = std::max(worst, c["violation"].get<double>());
+  if (worst > tolerance)
+    fmt::print(stderr,
+               "warning: {}: the deterministic model violated the constraints it was trained "
+               "under on the training data (largest violation {:.6f} > tolerance {}); "
+               "--mode probability or stochastic meets them in expectation\n",
+               model_path, worst, tolerance);
 }
 
 }  // namespace rateopt::cli

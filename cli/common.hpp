@@ -10,6 +10,7 @@
 
 #include "rateopt/dataset.hpp"
 #include "rateopt/io.hpp"
+#include "rateopt/model.hpp"
 
 namespace rateopt::cli {
 
@@ -58,6 +59,13 @@ void add_reader_flags(CLI::App& app, ReaderFlags& flags);
 [[nodiscard]] std::vector<double> read_number_column(const std::string& path);
 // Writes text to `path`, or stdout when path is "-". Throws IoError.
 void write_text(const std::string& path, const std::string& text);
+
+// Warns on stderr when a rate-constrained model's deterministic component violated the
+// constraints it was trained under on the training data (its embedded report), and mode is
+// deterministic: the stochastic model (--mode probability or stochastic) meets them in
+// expectation.
+void warn_if_deterministic_infeasible(const Classifier& model, PredictMode mode,
+                                      const std::string& model_path);
 
 // Parses argv with CLI11; returns -1 to continue, or the exit code to return now (help, errors).
 [[nodiscard]] int parse_args(CLI::App& app, int argc, const char* const* argv);

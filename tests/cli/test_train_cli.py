@@ -207,3 +207,26 @@ def test_options_markdown_is_hidden_and_documents_every_flag(cli):
         if line.startswith("| `"):
             flag = line.split("|")[2].strip().split("`")[1]
             assert flag in help_text, flag
+
+
+def test_deterministic_model_that_misses_the_constraints_is_flagged(cli, tmp_path):
+    """Four rows sorted by x, two per group: no threshold of x predicts exactly one row of each
+    group positive, so only the stochastic model meets ppr == 0.5 in both groups. train says so,
+    and predict / eval in deterministic mode warn; probability mode does not."""
+    data = tmp_path / "tiny.csv"
+    data.write_text("x,g,y\n0,a,0\n1,a,0\n2,b,1\n3,b,1\n")
+    model = tmp_path / "m.json"
+    proc = cli.run("train", "--data", data, "--label", "y", "--groups", "g", "--minimize", "error",
+                   "--constraint", "ppr[g=a] == 0.5", "--constraint", "ppr[g=b] == 0.5",
+                   "--tolerance", "1e-6", "--output", model, "--quiet")
+    assert "deterministic model: no single model found meets the constraints" in proc.stdout
+    det = cli.run("predict", "--model", model, "--data", data, "--label", "y", "--groups", "g")
+    assert "warning:" in det.stderr and "deterministic model violated" in det.stderr
+    ev = cli.run("eval", "--model", model, "--data", data, "--label", "y", "--groups", "g",
+                 "--metric", "error")
+    assert "deterministic model violated" in ev.stderr
+    prob = cli.run("predict", "--model", model, "--data", data, "--label", "y", "--groups", "g",
+                   "--mode", "probability")
+    assert "warning" not in prob.stderr
+    values = [float(v) for v in prob.stdout.split()]
+    assert abs(values[0] + values[1] - 1.0) < 1e-6 and abs(values[2] + values[3] - 1.0) < 1e-6
