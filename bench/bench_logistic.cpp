@@ -1,13 +1,15 @@
 // Benchmarks of L2-regularised logistic regression (src/train/logistic.cpp).
 //
-//   BM_LogisticFitA9a/<threads>        fit on LIBSVM a9a (C = 1, default tol), reports the test
-//                                      accuracy on a9a.t, iterations and objective as counters
+//   BM_LogisticFitA9a/<threads>/<solver>  fit on LIBSVM a9a (C = 1, default tol; solver 0 =
+//                                      Newton, 1 = L-BFGS), reports the test accuracy on a9a.t,
+//                                      iterations, CG steps and objective as counters
 //   BM_LogisticObjectiveA9a/<threads>  one objective + gradient evaluation on a9a
+//   BM_LogisticHessianProductA9a/<threads>  one Hessian-vector product on a9a
 //   BM_LogisticFitDense/<n>/<d>        fit on a synthetic dense problem from a fixed seed
 //
 // One thread unless the argument says otherwise. a9a is read from $RATEOPT_DATA_DIR/adult or
 // RATEOPT_SHARED_DATA_DIR/adult; the a9a benchmarks are skipped with an error when it is absent.
-// bench/compare_logistic_sklearn.py runs BM_LogisticFitA9a/1 next to scikit-learn.
+// bench/compare_logistic_sklearn.py times fits next to scikit-learn with bench_logistic_fit.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -69,6 +71,8 @@ void BM_LogisticFitA9a(benchmark::State& state) {
   rateopt::LogisticRegressionOptions o;
   o.c = 1.0;
   o.n_threads = static_cast<int>(state.range(0));
+  o.solver =
+      state.range(1) == 0 ? rateopt::LogisticSolver::kNewton : rateopt::LogisticSolver::kLbfgs;
   rateopt::LogisticRegressionResult fit;
   for (auto _ : state) {
     fit = rateopt::fit_logistic_regression(data->train.features(), data->train.labels().values,
@@ -77,12 +81,17 @@ void BM_LogisticFitA9a(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   state.counters["iterations"] = fit.iterations;
+  state.counters["cg_steps"] = fit.inner_iterations;
   state.counters["objective"] = fit.objective;
   state.counters["converged"] = fit.status == rateopt::Termination::kConverged ? 1 : 0;
   state.counters["test_accuracy"] = accuracy(fit.model, data->test);
   state.counters["nnz"] = static_cast<double>(data->train.features().nnz());
 }
-BENCHMARK(BM_LogisticFitA9a)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LogisticFitA9a)
+    ->Args({1, 0})
+    ->Args({2, 0})
+    ->Args({1, 1})
+    ->Unit(benchmark::kMillisecond);
 
 void BM_LogisticObjectiveA9a(benchmark::State& state) {
   const A9a* data = a9a();
@@ -103,6 +112,29 @@ void BM_LogisticObjectiveA9a(benchmark::State& state) {
   state.counters["nnz"] = static_cast<double>(x.nnz());
 }
 BENCHMARK(BM_LogisticObjectiveA9a)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+
+void BM_LogisticHessianProductA9a(benchmark::State& state) {
+  const A9a* data = a9a();
+  if (data == nullptr) {
+    state.SkipWithError("a9a not found (set RATEOPT_DATA_DIR)");
+    return;
+  }
+  const auto& x = data->train.features();
+  const rateopt::detail::LogisticObjective f(x, data->train.labels().values, data->train.weights(),
+                                             1.0, true, static_cast<int>(state.range(0)));
+  std::vector<double> theta(f.dim(), 0.01);
+  std::vector<double> grad(f.dim());
+  std::vector<double> curvature(x.rows());
+  f.evaluate(theta, {}, grad, curvature);
+  std::vector<double> hv(f.dim());
+  for (auto _ : state) {
+    f.hessian_product(curvature, grad, hv);
+    benchmark::DoNotOptimize(hv.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(x.nnz()));
+}
+BENCHMARK(BM_LogisticHessianProductA9a)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 
 // Synthetic dense problem: features uniform in [-1, 1], labels from a logistic model with a
 // fixed random weight vector; the same data for a given (n, d) on every run.
@@ -133,6 +165,7 @@ void BM_LogisticFitDense(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   state.counters["iterations"] = fit.iterations;
+  state.counters["cg_steps"] = fit.inner_iterations;
   state.counters["converged"] = fit.status == rateopt::Termination::kConverged ? 1 : 0;
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n * d));
 }

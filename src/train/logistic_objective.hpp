@@ -1,13 +1,22 @@
 // Private: the objective of L2-regularised logistic regression (see rateopt/logistic.hpp),
-// exposed so that tests can check its gradient and solve it independently.
+// exposed so that tests can check its derivatives and solve it independently.
 //
 //   f(theta) = C * sum_i w_i * log(1 + exp(-t_i * z_i)) + 0.5 * |beta|^2,
 //   z_i = x_i . beta + b,  t_i = 2 * y_i - 1,
 //
 // with theta = (beta_0, ..., beta_{d-1}, b) when the intercept is fitted and theta = beta
-// otherwise (b = 0). Value and gradient come from one pass over the rows, parallel over fixed row
-// blocks whose partial sums are combined in block order, so results are bit-identical for any
-// thread count. Cost O(nnz + d * blocks) per evaluation.
+// otherwise (b = 0). Every sum over rows runs over fixed row blocks whose partial sums are
+// combined in block order (block_reduce), so results are bit-identical for any thread count.
+//
+// Second-order information for the trust-region Newton solver: the Hessian is
+//   H = C * X~^T D X~ + P,   D = diag(h_i),  h_i = w_i * s_i * (1 - s_i),  s_i = sigmoid(z_i),
+// X~ = [X, 1] with an intercept, P = identity on beta and 0 on b. evaluate() stores h_i (one
+// double per row) and hessian_product() multiplies by H without forming it (Lin, Weng & Keerthi
+// 2008, section 3).
+//
+// Cost: value_and_gradient, evaluate, gradient_at_zero and hessian_product each make one pass
+// over the rows, O(nnz + dim * blocks); only the first two evaluate exp/log1p (one of each per
+// row, evaluate with a step two more).
 //
 // Ownership: borrows x, labels and weights; they must outlive the object. Inputs are assumed
 // valid (fit_logistic_regression validates them). Thread-safety: const methods may run
@@ -43,11 +52,32 @@ class LogisticObjective {
 
   // Number of parameters: x.cols() (+ 1 with an intercept).
   [[nodiscard]] std::size_t dim() const noexcept { return dim_; }
+  [[nodiscard]] std::size_t rows() const noexcept { return x_.rows(); }
   // Rows per reduction block (depends on the row count and dim() only, never on threads).
   [[nodiscard]] std::size_t block_rows() const noexcept { return block_rows_; }
 
   // Returns f(theta) and writes its gradient into grad; both spans have dim() entries.
   double value_and_gradient(std::span<const double> theta, std::span<double> grad) const;
+
+  struct Evaluation {
+    double value = 0;  // f(theta)
+    // sum_i w_i * (loss_i(theta - step) - loss_i(theta)) (no C, no penalty), computed per row as
+    // log1p(expm1(t_i * x~_i . step) * sigmoid(-t_i z_i)), which keeps its relative accuracy
+    // when the step is tiny (the difference of two values of f would be rounding noise).
+    // 0 when step is empty.
+    double loss_decrease = 0;
+  };
+  // f(theta), its gradient (dim() entries) and the curvature h_i of every row (rows() entries,
+  // the input of hessian_product). step: empty, or the move (dim() entries) that led to theta.
+  Evaluation evaluate(std::span<const double> theta, std::span<const double> step,
+                      std::span<double> grad, std::span<double> curvature) const;
+
+  // out = H v with the curvature stored by evaluate (v and out: dim() entries; no aliasing).
+  void hessian_product(std::span<const double> curvature, std::span<const double> v,
+                       std::span<double> out) const;
+
+  // The gradient at theta = 0 (no exp: every row's loss derivative is -t_i w_i / 2).
+  void gradient_at_zero(std::span<double> grad) const;
 
  private:
   const FeatureMatrix& x_;

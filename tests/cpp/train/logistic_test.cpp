@@ -83,10 +83,34 @@ Problem random_problem(std::size_t rows, std::size_t cols, std::uint64_t seed,
   return p;
 }
 
-double inf_norm(const std::vector<double>& v) {
-  double m = 0;
-  for (double x : v) m = std::max(m, std::abs(x));
-  return m;
+double norm2(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x * x;
+  return std::sqrt(s);
+}
+
+// The documented stopping threshold: tol * max(min(W+, W-), mean non-zero weight) / W * |g(0)|_2,
+// written here from the header's description.
+double stopping_threshold(const detail::LogisticObjective& f, const std::vector<std::int32_t>& y,
+                          const std::vector<double>& w, double tol) {
+  double pos = 0;
+  double neg = 0;
+  double rows = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const double wi = w.empty() ? 1.0 : w[i];
+    (y[i] == 1 ? pos : neg) += wi;
+    rows += wi > 0 ? 1 : 0;
+  }
+  const double total = pos + neg;
+  std::vector<double> theta(f.dim(), 0.0);
+  std::vector<double> g(f.dim());
+  f.value_and_gradient(theta, g);
+  return tol * std::max(std::min(pos, neg), total / rows) / total * norm2(g);
+}
+
+constexpr LogisticSolver kSolvers[] = {LogisticSolver::kNewton, LogisticSolver::kLbfgs};
+const char* name(LogisticSolver s) {
+  return s == LogisticSolver::kNewton ? "newton" : "lbfgs";
 }
 
 // ---- the objective ------------------------------------------------------------------------------
@@ -150,6 +174,101 @@ TEST(LogisticObjective, GradientMatchesCentralDifferences) {
   }
 }
 
+TEST(LogisticObjective, HessianProductMatchesGradientDifferences) {
+  const Problem p = random_problem(90, 6, 12);
+  for (bool sparse : {false, true}) {
+    for (bool intercept : {true, false}) {
+      SCOPED_TRACE(::testing::Message() << "sparse=" << sparse << " intercept=" << intercept);
+      const FeatureMatrix x = sparse ? p.csr_matrix() : p.dense_matrix();
+      const detail::LogisticObjective f(x, p.labels, p.weights, 1.3, intercept, 1);
+      std::mt19937_64 rng(6);
+      std::vector<double> theta(f.dim());
+      std::vector<double> v(f.dim());
+      for (double& t : theta) t = 2 * uniform(rng) - 1;
+      for (double& t : v) t = 2 * uniform(rng) - 1;
+      std::vector<double> g(f.dim());
+      std::vector<double> curvature(p.rows);
+      f.evaluate(theta, {}, g, curvature);
+      std::vector<double> hv(f.dim());
+      f.hessian_product(curvature, v, hv);
+      // H v = (g(theta + h v) - g(theta - h v)) / 2h + O(h^2).
+      const double h = 1e-5;
+      std::vector<double> plus = theta;
+      std::vector<double> minus = theta;
+      for (std::size_t k = 0; k < f.dim(); ++k) {
+        plus[k] += h * v[k];
+        minus[k] -= h * v[k];
+      }
+      std::vector<double> gp(f.dim());
+      std::vector<double> gm(f.dim());
+      f.value_and_gradient(plus, gp);
+      f.value_and_gradient(minus, gm);
+      for (std::size_t k = 0; k < f.dim(); ++k) {
+        const double fd = (gp[k] - gm[k]) / (2 * h);
+        EXPECT_NEAR(hv[k], fd, 1e-6 * std::max(1.0, std::abs(fd))) << "coordinate " << k;
+      }
+    }
+  }
+}
+
+TEST(LogisticObjective, EvaluateMatchesValueAndGradient) {
+  // evaluate() gives the same value and gradient as value_and_gradient(), the gradient at zero
+  // matches gradient_at_zero(), and the loss decrease of a step matches the difference of the
+  // values for a large step and stays accurate (no cancellation) for a tiny one.
+  const Problem p = random_problem(70, 5, 13);
+  for (bool sparse : {false, true}) {
+    SCOPED_TRACE(::testing::Message() << "sparse=" << sparse);
+    const FeatureMatrix x = sparse ? p.csr_matrix() : p.dense_matrix();
+    const double c = 0.9;
+    const detail::LogisticObjective f(x, p.labels, p.weights, c, true, 1);
+    std::vector<double> zero(f.dim(), 0.0);
+    std::vector<double> g(f.dim());
+    std::vector<double> g_eval(f.dim());
+    std::vector<double> g_zero(f.dim());
+    f.value_and_gradient(zero, g);
+    f.gradient_at_zero(g_zero);
+    for (std::size_t k = 0; k < f.dim(); ++k) EXPECT_NEAR(g_zero[k], g[k], 1e-13) << k;
+
+    std::mt19937_64 rng(7);
+    std::vector<double> theta(f.dim());
+    std::vector<double> step(f.dim());
+    for (double& t : theta) t = 2 * uniform(rng) - 1;
+    for (double& t : step) t = 2 * uniform(rng) - 1;
+    const double value = f.value_and_gradient(theta, g);
+    std::vector<double> curvature(p.rows);
+    const auto at = f.evaluate(theta, {}, g_eval, curvature);
+    EXPECT_EQ(at.value, value);
+    EXPECT_EQ(at.loss_decrease, 0.0);
+    EXPECT_EQ(g_eval, g);
+    for (double scale : {1.0, 1e-9}) {
+      SCOPED_TRACE(::testing::Message() << "step scale " << scale);
+      std::vector<double> from(f.dim());
+      std::vector<double> s(f.dim());
+      for (std::size_t k = 0; k < f.dim(); ++k) {
+        s[k] = scale * step[k];
+        from[k] = theta[k] - s[k];
+      }
+      const auto e = f.evaluate(theta, s, g_eval, curvature);
+      // penalty(from) - penalty(theta), then the loss part of f(from) - f(theta).
+      double penalty_decrease = 0;
+      for (std::size_t k = 0; k + 1 < f.dim(); ++k)
+        penalty_decrease += 0.5 * (from[k] * from[k] - theta[k] * theta[k]);
+      if (scale == 1.0) {
+        std::vector<double> scratch(f.dim());
+        const double expected =
+            (f.value_and_gradient(from, scratch) - value - penalty_decrease) / c;
+        EXPECT_NEAR(e.loss_decrease, expected, 1e-11 * std::abs(value));
+      } else {
+        // First order: loss(from) - loss(theta) = -(g_loss . s), g_loss = (g - P theta) / C.
+        double expected = 0;
+        for (std::size_t k = 0; k < f.dim(); ++k)
+          expected -= (g[k] - (k + 1 < f.dim() ? theta[k] : 0.0)) / c * s[k];
+        EXPECT_NEAR(e.loss_decrease, expected, 1e-6 * std::abs(expected));
+      }
+    }
+  }
+}
+
 // ---- an independent oracle: Newton's method with the exact Hessian ------------------------------
 
 struct NewtonSolution {
@@ -204,26 +323,33 @@ NewtonSolution newton_oracle(const Problem& p, double c, bool intercept) {
 }
 
 TEST(LogisticRegression, MatchesNewtonOracle) {
-  for (bool intercept : {true, false}) {
-    SCOPED_TRACE(::testing::Message() << "intercept=" << intercept << " seed=21");
-    const Problem p = random_problem(300, 6, 21);
-    const double c = 0.7;
-    const NewtonSolution oracle = newton_oracle(p, c, intercept);
-    LogisticRegressionOptions o;
-    o.c = c;
-    o.fit_intercept = intercept;
-    o.tol = 1e-10;
-    o.n_threads = 1;
-    const auto fit = fit_logistic_regression(p.dense_matrix(), p.labels, p.weights, o);
-    EXPECT_EQ(fit.status, Termination::kConverged);
-    ASSERT_EQ(fit.model.weights.size(), p.cols);
-    for (std::size_t j = 0; j < p.cols; ++j)
-      EXPECT_NEAR(fit.model.weights[j], oracle.theta(static_cast<Eigen::Index>(j)), 1e-6)
-          << "weight " << j;
-    const double oracle_bias = intercept ? oracle.theta(static_cast<Eigen::Index>(p.cols)) : 0.0;
-    EXPECT_NEAR(fit.model.bias, oracle_bias, 1e-6);
-    EXPECT_NEAR(fit.objective, oracle.objective, 1e-10 * std::abs(oracle.objective));
-    EXPECT_GT(fit.iterations, 0);
+  for (const LogisticSolver solver : kSolvers) {
+    for (bool intercept : {true, false}) {
+      SCOPED_TRACE(::testing::Message()
+                   << name(solver) << " intercept=" << intercept << " seed=21");
+      const Problem p = random_problem(300, 6, 21);
+      const double c = 0.7;
+      const NewtonSolution oracle = newton_oracle(p, c, intercept);
+      LogisticRegressionOptions o;
+      o.c = c;
+      o.fit_intercept = intercept;
+      o.tol = 1e-10;
+      o.n_threads = 1;
+      o.solver = solver;
+      const auto fit = fit_logistic_regression(p.dense_matrix(), p.labels, p.weights, o);
+      EXPECT_EQ(fit.status, Termination::kConverged);
+      ASSERT_EQ(fit.model.weights.size(), p.cols);
+      for (std::size_t j = 0; j < p.cols; ++j)
+        EXPECT_NEAR(fit.model.weights[j], oracle.theta(static_cast<Eigen::Index>(j)), 1e-6)
+            << "weight " << j;
+      const double oracle_bias = intercept ? oracle.theta(static_cast<Eigen::Index>(p.cols)) : 0.0;
+      EXPECT_NEAR(fit.model.bias, oracle_bias, 1e-6);
+      EXPECT_NEAR(fit.objective, oracle.objective, 1e-10 * std::abs(oracle.objective));
+      EXPECT_GT(fit.iterations, 0);
+      if (solver == LogisticSolver::kNewton) {
+        EXPECT_GE(fit.inner_iterations, fit.iterations);
+      }
+    }
   }
 }
 
@@ -242,49 +368,119 @@ TEST(LogisticRegression, DenseAndCsrGiveTheSameModel) {
   EXPECT_NEAR(dense.objective, sparse.objective, 1e-12 * std::abs(dense.objective));
 }
 
+TEST(LogisticRegression, MostlyZeroDenseFitsLikeItsCsrCopy) {
+  // A dense matrix with <= 30% non-zeros is fitted from a CSR copy: the same model, bit for bit,
+  // as fitting the CSR matrix itself.
+  const Problem p = random_problem(700, 20, 33, 0.15);
+  for (const LogisticSolver solver : kSolvers) {
+    SCOPED_TRACE(name(solver));
+    LogisticRegressionOptions o;
+    o.solver = solver;
+    o.n_threads = 1;
+    const auto dense = fit_logistic_regression(p.dense_matrix(), p.labels, p.weights, o);
+    const auto sparse = fit_logistic_regression(p.csr_matrix(), p.labels, p.weights, o);
+    EXPECT_EQ(dense.status, Termination::kConverged);
+    EXPECT_EQ(dense.iterations, sparse.iterations);
+    EXPECT_EQ(dense.objective, sparse.objective);
+    EXPECT_EQ(dense.model.bias, sparse.model.bias);
+    EXPECT_EQ(dense.model.weights, sparse.model.weights);
+  }
+}
+
 TEST(LogisticRegression, ThreadCountDoesNotChangeTheResult) {
   // More rows than three reduction blocks, so two threads really split the work.
   const Problem p = random_problem(3 * 4096 + 123, 15, 41, 0.4);
-  for (bool sparse : {false, true}) {
-    SCOPED_TRACE(::testing::Message() << "sparse=" << sparse);
-    const FeatureMatrix x = sparse ? p.csr_matrix() : p.dense_matrix();
-    const detail::LogisticObjective f(x, p.labels, p.weights, 1.0, true, 1);
-    ASSERT_LT(f.block_rows(), p.rows / 2);
-    LogisticRegressionOptions o;
-    o.n_threads = 1;
-    const auto one = fit_logistic_regression(x, p.labels, p.weights, o);
-    o.n_threads = 2;
-    const auto two = fit_logistic_regression(x, p.labels, p.weights, o);
-    EXPECT_EQ(one.status, Termination::kConverged);
-    EXPECT_EQ(one.iterations, two.iterations);
-    EXPECT_EQ(one.objective, two.objective);
-    EXPECT_EQ(one.model.bias, two.model.bias);
-    for (std::size_t j = 0; j < p.cols; ++j)
-      EXPECT_EQ(one.model.weights[j], two.model.weights[j]) << "weight " << j;
+  for (const LogisticSolver solver : kSolvers) {
+    for (bool sparse : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << name(solver) << " sparse=" << sparse);
+      const FeatureMatrix x = sparse ? p.csr_matrix() : p.dense_matrix();
+      const detail::LogisticObjective f(x, p.labels, p.weights, 1.0, true, 1);
+      ASSERT_LT(f.block_rows(), p.rows / 2);
+      LogisticRegressionOptions o;
+      o.solver = solver;
+      o.n_threads = 1;
+      const auto one = fit_logistic_regression(x, p.labels, p.weights, o);
+      o.n_threads = 2;
+      const auto two = fit_logistic_regression(x, p.labels, p.weights, o);
+      EXPECT_EQ(one.status, Termination::kConverged);
+      EXPECT_EQ(one.iterations, two.iterations);
+      EXPECT_EQ(one.inner_iterations, two.inner_iterations);
+      EXPECT_EQ(one.objective, two.objective);
+      EXPECT_EQ(one.model.bias, two.model.bias);
+      for (std::size_t j = 0; j < p.cols; ++j)
+        EXPECT_EQ(one.model.weights[j], two.model.weights[j]) << "weight " << j;
+    }
   }
 }
 
 TEST(LogisticRegression, KktConditionHoldsAtTheSolution) {
   const Problem p = random_problem(400, 9, 51);
-  for (double tol : {1e-4, 1e-6, 1e-8}) {
-    SCOPED_TRACE(::testing::Message() << "tol=" << tol);
-    LogisticRegressionOptions o;
-    o.c = 3.0;
-    o.tol = tol;
-    const FeatureMatrix x = p.csr_matrix();
-    const auto fit = fit_logistic_regression(x, p.labels, p.weights, o);
-    ASSERT_EQ(fit.status, Termination::kConverged);
-    const detail::LogisticObjective f(x, p.labels, p.weights, o.c, true, 1);
-    std::vector<double> theta(f.dim(), 0.0);
+  for (const LogisticSolver solver : kSolvers) {
+    for (double tol : {1e-4, 1e-6, 1e-8}) {
+      SCOPED_TRACE(::testing::Message() << name(solver) << " tol=" << tol);
+      LogisticRegressionOptions o;
+      o.c = 3.0;
+      o.tol = tol;
+      o.solver = solver;
+      const FeatureMatrix x = p.csr_matrix();
+      const auto fit = fit_logistic_regression(x, p.labels, p.weights, o);
+      ASSERT_EQ(fit.status, Termination::kConverged);
+      const detail::LogisticObjective f(x, p.labels, p.weights, o.c, true, 1);
+      const double threshold = stopping_threshold(f, p.labels, p.weights, tol);
+      std::vector<double> theta(f.dim(), 0.0);
+      std::vector<double> g(f.dim());
+      std::copy(fit.model.weights.begin(), fit.model.weights.end(), theta.begin());
+      theta.back() = fit.model.bias;
+      const double value = f.value_and_gradient(theta, g);
+      EXPECT_LE(norm2(g), threshold);
+      EXPECT_EQ(fit.gradient_norm, norm2(g));
+      EXPECT_EQ(fit.objective, value);
+    }
+  }
+}
+
+TEST(LogisticRegression, StoppingThresholdIsRelativeToTheGradientAtZero) {
+  // The test is |g|_2 <= tol * factor * |g(0)|_2 (factor from the class weights) from any start:
+  // a warm start at the solution meets a loose test at once, and one far away stops at the
+  // threshold computed from the gradient at zero, not at the start.
+  const Problem p = random_problem(500, 8, 52);
+  const FeatureMatrix x = p.csr_matrix();
+  LogisticRegressionOptions o;
+  o.c = 2.0;
+  o.tol = 1e-9;
+  const auto exact = fit_logistic_regression(x, p.labels, p.weights, o);
+  ASSERT_EQ(exact.status, Termination::kConverged);
+  const detail::LogisticObjective f(x, p.labels, p.weights, o.c, true, 1);
+  const double loose = stopping_threshold(f, p.labels, p.weights, 1e-3);
+  for (const LogisticSolver solver : kSolvers) {
+    SCOPED_TRACE(name(solver));
+    LogisticRegressionOptions warm = o;
+    warm.solver = solver;
+    warm.tol = 1e-3;
+    warm.initial = exact.model;
+    const auto again = fit_logistic_regression(x, p.labels, p.weights, warm);
+    EXPECT_EQ(again.status, Termination::kConverged);
+    EXPECT_EQ(again.iterations, 0);
+    EXPECT_EQ(again.model.weights, exact.model.weights);
+
+    LinearModel far = exact.model;
+    for (double& w : far.weights) w = -3 * w + 1;
+    far.bias = 2;
+    warm.initial = far;
+    const auto from_far = fit_logistic_regression(x, p.labels, p.weights, warm);
+    EXPECT_EQ(from_far.status, Termination::kConverged);
+    EXPECT_GT(from_far.iterations, 0);
+    EXPECT_LE(from_far.gradient_norm, loose);
+    // The gradient at the far start is larger than at zero; a threshold relative to it would
+    // stop earlier than this one.
+    std::vector<double> theta(far.weights);
+    theta.push_back(far.bias);
     std::vector<double> g(f.dim());
     f.value_and_gradient(theta, g);
-    const double g0 = inf_norm(g);
-    std::copy(fit.model.weights.begin(), fit.model.weights.end(), theta.begin());
-    theta.back() = fit.model.bias;
-    const double value = f.value_and_gradient(theta, g);
-    EXPECT_LE(inf_norm(g), tol * std::max(1.0, g0));
-    EXPECT_EQ(fit.gradient_norm, inf_norm(g));
-    EXPECT_EQ(fit.objective, value);
+    std::vector<double> zero(f.dim(), 0.0);
+    std::vector<double> g0(f.dim());
+    f.value_and_gradient(zero, g0);
+    EXPECT_GT(norm2(g), norm2(g0));
   }
 }
 
@@ -345,14 +541,18 @@ TEST(LogisticRegression, SeparableDataHasAFiniteRegularisedSolution) {
 
 TEST(LogisticRegression, ReportsMaxIterations) {
   const Problem p = random_problem(200, 8, 71);
-  LogisticRegressionOptions o;
-  o.max_iter = 2;
-  o.tol = 1e-12;
-  const auto fit = fit_logistic_regression(p.dense_matrix(), p.labels, p.weights, o);
-  EXPECT_EQ(fit.status, Termination::kMaxIterations);
-  EXPECT_EQ(fit.iterations, 2);
-  EXPECT_TRUE(std::isfinite(fit.objective));
-  EXPECT_GT(fit.gradient_norm, 0);
+  for (const LogisticSolver solver : kSolvers) {
+    SCOPED_TRACE(name(solver));
+    LogisticRegressionOptions o;
+    o.max_iter = 2;
+    o.tol = 1e-12;
+    o.solver = solver;
+    const auto fit = fit_logistic_regression(p.dense_matrix(), p.labels, p.weights, o);
+    EXPECT_EQ(fit.status, Termination::kMaxIterations);
+    EXPECT_EQ(fit.iterations, 2);
+    EXPECT_TRUE(std::isfinite(fit.objective));
+    EXPECT_GT(fit.gradient_norm, 0);
+  }
 }
 
 TEST(LogisticRegression, LineSearchFailureReturnsTheLastIterate) {
@@ -412,6 +612,9 @@ TEST(LogisticRegression, RejectsBadInput) {
   EXPECT_THROW(fit(x, y, {}, {.tol = 0}), InvalidArgument);
   EXPECT_THROW(fit(x, y, {}, {.max_iter = 0}), InvalidArgument);
   EXPECT_THROW(fit(x, y, {}, {.memory = 0}), InvalidArgument);
+  LogisticRegressionOptions bad_solver;
+  bad_solver.solver = static_cast<LogisticSolver>(7);
+  EXPECT_THROW(fit(x, y, {}, bad_solver), InvalidArgument);
   try {
     fit(x, {0, 7, 1}, {}, {});
     FAIL() << "expected InvalidArgument";
