@@ -609,10 +609,13 @@ int run_train(int argc, const char* const* argv) {
   app.add_option("--validation", validation_path,
                  "Optional validation file, read with the training encoding");
   app.add_option("--output,-o", output, "Where to write the model JSON")->required();
-  app.add_option("--tol", options.tol, "Relative gradient tolerance (> 0)")
+  app.add_option("--tol", options.tol,
+                 "Logistic regression: relative gradient tolerance, LIBLINEAR's rule (> 0; "
+                 "docs/models.md)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--max-iter", options.max_iter, "L-BFGS iteration limit")
+  app.add_option("--max-iter", options.max_iter,
+                 "Logistic regression: Newton (trust-region) iteration limit")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_flag("--one-vs-rest", one_vs_rest,
