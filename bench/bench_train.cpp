@@ -49,7 +49,7 @@ void BM_LogisticRegressionAdult(benchmark::State& state) {
     iterations = fit.iterations;
     benchmark::DoNotOptimize(fit.objective);
   }
-  state.counters["lbfgs_iterations"] = iterations;
+  state.counters["iterations"] = iterations;
 }
 BENCHMARK(BM_LogisticRegressionAdult)->Arg(1)->Unit(benchmark::kMillisecond);
 
