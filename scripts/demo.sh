@@ -3,8 +3,8 @@
 #  1. Adult: train logistic regression on adult-train, then evaluate exact metrics and fairness
 #     constraints on adult-test;
 #  2. Adult, fair: train a classifier minimising the error subject to the 80% rule between women
-#     and men (three-player/proxy-Lagrangian game), then print the error and the constraint of the
-#     unconstrained and the constrained model on the training and the test data;
+#     and men (cutting-plane solver with an optimality certificate), then print the error and the
+#     constraint of the unconstrained and the constrained model on the training and the test data;
 #  3. emotions (multi-label): one logistic regression per label, then per test example the
 #     F1-optimal label set (rateopt decide) against thresholding each label at 0.5.
 set -euo pipefail
