@@ -243,36 +243,7 @@ void print_report(const std::string& title, const nlohmann::json& r) {
 }
 
 // ---- --solver ramp (Goh et al. 2016; ramp.hpp) ------------------------------------------------
-// The RateProblem's linear functions are affine forms over atoms, and every atom is a per-row
-// weighted sum of P(positive): the problem goes to fit_ramp in per-row form.
-
-RowCombination ramp_rows(const RateProblem& problem, const FunctionInfo& fn) {
-  RowCombination c;
-  c.constant = fn.linear->constant;
-  c.coef.resize(problem.data().size());
-  for (std::size_t d = 0; d < c.coef.size(); ++d)
-    c.coef[d].assign(problem.data()[d].data->num_rows(), 0.0);
-  for (const AtomTerm& t : fn.linear->terms) {
-    const Atom& a = problem.atoms()[t.atom];
-    for (std::size_t r = 0; r < a.rows.size(); ++r)
-      c.coef[a.dataset][a.rows[r]] += t.coef * a.coef[r];
-  }
-  return c;
-}
-
-void require_linear_for_ramp(const FunctionInfo& fn, const std::string& text, bool objective) {
-  const bool ok =
-      fn.kind == FunctionKind::kLinear || (objective && fn.kind == FunctionKind::kConstant);
-  if (ok && fn.linear) return;
-  const std::string what = fn.kind == FunctionKind::kRatio ? "a ratio"
-                           : fn.kind == FunctionKind::kGeneral
-                               ? fmt::format("{} ({})", "not linear", fn.shape)
-                               : std::string(to_string(fn.kind));
-  throw InvalidArgument(fmt::format(
-      "--solver ramp needs an objective and constraints linear in rates; '{}' is {} (use "
-      "--solver auto for it)",
-      text, what));
-}
+// The problem goes to fit_ramp in per-row form through ramp_problem (ramp.hpp).
 
 void print_mm_step(const MmIteration& h) {
   std::string v;
@@ -334,15 +305,8 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
                    const std::string& data_path, const std::string& validation_path,
                    const ReaderFlags& reader, const ProblemFlags& f, int threads,
                    const std::string& output) {
-  // The objective as written (FunctionInfo::text is negated when maximising).
-  require_linear_for_ramp(problem.objective(), spec.objective, true);
-  for (const FunctionInfo& c : problem.constraints()) require_linear_for_ramp(c, c.text, false);
-  RowRampProblem rp;
-  rp.objective = ramp_rows(problem, problem.objective());
-  for (const FunctionInfo& c : problem.constraints())
-    rp.constraints.push_back({c.text, ramp_rows(problem, c), 0.0});
-  std::vector<NamedDataset> data;
-  for (const TrainingData& t : problem.data()) data.push_back({t.name, t.data});
+  const RowRampProblem rp = ramp_problem(problem);
+  const std::vector<NamedDataset> data = ramp_datasets(problem);
   RampOptions o;
   o.lambda = f.lambda;
   o.max_mm_iterations = f.mm_steps;

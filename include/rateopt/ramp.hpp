@@ -25,9 +25,13 @@
 //     -- checked and reported per iteration (MmIteration);
 //   * Problem 3 by its Lagrangian over the multipliers v >= 0: for fixed v it is a weighted hinge
 //     SVM (sdca.hpp) whose dual value is a lower bound l(v) <= zeta(v); the outer problem
-//     max_v zeta(v) is solved by bisection (one constraint) or by Goh's Alg. 2 cutting planes with
-//     shallow cuts (several constraints), stopping when the upper bound (the best feasible primal
-//     value) and the lower bound (the best dual value) are within outer_tol;
+//     max_v zeta(v) is solved by bisection (one constraint) or by a trust-region cutting-plane
+//     (bundle) method in the spirit of Goh's Alg. 2 (several constraints: Kelley's point near the
+//     best multipliers, upper bounds from the best feasible convex combination of the SVM
+//     solutions), with shallow cuts, stopping when the upper bound (the best feasible primal
+//     value) and the lower bound (the best dual value) are within outer_tol; two opposite
+//     constraints bounding a band narrower than feasibility_tol (an equality a == b) may each
+//     exceed their bound by up to 0.9 feasibility_tol;
 //   * a feasible start: options.initial when given, else w = 0 when it is feasible (every ramp is
 //     1/2), else a phase 1 that minimises the largest violation (RampResult::start says which).
 //
@@ -56,6 +60,7 @@
 #include "rateopt/metrics.hpp"
 #include "rateopt/model.hpp"
 #include "rateopt/status.hpp"
+#include "rateopt/train.hpp"
 
 namespace rateopt {
 
@@ -280,5 +285,17 @@ struct CovarianceSvmResult {
 [[nodiscard]] CovarianceSvmResult fit_covariance_svm(const Dataset& data, const Slice& group_a,
                                                      const Slice& group_b, double c,
                                                      const RampOptions& options = {});
+
+// ---- from the expression language ----------------------------------------------------------
+
+// A RateProblem (train.hpp) in per-row form for fit_ramp: every atom is a per-row weighted sum of
+// P(positive), so each function linear in rates is a RowCombination over the problem's datasets
+// (same order), and each constraint g <= 0 a RowConstraint named by its text with bound 0. The
+// objective is as minimised (negated when maximising). Throws InvalidArgument naming the first
+// function that is not linear in rates. The CLI (--solver ramp) and the Python RampClassifier
+// both go through it.
+[[nodiscard]] RowRampProblem ramp_problem(const RateProblem& problem);
+// The problem's datasets as fit_ramp's NamedDataset list.
+[[nodiscard]] std::vector<NamedDataset> ramp_datasets(const RateProblem& problem);
 
 }  // namespace rateopt

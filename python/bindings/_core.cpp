@@ -466,9 +466,8 @@ py::dict train(const std::string& objective, bool maximize,
 }
 
 // Goh et al.'s ramp solver over problems written in the expression language: the problem is
-// analysed by RateProblem (objective and constraints must be linear in rates), and each atom
-// (the share of one cell's rows predicted positive) becomes a weighted count over an indicator
-// column "__atom<k>" added to a copy of its dataset.
+// analysed by RateProblem (objective and constraints must be linear in rates) and handed to
+// fit_ramp in per-row form by the library's ramp_problem (ramp.hpp), as the CLI does.
 py::dict fit_ramp_expressions(const std::string& objective, bool maximize,
                               const std::vector<std::string>& constraints, const py::list& data,
                               const py::dict& opts) {
@@ -497,59 +496,8 @@ py::dict fit_ramp_expressions(const std::string& objective, bool maximize,
     spec.constraints = constraints;
     const RateProblem problem = RateProblem::build(spec, named);
     description = problem.describe();
-    auto require_linear = [](const FunctionInfo& f) {
-      if (f.kind != FunctionKind::kLinear || !f.linear)
-        throw InvalidArgument("the ramp solver needs functions linear in rates; '" + f.text +
-                              "' is " + std::string(to_string(f.kind)));
-    };
-    require_linear(problem.objective());
-    for (const auto& c : problem.constraints()) require_linear(c);
-    // Copies of the datasets with one indicator column per atom.
-    std::vector<Dataset> copies;
-    for (const auto& d : named) copies.push_back(*d.data);
-    const auto atoms = problem.atoms();
-    std::vector<double> scale(atoms.size(), 0.0);
-    for (std::size_t k = 0; k < atoms.size(); ++k) {
-      const Atom& a = atoms[k];
-      Dataset& ds = copies[a.dataset];
-      Column c;
-      c.name = "__atom" + std::to_string(k);
-      c.levels = {"0", "1"};
-      c.codes.assign(ds.num_rows(), 0);
-      for (std::size_t j = 0; j < a.rows.size(); ++j) {
-        c.codes[a.rows[j]] = 1;
-        const double w = ds.weight(a.rows[j]);
-        if (w > 0) {
-          const double s = a.coef[j] / w;
-          if (scale[k] == 0) scale[k] = s;
-          if (std::abs(s - scale[k]) > 1e-12 * std::abs(scale[k]))
-            throw InvalidArgument("internal: atom " + a.description +
-                                  " has row coefficients not proportional to the weights");
-        }
-      }
-      ds.add_column(std::move(c));
-    }
-    auto combination = [&](const AffineForm& f) {
-      RateCombination rc;
-      rc.constant = f.constant;
-      for (const auto& t : f.terms) {
-        RateTerm term;
-        term.coefficient = t.coef * scale[t.atom];
-        term.prediction = RatePrediction::kPositive;
-        term.dataset = named[atoms[t.atom].dataset].name;
-        term.slice = Slice::parse("__atom" + std::to_string(t.atom) + "=1");
-        term.count = true;
-        if (term.coefficient != 0) rc.terms.push_back(std::move(term));
-      }
-      return rc;
-    };
-    RampProblem rp;
-    rp.objective = combination(*problem.objective().linear);
-    for (const auto& c : problem.constraints())
-      rp.constraints.push_back(RateConstraint{c.text, combination(*c.linear), 0.0});
-    std::vector<NamedDataset> nd;
-    for (std::size_t i = 0; i < copies.size(); ++i) nd.push_back({named[i].name, &copies[i]});
-    r = fit_ramp(rp, nd, o);
+    // The one bridge of the library (ramp.hpp), as the CLI's --solver ramp.
+    r = fit_ramp(ramp_problem(problem), ramp_datasets(problem), o);
     r.classifier.encoding = named[0].data->encoding();
   }
   py::list history;

@@ -109,7 +109,7 @@ def test_problems_not_linear_in_rates_are_refused(cli, tmp_path):
     data = small_csv(tmp_path)
     proc, _, _ = train(cli, tmp_path, data, "--maximize", "f1", check=False)
     assert proc.returncode == 2
-    assert ("--solver ramp needs an objective and constraints linear in rates; 'f1' is a ratio"
+    assert ("the ramp solver needs an objective and constraints linear in rates; 'f1' is a ratio"
             in proc.stderr)
     proc, _, _ = train(cli, tmp_path, data, "--minimize", "error", "--constraint",
                        "kld[g=a] <= 0.1", check=False)
