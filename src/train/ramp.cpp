@@ -29,6 +29,12 @@ namespace rateopt {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Problem-3 feasibility of a candidate: its bound values exceed the bounds by at most this (in
+// the constraints' units), which absorbs the rounding of convex combinations of models.
+constexpr double kStrict = 1e-12;
+// Infinite LP bounds for CLP (which treats >= 1e27 as infinite; DBL_MAX bounds can overflow its
+// scaling and end a solve "optimal" at a wrong point).
+constexpr double kLpInf = 1e30;
 
 struct Compiled {
   std::vector<const FeatureMatrix*> matrices;
@@ -301,8 +307,9 @@ struct Outer {
   bool strict = false;
   double last_gap = kInf;  // bound gap at the last 10% improvement
   int stall = 0;
-  double upper = kInf, lower = -kInf, dual_upper = kInf;
+  double upper = kInf, lower = -kInf;
   std::vector<double> v;  // multipliers of the last evaluation that produced `best` or the last
+  std::vector<LinearModel> solutions;  // several constraints: the SVM solutions (w(v_t))
   int solves = 0;
   long long epochs = 0;
   Termination status = Termination::kMaxIterations;
@@ -316,13 +323,18 @@ class Problem3 {
     warm_.resize(2 * c.rows, 0.0);
   }
 
+  // Constraint j of Problem 3 becomes bound value - bound <= shift[j] (a start that exceeds a
+  // bound within the feasibility tolerance is held at its value).
+  void set_shift(std::vector<double> shift) { shift_ = std::move(shift); }
+
   Candidate evaluate(const LinearModel& w) const {
     const auto s = all_scores(c_, w, o_.n_threads);
     const auto val = values(c_, s, Valuation::kBound, ref_, o_.n_threads);
     Candidate cand;
     cand.model = w;
     cand.f0 = val[0] + regulariser(w, o_.lambda, o_.bias_feature);
-    for (std::size_t j = 1; j < val.size(); ++j) cand.f.push_back(val[j] - c_.bound[j]);
+    for (std::size_t j = 1; j < val.size(); ++j)
+      cand.f.push_back(val[j] - c_.bound[j] - (shift_.empty() ? 0.0 : shift_[j - 1]));
     return cand;
   }
 
@@ -333,7 +345,8 @@ class Problem3 {
     std::vector<double> alpha0;
     ex.reserve(c_.rows + c_.rows / 2);
     double k = c_.constant[0];
-    for (std::size_t j = 0; j < v.size(); ++j) k += v[j] * (c_.constant[1 + j] - c_.bound[1 + j]);
+    for (std::size_t j = 0; j < v.size(); ++j)
+      k += v[j] * (c_.constant[1 + j] - c_.bound[1 + j] - (shift_.empty() ? 0.0 : shift_[j]));
     for (std::size_t r = 0; r < c_.rows; ++r) {
       double a = std::max(0.0, c_.coef[0][r]), b = std::max(0.0, -c_.coef[0][r]);
       for (std::size_t j = 0; j < v.size(); ++j) {
@@ -389,6 +402,7 @@ class Problem3 {
   const RampOptions& o_;
   std::span<const double> ref_;
   std::vector<double>& warm_;
+  std::vector<double> shift_;
 };
 
 // The upper bound uses candidates feasible for Problem 3 (violation <= 0); candidates within
@@ -396,7 +410,7 @@ class Problem3 {
 void consider(Outer& out, const Candidate& cand, double lower, std::span<const double> v,
               double tol) {
   out.lower = std::max(out.lower, lower);
-  if (cand.violation() <= 0 && cand.f0 < out.upper) {
+  if (cand.violation() <= kStrict && cand.f0 < out.upper) {
     out.best = cand;
     out.upper = cand.f0;
     out.v.assign(v.begin(), v.end());
@@ -409,7 +423,7 @@ void consider(Outer& out, const Candidate& cand, double lower, std::span<const d
 
 void init_outer(Outer& out, const Candidate& start, std::size_t m) {
   out.best = start;
-  out.strict = start.violation() <= 0;
+  out.strict = start.violation() <= kStrict;
   if (out.strict) out.upper = start.f0;
   out.v.assign(m, 0.0);
 }
@@ -502,55 +516,53 @@ Outer solve_bisection(Problem3& p3, const Candidate& start, const RampOptions& o
   return out;
 }
 
-// Largest z (and the v attaining it) under the cuts z <= a_s + <g_s, v>, v in [0, vmax]^m, and
-// with `chebyshev` the centre of the largest ball inside {(v, z): cuts, v in box, z >= floor}.
-bool cut_lp(const std::vector<Candidate>& cuts, std::size_t m, double vmax, bool chebyshev,
-            double floor, std::vector<double>& v_out, double& z_out) {
-  // Columns: v (m), z, r (chebyshev only). CLP minimises.
-  const int nv = static_cast<int>(m);
-  const int cols = nv + 1 + (chebyshev ? 1 : 0);
-  const double big = std::numeric_limits<double>::max();
-  std::vector<double> obj(cols, 0.0), lb(cols, 0.0), ub(cols, vmax);
-  lb[nv] = -big;
-  ub[nv] = big;
-  if (chebyshev) {
-    obj[nv + 1] = -1;
-    ub[nv + 1] = big;
-  } else {
-    obj[nv] = -1;
+// A constraint value as an LP coefficient: rounding noise (a tight constraint's value is often
+// +-1e-16) becomes an exact zero, which CLP's scaling cannot handle next to values of order one.
+double lp_coefficient(double f) {
+  return std::abs(f) < 1e-13 ? 0.0 : f;
+}
+
+// Kelley's point in a trust region: the largest z with z <= f0_s + <f_s, v> for every cut s,
+// v in [centre - radius, centre + radius] and in [0, vmax]^m. A small l1 pull towards `centre`
+// (objective units per unit of multiplier) keeps v at the centre in directions where the model
+// is flat -- e.g. a constraint that is tight at every cut, whose multiplier the cuts cannot pin.
+// Columns: p (m), q (m), z with v = centre + p - q.
+bool kelley_lp(const std::vector<Candidate>& cuts, std::span<const double> centre, double radius,
+               double vmax, double pull, std::vector<double>& v_out, double& z_out) {
+  const int m = static_cast<int>(centre.size());
+  const int cols = 2 * m + 1;
+  const double big = kLpInf;
+  std::vector<double> obj(cols, pull), lb(cols, 0.0), ub(cols, 0.0);
+  for (int j = 0; j < m; ++j) {
+    const double c = centre[static_cast<std::size_t>(j)];
+    ub[j] = std::max(0.0, std::min(radius, vmax - c));
+    ub[m + j] = std::max(0.0, std::min(radius, c));
   }
+  obj[2 * m] = -1;
+  lb[2 * m] = -big;
+  ub[2 * m] = big;
   CoinPackedMatrix a(false, 0, 0);
   a.setDimensions(0, cols);
   std::vector<double> rlb, rub;
-  auto add_row = [&](std::vector<int> idx, std::vector<double> val, double hi) {
+  std::vector<int> idx;
+  std::vector<double> val;
+  for (const Candidate& cand : cuts) {
+    // z - <f, p - q> <= f0 + <f, centre>.
+    double rhs = cand.f0;
+    idx.clear();
+    val.clear();
+    for (int j = 0; j < m; ++j) {
+      const double f = lp_coefficient(cand.f[static_cast<std::size_t>(j)]);
+      rhs += f * centre[static_cast<std::size_t>(j)];
+      if (f == 0) continue;
+      idx.insert(idx.end(), {j, m + j});
+      val.insert(val.end(), {-f, f});
+    }
+    idx.push_back(2 * m);
+    val.push_back(1);
     a.appendRow(static_cast<int>(idx.size()), idx.data(), val.data());
     rlb.push_back(-big);
-    rub.push_back(hi);
-  };
-  for (const Candidate& cand : cuts) {
-    // z - <f, v> (+ r |(1, -f)|) <= f0.
-    std::vector<int> idx;
-    std::vector<double> val;
-    double norm2 = 1;
-    for (int j = 0; j < nv; ++j) {
-      idx.push_back(j);
-      val.push_back(-cand.f[static_cast<std::size_t>(j)]);
-      norm2 += cand.f[static_cast<std::size_t>(j)] * cand.f[static_cast<std::size_t>(j)];
-    }
-    idx.push_back(nv);
-    val.push_back(1.0);
-    if (chebyshev) {
-      idx.push_back(nv + 1);
-      val.push_back(std::sqrt(norm2));
-    }
-    add_row(idx, val, cand.f0);
-  }
-  if (chebyshev) {
-    add_row({nv, nv + 1}, {-1.0, 1.0}, -floor);  // z - r >= floor
-    for (int j = 0; j < nv; ++j) {
-      add_row({j, nv + 1}, {-1.0, 1.0}, 0.0);  // v_j >= r
-      add_row({j, nv + 1}, {1.0, 1.0}, vmax);  // v_j + r <= vmax
-    }
+    rub.push_back(rhs);
   }
   ClpSimplex lp;
   lp.setLogLevel(0);
@@ -558,49 +570,185 @@ bool cut_lp(const std::vector<Candidate>& cuts, std::size_t m, double vmax, bool
   lp.dual();
   if (!lp.isProvenOptimal()) return false;
   const double* x = lp.primalColumnSolution();
-  v_out.assign(x, x + nv);
-  z_out = x[nv];
+  v_out.resize(centre.size());
+  for (int j = 0; j < m; ++j)
+    v_out[static_cast<std::size_t>(j)] =
+        std::clamp(centre[static_cast<std::size_t>(j)] + x[j] - x[m + j], 0.0, vmax);
+  // The model value at the rounded point (the LP's z up to its tolerances).
+  z_out = kInf;
+  for (const Candidate& cand : cuts) z_out = std::min(z_out, cand.psi(v_out));
   return true;
 }
 
-// Several constraints: Goh's Algorithm 2 with Chebyshev-centre cuts and shallow SVM solves.
-Outer solve_cutting_plane(Problem3& p3, const Candidate& start, std::size_t m,
-                          const RampOptions& o) {
+// Primal recovery: the convex combination of the cut models with the smallest combined objective
+// whose combined constraint values are <= 0 (the LP dual of maximising the cut model over v >= 0).
+// Problem 3 is convex in the model, so the mixed model is feasible and no worse than that
+// combination. Returns false when the LP fails or picks a single candidate (nothing new).
+bool mixture(const std::vector<Candidate>& cuts, std::size_t m, LinearModel& mix) {
+  const int n = static_cast<int>(cuts.size());
+  if (n < 2) return false;
+  CoinPackedMatrix a(true, 0, 0);  // column-ordered: one column per cut
+  a.setDimensions(static_cast<int>(m) + 1, 0);
+  std::vector<double> obj, lb(static_cast<std::size_t>(n), 0.0),
+      ub(static_cast<std::size_t>(n), 1.0);
+  std::vector<int> idx;
+  std::vector<double> val;
+  for (const Candidate& cand : cuts) {
+    idx.assign(1, 0);
+    val.assign(1, 1.0);
+    for (std::size_t j = 0; j < m; ++j) {
+      const double f = lp_coefficient(cand.f[j]);
+      if (f == 0) continue;
+      idx.push_back(static_cast<int>(j + 1));
+      val.push_back(f);
+    }
+    a.appendCol(static_cast<int>(idx.size()), idx.data(), val.data());
+    obj.push_back(cand.f0);
+  }
+  std::vector<double> rlb(m + 1, -kLpInf), rub(m + 1, 0.0);
+  rlb[0] = rub[0] = 1;  // sum theta = 1
+  ClpSimplex lp;
+  lp.setLogLevel(0);
+  lp.loadProblem(a, lb.data(), ub.data(), obj.data(), rlb.data(), rub.data());
+  lp.dual();
+  if (!lp.isProvenOptimal()) return false;
+  const double* x = lp.primalColumnSolution();
+  std::vector<double> theta(x, x + n);
+  double sum = 0;
+  for (double& t : theta) sum += (t = std::clamp(t, 0.0, 1.0));
+  if (!(sum > 0)) return false;
+  for (double& t : theta) t /= sum;
+  // The LP holds its rows to a tolerance: shift weight to the start (cut 0, f <= 0) until the
+  // combined constraint values are <= 0 exactly.
+  double tau = 0;
+  for (std::size_t j = 0; j < m; ++j) {
+    double comb = 0;
+    for (int s = 0; s < n; ++s) comb += theta[static_cast<std::size_t>(s)] * cuts[s].f[j];
+    if (comb > 0) {
+      const double f_start = cuts[0].f[j];
+      tau = std::max(tau, f_start < comb ? comb / (comb - f_start) : 1.0);
+    }
+  }
+  for (double& t : theta) t *= 1 - tau;
+  theta[0] += tau;
+  if (*std::max_element(theta.begin(), theta.end()) >= 1 - 1e-12) return false;
+  mix = cuts[0].model;
+  std::fill(mix.weights.begin(), mix.weights.end(), 0.0);
+  mix.bias = 0;
+  for (int s = 0; s < n; ++s) {
+    const double t = theta[static_cast<std::size_t>(s)];
+    if (t == 0) continue;
+    for (std::size_t j = 0; j < mix.weights.size(); ++j)
+      mix.weights[j] += t * cuts[s].model.weights[j];
+    mix.bias += t * cuts[s].model.bias;
+  }
+  return true;
+}
+
+// Several constraints: a trust-region cutting-plane (bundle) method on the concave dual
+// zeta(v), with primal recovery. Goh's Algorithm 2 as first implemented took upper bounds only
+// from SVM solutions that happened to be feasible; with a binding constraint w(v) is infeasible
+// for every v below v* and the solves are inexact, so with two or more constraints (a parity's
+// two sides, equalized odds) that almost never happened and the bound gap did not close: every
+// MM step spent its max_outer_iterations solves (Chebyshev centres in [0, max_multiplier]^m,
+// far from v*, are also costly SVMs) and MM stopped near its start. Here:
+//   * every SVM solve at v_t gives a cut Psi(w_t, v) >= zeta(v) and a lower bound l(v_t);
+//   * the upper bound comes from the best feasible convex combination of all cut models
+//     (`mixture`), the multi-dimensional form of the bisection's two-point interpolation;
+//   * the next query is Kelley's point of the cuts inside a box of half-width `radius` around
+//     the centre (the best lower bound's multipliers), started at the previous MM step's
+//     multipliers; the box doubles after a good step that reached its edge and halves after a
+//     query worse than the centre;
+//   * the previous MM step's SVM solutions, re-evaluated on this step's bounds, seed the cuts;
+//   * an inexact step must also close its gap to inexact_mm x the decrease it has made.
+Outer solve_bundle(Problem3& p3, const Candidate& start, std::size_t m, const RampOptions& o,
+                   const std::vector<double>& v0, const std::vector<LinearModel>& carried,
+                   double exact_tol) {
   Outer out;
   init_outer(out, start, m);
   std::vector<Candidate> cuts{start};  // Psi(w', v) >= zeta(v) for all v
-  std::vector<double> v(m, 0.0);       // first query: v = 0
+  // The previous MM step's SVM solutions, re-evaluated on this step's bounds, are valid cuts
+  // (and mixture components) for free: one scoring pass each instead of an SVM solve.
+  for (const LinearModel& w : carried) cuts.push_back(p3.evaluate(w));
+  std::vector<double> centre(m, 0.0);
+  if (v0.size() == m)
+    for (std::size_t j = 0; j < m; ++j) centre[j] = std::clamp(v0[j], 0.0, o.max_multiplier);
+  out.v = centre;
+  const double vmax_centre = *std::max_element(centre.begin(), centre.end());
+  double radius = vmax_centre > 0 ? 0.25 * vmax_centre : 1.0;
+  double centre_lower = -kInf;
+  std::vector<double> v = centre;
+  double predicted = kInf;  // the cut model at v before its solve
+  const double pull = 1e-6 * std::max(1e-12, std::abs(start.f0));
   for (int it = 0; it < o.max_outer_iterations; ++it) {
     double lower = -kInf;
     const Candidate cand = p3.solve(v, inner_eps(out, o), lower, out);
     consider(out, cand, lower, v, o.feasibility_tol);
+    out.solutions.push_back(cand.model);
+    if (out.solutions.size() > 2 * (m + 1)) out.solutions.erase(out.solutions.begin());
     cuts.push_back(cand);
-    std::vector<double> vmax_at;
-    double z = 0;
-    if (cut_lp(cuts, m, o.max_multiplier, false, 0, vmax_at, z)) out.dual_upper = z;
-    if (out.upper - out.lower <= o.outer_tol) {
+    // Trust region: a serious step moves the centre.
+    const double step = [&] {
+      double s = 0;
+      for (std::size_t j = 0; j < m; ++j) s = std::max(s, std::abs(v[j] - centre[j]));
+      return s;
+    }();
+    if (it == 0 || lower > centre_lower) {
+      const double gain = std::isfinite(predicted) && predicted > centre_lower
+                              ? (lower - centre_lower) / (predicted - centre_lower)
+                              : 0.0;
+      if (it > 0 && gain > 0.5 && step >= 0.99 * radius) radius *= 2;
+      centre = v;
+      centre_lower = lower;
+    } else if (step > 0) {
+      radius = std::max(0.5 * radius, 1e-12 * std::max(1.0, o.max_multiplier));
+    }
+    LinearModel mix;
+    if (mixture(cuts, m, mix)) {
+      Candidate mc = p3.evaluate(mix);
+      consider(out, mc, -kInf, centre, o.feasibility_tol);
+      cuts.push_back(std::move(mc));
+    }
+    // An inexact step (o.outer_tol above exact_tol) also needs the bound gap to be at most
+    // inexact_mm x the decrease it has made: a mixture with the start can close a loose gap
+    // while keeping most of the start, and MM would then crawl.
+    const double gap = out.upper - out.lower;
+    if (gap <= o.outer_tol && (gap <= exact_tol || gap <= o.inexact_mm * (start.f0 - out.upper))) {
       out.status = Termination::kConverged;
       break;
     }
-    std::vector<double> centre;
-    double zc = 0;
-    if (!cut_lp(cuts, m, o.max_multiplier, true, out.lower, centre, zc)) {
-      if (vmax_at.empty()) {
-        out.status = Termination::kNumericalError;
-        break;
-      }
-      centre = vmax_at;  // Kelley's point when the centre LP fails
+    if (!kelley_lp(cuts, centre, radius, o.max_multiplier, pull, v, predicted)) {
+      v = centre;  // re-solve at the centre (more tightly: inner_eps halves on a stall)
+      predicted = kInf;
     }
-    v = centre;
   }
+  out.v = centre;
   return out;
 }
 
+// What one MM step hands the next: the SDCA duals (one per row and side), the multipliers and,
+// with several constraints, the SVM solutions (re-evaluated as cuts).
+struct WarmStart {
+  std::vector<double> alpha;
+  std::vector<double> v;
+  std::vector<LinearModel> solutions;
+};
+
+// Problem 3 at reference scores `ref` from `start`. Constraint j may end at its bound plus
+// max(its value at the start, relax[j]) (band_relaxation); `exact_tol` is the outer tolerance of
+// an exact step (o.outer_tol may be an inexact step's looser one).
 Outer solve_problem3(const Compiled& c, const RampOptions& o, std::span<const double> ref,
-                     const LinearModel& start, std::vector<double>& warm,
-                     const std::vector<double>& v_prev) {
-  Problem3 p3(c, o, ref, warm);
-  const Candidate first = p3.evaluate(start);
+                     const LinearModel& start, WarmStart& ws, std::span<const double> relax,
+                     double exact_tol) {
+  Problem3 p3(c, o, ref, ws.alpha);
+  Candidate first = p3.evaluate(start);
+  // A start within the feasibility tolerance but above a bound: hold that constraint at its
+  // current value instead (the step then keeps the start's feasibility).
+  std::vector<double> shift(c.m(), 0.0);
+  for (std::size_t j = 0; j < c.m(); ++j)
+    shift[j] = std::max({0.0, first.f[j], relax.empty() ? 0.0 : relax[j]});
+  p3.set_shift(shift);
+  for (std::size_t j = 0; j < c.m(); ++j) first.f[j] -= shift[j];
   if (c.m() == 0) {
     Outer out;
     init_outer(out, first, 0);
@@ -615,11 +763,44 @@ Outer solve_problem3(const Compiled& c, const RampOptions& o, std::span<const do
     }
     return out;
   }
-  if (c.m() == 1) return solve_bisection(p3, first, o, v_prev.empty() ? 0.0 : v_prev[0]);
-  return solve_cutting_plane(p3, first, c.m(), o);
+  if (c.m() == 1) return solve_bisection(p3, first, o, ws.v.empty() ? 0.0 : ws.v[0]);
+  return solve_bundle(p3, first, c.m(), o, ws.v, ws.solutions, exact_tol);
 }
 
 // ---- majorisation-minimisation -----------------------------------------------------------------
+
+// Two constraints whose coefficients are opposite (the two sides of a parity, or an `a == b`)
+// bound the same rate difference d from both sides: lo <= d <= hi, a band of width W = hi - lo
+// (constant in w: their ramp values sum to -W). Problem 3 bounds both sides by hinges, whose sum
+// exceeds the ramps' wherever a score leaves [-1, 1], so for W = 0 (an equality) its only
+// feasible points keep every score of the band's rows on its side of +-1: no Slater point, the
+// dual has no maximiser, and MM cannot move. A band narrower than the feasibility tolerance
+// therefore lets each side exceed its bound by up to 0.9 (feasibility_tol - W) in Problem 3
+// (the MM feasibility check still uses the bounds, so results stay within the tolerance).
+// Returns that allowance per constraint (0 for the others).
+std::vector<double> band_relaxation(const Compiled& c, double tol) {
+  const std::size_t m = c.m();
+  std::vector<double> relax(m, 0.0);
+  if (m < 2) return relax;
+  const std::vector<double> zero(c.rows, 0.0);
+  const auto at_zero = values(c, zero, Valuation::kRamp, {}, 1);  // any point: W is constant
+  for (std::size_t i = 1; i <= m; ++i) {
+    double scale = 0;
+    for (const double x : c.coef[i]) scale = std::max(scale, std::abs(x));
+    for (std::size_t j = i + 1; j <= m; ++j) {
+      bool opposite = true;
+      for (std::size_t r = 0; r < c.rows && opposite; ++r)
+        opposite = std::abs(c.coef[i][r] + c.coef[j][r]) <= 1e-12 * scale;
+      if (!opposite) continue;
+      const double width = -((at_zero[i] - c.bound[i]) + (at_zero[j] - c.bound[j]));
+      if (width >= tol) continue;
+      const double allowance = std::min(0.9 * tol, 0.9 * (tol - width));
+      relax[i - 1] = std::max(relax[i - 1], allowance);
+      relax[j - 1] = std::max(relax[j - 1], allowance);
+    }
+  }
+  return relax;
+}
 
 struct MmState {
   LinearModel model;
@@ -642,16 +823,17 @@ MmState make_state(const Compiled& c, LinearModel model, const RampOptions& o) {
 void run_mm(const Compiled& c, const RampOptions& o, int iterations, bool phase1, MmState& state,
             std::vector<MmIteration>& history, long long& solves, long long& epochs,
             const Compiled* original = nullptr) {
-  std::vector<double> warm;
-  std::vector<double> v_prev;
+  WarmStart ws;
+  const std::vector<double> relax = band_relaxation(c, o.feasibility_tol);
   // Inexact MM: a step's Problem 3 needs no more accuracy than a fraction of the progress MM is
   // making (any feasible point no worse than the current one keeps MM monotone and feasible).
   double last_decrease = std::abs(state.objective);
   RampOptions step_options = o;
   for (int t = 1; t <= iterations; ++t) {
     step_options.outer_tol = std::max(o.outer_tol, o.inexact_mm * last_decrease);
-    const Outer out = solve_problem3(c, step_options, state.scores, state.model, warm, v_prev);
-    v_prev = out.v;
+    Outer out = solve_problem3(c, step_options, state.scores, state.model, ws, relax, o.outer_tol);
+    ws.v = out.v;
+    ws.solutions = std::move(out.solutions);
     MmState next = make_state(c, out.best.model, o);
     MmIteration rec;
     rec.iteration = 1 + static_cast<int>(std::count_if(

@@ -1,7 +1,8 @@
 // Tests of the ramp-loss trainer with dataset constraints (src/train/ramp*.cpp): the rate
 // vocabulary against metrics.hpp, MM monotonicity and feasibility, the outer bounds bracketing an
 // exact QP optimum of Problem 3 (bisection and cutting planes), phase 1, the saved classifier,
-// determinism, the Zafar baseline, bad input, and the fairness constraint on an a9a subsample.
+// determinism, the Zafar baseline, bad input, several constraints (two-sided parity, equalized
+// odds, an equality), and the fairness constraint on an a9a subsample.
 #include "rateopt/ramp.hpp"
 
 #include <gtest/gtest.h>
@@ -392,6 +393,113 @@ TEST(Ramp, BadInputThrows) {
   RampProblem unknown_column;
   unknown_column.objective = coverage("d", Slice::parse("color=red"));
   EXPECT_THROW((void)fit_ramp(unknown_column, data), NotFound);
+}
+
+// ---- several constraints: two-sided parity and equalized odds (issue 9) ------------------------
+// With two or more constraints Problem 3 is solved by a bundle method over the multipliers with
+// primal recovery (convex combinations of the SVM solutions). When the extra constraints are
+// redundant (the one-constraint solution already satisfies them), the several-constraint run
+// must reach the same objective -- up to MM following a slightly different path -- at a
+// comparable number of SVM solves (the issue's limit: 3x).
+
+struct SeveralConstraintsRun {
+  RampResult r;
+  RampEvaluation e;  // independent evaluation (ramp rates)
+};
+
+SeveralConstraintsRun run_several(const RampProblem& p, const Dataset& ds) {
+  const NamedDataset data[] = {{"d", &ds}};
+  RampOptions o;
+  o.lambda = 1e-3;
+  o.max_mm_iterations = 30;
+  o.mm_tol = 1e-6;
+  o.n_threads = 1;
+  SeveralConstraintsRun run{fit_ramp(p, data, o), {}};
+  run.e = evaluate_ramp_problem(p, data, run.r.model, true);
+  return run;
+}
+
+void expect_feasible_monotone(const SeveralConstraintsRun& run, const RampProblem& p,
+                              const std::string& what) {
+  const double tol = RampOptions{}.feasibility_tol;
+  EXPECT_EQ(run.r.start, "zero") << what;
+  EXPECT_EQ(run.r.status, Termination::kConverged) << what;
+  for (const MmIteration& h : run.r.history) {
+    EXPECT_TRUE(h.monotone && h.feasible && h.accepted) << what << " step " << h.iteration;
+    EXPECT_EQ(h.outer_status, Termination::kConverged) << what << " step " << h.iteration;
+  }
+  ASSERT_EQ(run.e.constraints.size(), p.constraints.size());
+  for (std::size_t j = 0; j < p.constraints.size(); ++j)
+    EXPECT_LE(run.e.constraints[j], p.constraints[j].bound + tol) << what << " constraint " << j;
+  EXPECT_NEAR(run.e.objective, run.r.objective, 1e-12) << what;
+}
+
+TEST(RampSeveral, TwoSidedParityCostsAboutAsMuchAsOneSide) {
+  const Dataset ds = make_data(1500, 21);
+  const Slice a = Slice::parse("g=a"), b = Slice::parse("g=b");
+  // Group a is more often positive: sp(a) - sp(b) <= 0.1 binds, its mirror image does not.
+  RampProblem one;
+  one.objective = error_rate("d");
+  one.constraints.push_back(
+      at_most(positive_rate("d", a) - positive_rate("d", b), 0.1, "sp(a) - sp(b)"));
+  RampProblem two = one;
+  two.constraints.push_back(
+      at_most(positive_rate("d", b) - positive_rate("d", a), 0.1, "sp(b) - sp(a)"));
+  const SeveralConstraintsRun r1 = run_several(one, ds);
+  const SeveralConstraintsRun r2 = run_several(two, ds);
+  expect_feasible_monotone(r1, one, "one side");
+  expect_feasible_monotone(r2, two, "two sides");
+  ASSERT_GT(r1.r.multipliers.at(0), 0) << "the parity should bind";
+  ASSERT_LE(-r1.e.constraints[0], 0.1) << "the mirror side should be redundant";
+  EXPECT_LE(r2.r.objective, r1.r.objective + 1e-3);
+  EXPECT_LE(r2.r.svm_solves, 3 * r1.r.svm_solves)
+      << "one side: " << r1.r.svm_solves << " solves, two sides: " << r2.r.svm_solves;
+  EXPECT_GE(r2.e.constraints[0], 0.1 - 5e-3) << "the binding side should stay (nearly) tight";
+}
+
+TEST(RampSeveral, EqualizedOddsWithFourConstraints) {
+  const Dataset ds = make_data(1500, 22);
+  const Slice a1 = Slice::parse("g=a,label=1"), b1 = Slice::parse("g=b,label=1");
+  const Slice a0 = Slice::parse("g=a,label=0"), b0 = Slice::parse("g=b,label=0");
+  const auto tpr_gap = positive_rate("d", a1) - positive_rate("d", b1);
+  const auto fpr_gap = positive_rate("d", a0) - positive_rate("d", b0);
+  RampProblem one;
+  one.objective = error_rate("d");
+  one.constraints.push_back(at_most(fpr_gap, 0.05, "fpr(a) - fpr(b)"));
+  RampProblem four = one;
+  four.constraints.push_back(at_most(-1.0 * fpr_gap, 0.05, "fpr(b) - fpr(a)"));
+  four.constraints.push_back(at_most(tpr_gap, 0.2, "tpr(a) - tpr(b)"));
+  four.constraints.push_back(at_most(-1.0 * tpr_gap, 0.2, "tpr(b) - tpr(a)"));
+  const SeveralConstraintsRun r1 = run_several(one, ds);
+  const SeveralConstraintsRun r4 = run_several(four, ds);
+  expect_feasible_monotone(r1, one, "one constraint");
+  expect_feasible_monotone(r4, four, "equalized odds");
+  ASSERT_GT(r1.r.multipliers.at(0), 0) << "the fpr parity should bind";
+  // The one-constraint solution satisfies the other three: they are redundant.
+  const NamedDataset data[] = {{"d", &ds}};
+  const RampEvaluation e1 = evaluate_ramp_problem(four, data, r1.r.model, true);
+  for (std::size_t j = 1; j < 4; ++j)
+    ASSERT_LE(e1.constraints[j], four.constraints[j].bound) << "constraint " << j;
+  EXPECT_LE(r4.r.objective, r1.r.objective + 1e-3);
+  EXPECT_LE(r4.r.svm_solves, 3 * r1.r.svm_solves)
+      << "one constraint: " << r1.r.svm_solves << " solves, four: " << r4.r.svm_solves;
+}
+
+// An equality (a == b becomes two opposite constraints with bound 0) leaves Problem 3 no
+// strictly feasible point; the band is widened within the feasibility tolerance so that MM
+// still makes progress (before: every step spent its outer budget and the start was kept).
+TEST(RampSeveral, EqualityParityMakesProgressWithinTheTolerance) {
+  const Dataset ds = make_data(800, 23);
+  const Slice a = Slice::parse("g=a"), b = Slice::parse("g=b");
+  RampProblem p;
+  p.objective = error_rate("d");
+  p.constraints.push_back(at_most(positive_rate("d", a) - positive_rate("d", b), 0.0));
+  p.constraints.push_back(at_most(positive_rate("d", b) - positive_rate("d", a), 0.0));
+  const SeveralConstraintsRun r = run_several(p, ds);
+  for (const MmIteration& h : r.r.history) EXPECT_TRUE(h.monotone && h.feasible && h.accepted);
+  for (std::size_t j = 0; j < 2; ++j)
+    EXPECT_LE(r.e.constraints[j], RampOptions{}.feasibility_tol) << "constraint " << j;
+  EXPECT_LT(r.r.objective, 0.5 - 0.1) << "MM should leave the start (w = 0, error 1/2)";
 }
 
 // ---- a9a: the fairness constraint holds on the training data at termination ----------------
