@@ -434,7 +434,7 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
                  r.iteration + 1, o.iterations, r.objective, r.max_violation, r.seconds);
     };
   }
-  TrainResult result = train_rate_constrained(problem, o);
+  TrainResult result = rateopt::train(problem, o);
   nlohmann::json report{{"status", std::string(to_string(result.status))},
                         {"solver", std::string(to_string(result.solver))},
                         {"iterations", result.iterations},

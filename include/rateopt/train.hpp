@@ -332,9 +332,26 @@ struct TrainResult {
   std::vector<IterationRecord> history;  // every progress_every rounds and the last
 };
 
-// Throws InvalidArgument on bad options (and for kOracle without an oracle).
+// The front door: checks the options (train_options.hpp), resolves kAuto (problems linear in
+// rates -> kCuttingPlane; any general function -> kThreePlayer; else kRatio) and runs the solver
+// from the registry (src/train/solvers.cpp). Throws InvalidArgument on bad options, a solver
+// that does not take the problem, and kOracle without an oracle.
+[[nodiscard]] TrainResult train(const RateProblem& problem, const TrainOptions& options = {});
+// The same (the name of earlier releases).
 [[nodiscard]] TrainResult train_rate_constrained(const RateProblem& problem,
                                                  const TrainOptions& options = {});
+
+// The registry: every solver `train` can run, in `auto`'s order of preference.
+struct TrainSolverInfo {
+  TrainSolver solver = TrainSolver::kAuto;
+  std::string_view name;       // as parse_train_solver reads it ("cutting-plane")
+  std::string_view reference;  // paper and source file
+  std::string_view problems;   // the function kinds it takes: "linear", "linear, ratio", ...
+};
+[[nodiscard]] std::span<const TrainSolverInfo> train_solvers();
+// The solver `train` runs for `requested` (kAuto resolved); throws InvalidArgument when the
+// requested solver does not take the problem.
+[[nodiscard]] TrainSolver resolve_train_solver(const RateProblem& problem, TrainSolver requested);
 
 // ---- cost-sensitive oracles and baselines ------------------------------------------------------
 

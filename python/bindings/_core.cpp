@@ -449,7 +449,7 @@ py::dict train(const std::string& objective, bool maximize,
     py::gil_scoped_release release;
     const RateProblem problem = RateProblem::build(spec, named);
     description = problem.describe();
-    r = train_rate_constrained(problem, o);
+    r = rateopt::train(problem, o);
   }
   py::list history;
   for (const auto& h : r.history)
@@ -976,7 +976,8 @@ PYBIND11_MODULE(_core, m) {
       "tol"_a = 1e-6, "max_iter"_a = 1000, "memory"_a = 10, "n_threads"_a = 0,
       "feature_names"_a = std::vector<std::string>{});
 
-  m.def("train", &train, "objective"_a, "maximize"_a, "constraints"_a, "data"_a, "options"_a,
+  m.def("train", &rateopt::python::train, "objective"_a, "maximize"_a, "constraints"_a, "data"_a,
+        "options"_a,
         "Rate-constrained training (train.hpp); data: list of (name, Dataset); options: keys of "
         "train_options().");
   m.def("train_options", &train_options,

@@ -16,24 +16,6 @@
 
 namespace rateopt {
 
-std::string_view to_string(TrainSolver solver) noexcept {
-  switch (solver) {
-    case TrainSolver::kAuto:
-      return "auto";
-    case TrainSolver::kProxyLagrangian:
-      return "proxy";
-    case TrainSolver::kThreePlayer:
-      return "three-player";
-    case TrainSolver::kRatio:
-      return "ratio";
-    case TrainSolver::kOracle:
-      return "oracle";
-    case TrainSolver::kCuttingPlane:
-      return "cutting-plane";
-  }
-  return "?";
-}
-
 std::string_view to_string(StepRule rule) noexcept {
   switch (rule) {
     case StepRule::kSgd:
@@ -44,16 +26,6 @@ std::string_view to_string(StepRule rule) noexcept {
       return "adam";
   }
   return "?";
-}
-
-TrainSolver parse_train_solver(std::string_view name) {
-  for (TrainSolver s :
-       {TrainSolver::kAuto, TrainSolver::kProxyLagrangian, TrainSolver::kThreePlayer,
-        TrainSolver::kRatio, TrainSolver::kOracle, TrainSolver::kCuttingPlane})
-    if (to_string(s) == name) return s;
-  throw InvalidArgument(fmt::format(
-      "unknown solver '{}' (solvers: auto, cutting-plane, proxy, three-player, ratio, oracle)",
-      name));
 }
 
 StepRule parse_step_rule(std::string_view name) {
@@ -660,40 +632,10 @@ TrainResult Game::run() {
   return result;
 }
 
-bool use_cutting_plane(const RateProblem& problem) {
-  const RateProblem::Impl& p = problem.impl();
-  if (!is_linear(p.objective)) return false;
-  for (const Function& f : p.constraints)
-    if (!is_linear(f)) return false;
-  return true;
-}
-
 }  // namespace
 
-TrainResult train_rate_constrained(const RateProblem& problem, const TrainOptions& options) {
-  RATEOPT_CHECK(options.iterations > 0, "iterations must be > 0, got {}", options.iterations);
-  RATEOPT_CHECK(options.model_step > 0, "model_step must be > 0, got {}", options.model_step);
-  RATEOPT_CHECK(options.multiplier_step >= 0, "multiplier_step must be >= 0, got {}",
-                options.multiplier_step);
-  RATEOPT_CHECK(options.multiplier_bound > 0, "multiplier_bound must be > 0, got {}",
-                options.multiplier_bound);
-  RATEOPT_CHECK(options.slack_step > 0, "slack_step must be > 0, got {}", options.slack_step);
-  RATEOPT_CHECK(options.l2 >= 0, "l2 must be >= 0, got {}", options.l2);
-  RATEOPT_CHECK(options.tolerance >= 0, "tolerance must be >= 0, got {}", options.tolerance);
-  RATEOPT_CHECK(options.batch_size >= 0, "batch_size must be >= 0, got {}", options.batch_size);
-  RATEOPT_CHECK(options.stop_window >= 0, "stop_window must be >= 0, got {}", options.stop_window);
-  RATEOPT_CHECK(options.stop_tolerance >= 0, "stop_tolerance must be >= 0, got {}",
-                options.stop_tolerance);
-  RATEOPT_CHECK(options.checkpoint_every >= 0, "checkpoint_every must be >= 0, got {}",
-                options.checkpoint_every);
-  RATEOPT_CHECK(options.c > 0, "c must be > 0, got {}", options.c);
-  if (options.solver == TrainSolver::kCuttingPlane ||
-      (options.solver == TrainSolver::kAuto && use_cutting_plane(problem))) {
-    RATEOPT_CHECK(use_cutting_plane(problem),
-                  "the cutting-plane solver needs an objective and constraints linear in rates; "
-                  "use --solver three-player or ratio (or auto)");
-    return train_cutting_plane(problem, options);
-  }
+// The game solvers' entry point (solvers.cpp resolves `auto` and checks the options first).
+TrainResult train_game(const RateProblem& problem, const TrainOptions& options) {
   Game game(problem, options);
   return game.run();
 }

@@ -83,6 +83,10 @@ struct RateProblem::Impl {
 // A CSR copy of a dense matrix whose share of non-zero entries is at most max_density (one-hot
 // features are mostly zeros; scoring a CSR copy reads a fraction of the memory); nullopt when
 // the matrix is already sparse or denser than that. Entry values and order are unchanged.
+// The game solvers (game.cpp): proxy-Lagrangian, three-player, ratio, oracle; options.solver is
+// one of them (solvers.cpp resolved `auto`).
+[[nodiscard]] TrainResult train_game(const RateProblem& problem, const TrainOptions& options);
+
 // The cutting-plane solver (cutting_plane.cpp); problems linear in rates.
 [[nodiscard]] TrainResult train_cutting_plane(const RateProblem& problem,
                                               const TrainOptions& options);
