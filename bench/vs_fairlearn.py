@@ -18,6 +18,7 @@ Usage:
 """
 import argparse
 import hashlib
+import contextlib
 import json
 import math
 import os
@@ -664,6 +665,8 @@ def main():
     ap.add_argument("--eps", type=float, default=0.01, help="EG difference_bound")
     ap.add_argument("--lr-solver", default="lbfgs", help="LogisticRegression solver of the peers")
     ap.add_argument("--lr-max-iter", type=int, default=1000)
+    ap.add_argument("--keep", default=None,
+                    help="keep the prepared CSVs, models and reports in this folder")
     ap.add_argument("--quick", action="store_true", help="Adult, demographic parity only")
     ap.add_argument("--out", default=None, help="output prefix (default docs/results/vs-fairlearn; "
                     "with --quick, vs-fairlearn-quick in the temp folder)")
@@ -714,7 +717,10 @@ def main():
         if c not in CONSTRAINTS:
             ap.error(f"unknown constraint {c}; choose from {','.join(CONSTRAINTS)}")
     results = []
-    with tempfile.TemporaryDirectory(prefix="vs-fairlearn-") as work:
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+    with (contextlib.nullcontext(args.keep) if args.keep
+          else tempfile.TemporaryDirectory(prefix="vs-fairlearn-")) as work:
         # Run a private copy, so a rebuild of the binary during the run cannot mix versions.
         copy = os.path.join(work, "rateopt")
         shutil.copy2(args.rateopt, copy)

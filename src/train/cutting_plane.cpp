@@ -68,6 +68,7 @@ struct Master {
   std::vector<double> weights;  // one per column
   std::vector<double> mu;       // one per constraint, in [0, M]
   double value = 0;             // sum w f + M sum s
+  double slack = 0;             // sum s: the violation the penalty M bought
 };
 
 // The elastic master LP, solved by CLP's dual simplex.
@@ -111,6 +112,7 @@ Master solve_master(const std::vector<Column>& cols, std::size_t m, double big_m
   Master r;
   const double* x = lp.getColSolution();
   r.weights.assign(x, x + n);
+  for (std::size_t j = 0; j < m; ++j) r.slack += x[n + j];
   const double* y = lp.getRowPrice();
   r.mu.resize(m);
   // Minimisation with rows sum_i w_i g_ij - s_j <= 0: their prices are <= 0; mu = -price.
@@ -372,7 +374,10 @@ TrainResult CuttingPlane::run() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   const std::size_t m = p_.constraints.size();
-  const double big_m = o_.multiplier_bound;
+  // The penalty per unit of violation; raised tenfold (to 1e6 at most) whenever the LP would
+  // rather pay it than meet the constraints, since the bound then certifies the penalised
+  // problem only.
+  double big_m = o_.multiplier_bound;
   const double tol = o_.tolerance;
   if (o_.initial) warm_ = *o_.initial;
 
@@ -397,49 +402,63 @@ TrainResult CuttingPlane::run() {
   Master master;
   double gap = kInf;
   int rounds = 0;
-  for (int t = 0; t < o_.iterations; ++t) {
-    rounds = t + 1;
-    std::vector<Column> fresh = add_columns(mu_q);
-    for (Column& c : fresh) cols.push_back(std::move(c));
-    queries.push_back(mu_q);
-    // Lower bounds at every query point so far, over every column so far (a later column can
-    // undercut an earlier answer: the oracle is not exact), so that the bound never exceeds the
-    // LP over the same columns.
-    lb_best = -kInf;
-    for (const std::vector<double>& mu : queries) {
-      const double lb = lower_bound(cols, mu);
-      if (lb > lb_best) {
-        lb_best = lb;
-        mu_center = mu;
+  // Rounds until the certificate holds (or the round budget is spent); resumable.
+  int t = 0;
+  const auto rounds_until_certified = [&] {
+    for (; t < o_.iterations; ++t) {
+      rounds = t + 1;
+      std::vector<Column> fresh = add_columns(mu_q);
+      for (Column& c : fresh) cols.push_back(std::move(c));
+      queries.push_back(mu_q);
+      // Lower bounds at every query point so far, over every column so far (a later column can
+      // undercut an earlier answer: the oracle is not exact), so that the bound never exceeds the
+      // LP over the same columns.
+      lb_best = -kInf;
+      for (const std::vector<double>& mu : queries) {
+        const double lb = lower_bound(cols, mu);
+        if (lb > lb_best) {
+          lb_best = lb;
+          mu_center = mu;
+        }
       }
-    }
-    const double previous = t > 0 ? master.value : kInf;
-    master = solve_master(cols, m, big_m);
-    gap = master.value - lb_best;
-    const bool improved = master.value < previous - 1e-12;
-    if (o_.progress && (t % std::max(1, o_.progress_every) == 0 || gap <= tol)) {
-      IterationRecord rec;
-      rec.iteration = t;
-      double f = 0;
-      std::vector<double> g(m, 0.0);
-      for (std::size_t i = 0; i < cols.size(); ++i) {
-        f += master.weights[i] * cols[i].f;
-        for (std::size_t j = 0; j < m; ++j) g[j] += master.weights[i] * cols[i].g[j];
+      const double previous = t > 0 ? master.value : kInf;
+      master = solve_master(cols, m, big_m);
+      gap = master.value - lb_best;
+      const bool improved = master.value < previous - 1e-12;
+      if (o_.progress && (t % std::max(1, o_.progress_every) == 0 || gap <= tol)) {
+        IterationRecord rec;
+        rec.iteration = t;
+        double f = 0;
+        std::vector<double> g(m, 0.0);
+        for (std::size_t i = 0; i < cols.size(); ++i) {
+          f += master.weights[i] * cols[i].f;
+          for (std::size_t j = 0; j < m; ++j) g[j] += master.weights[i] * cols[i].g[j];
+        }
+        rec.objective = p_.objective_sign * f;
+        for (double v : g) rec.max_violation = std::max(rec.max_violation, v);
+        rec.lagrangian = lb_best;
+        rec.gap = gap;
+        rec.seconds = elapsed();
+        result.history.push_back(rec);
+        o_.progress(rec);
       }
-      rec.objective = p_.objective_sign * f;
-      for (double v : g) rec.max_violation = std::max(rec.max_violation, v);
-      rec.lagrangian = lb_best;
-      rec.gap = gap;
-      rec.seconds = elapsed();
-      result.history.push_back(rec);
-      o_.progress(rec);
+      if (gap <= tol && master.slack > 1e-9 && big_m < 1e6) {
+        big_m = std::min(1e6, 10 * big_m);
+        master = solve_master(cols, m, big_m);
+        gap = kInf;
+      }
+      if (gap <= tol) {
+        ++t;
+        break;
+      }
+      // Wentges smoothing; a query whose columns did not improve the LP is followed by one at the
+      // LP's own multipliers.
+      alpha = (t > 0 && !improved) ? 0.0 : 0.5;
+      for (std::size_t j = 0; j < m; ++j)
+        mu_q[j] = alpha * mu_center[j] + (1 - alpha) * master.mu[j];
     }
-    if (gap <= tol) break;
-    // Wentges smoothing; a query whose columns did not improve the LP is followed by one at the
-    // LP's own multipliers.
-    alpha = (t > 0 && !improved) ? 0.0 : 0.5;
-    for (std::size_t j = 0; j < m; ++j) mu_q[j] = alpha * mu_center[j] + (1 - alpha) * master.mu[j];
-  }
+  };
+  rounds_until_certified();
 
   // A deterministic feasible model: the LP's optimum mixes columns on both sides of the active
   // constraints, and none of them need be feasible alone. Raising the multipliers along the ray
@@ -490,6 +509,20 @@ TrainResult CuttingPlane::run() {
     for (int step = 0; hi > 0 && !found && step < 8; ++step) {
       const double mid = std::sqrt(lo * hi);
       (probe(mid) ? lo : hi) = mid;
+    }
+  }
+
+  // The ray search's columns can undercut the bound at earlier query points (the oracle is not
+  // exact): when the certificate no longer holds over all columns, resume the rounds from the
+  // LP's multipliers over all of them.
+  if (search_calls > 0 && t < o_.iterations) {
+    master = solve_master(cols, m, big_m);
+    lb_best = -kInf;
+    for (const std::vector<double>& mu : queries)
+      lb_best = std::max(lb_best, lower_bound(cols, mu));
+    if (master.value - lb_best > tol) {
+      mu_q = master.mu;
+      rounds_until_certified();
     }
   }
 
