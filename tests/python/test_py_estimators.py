@@ -134,6 +134,8 @@ def test_default_predict_never_violates_the_trained_constraints():
     est = rateopt.RateConstrainedClassifier(constraints=two_sided).fit(X, y, groups={"g": g})
     assert est.report_["solver"] == "cutting-plane"
     assert est.status_ in ("converged", "feasible")
+    assert est.gap_ >= -1e-9 and (est.status_ == "converged") == (est.gap_ <= est.tolerance)
+    assert est.lower_bound_ <= est.report_["stochastic"]["objective"] + 1e-9
     if est.report_["deterministic"]["max_violation"] <= est.tolerance:
         assert est.predict_mode_ == "deterministic"
         ev = rateopt.evaluate(y, (est.predict(X) == est.classes_[1]).astype(float), two_sided,

@@ -124,6 +124,11 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
         self.model_ = r.pop("model")
         self.report_ = r
         self.status_ = r["status"]
+        # Optimality certificate (problems linear in rates): the Lagrangian lower bound on the
+        # objective of any classifier the oracle can find, and the stochastic model's distance
+        # to it (NaN when the solver gives none).
+        self.lower_bound_ = float(r.get("lower_bound", float("nan")))
+        self.gap_ = float(r.get("gap", float("nan")))
         self.coef_ = self.model_.weights
         self.intercept_ = self.model_.biases
         self.mixture_ = self.model_.mixture
@@ -205,8 +210,10 @@ class RateConstrainedClassifier(_RateEstimator):
     Attributes
     ----------
     classes_, n_features_in_, model_ (``_core.Classifier``: ``mixture``, ``weights``, ...),
-    coef_ (components x features), intercept_, mixture_, status_ ("converged": the stochastic
-    classifier is feasible on the training data), report_ (training values, history, analysis).
+    coef_ (components x features), intercept_, mixture_, status_ ("converged": feasible on the
+    training data and within ``tolerance`` of the certificate's lower bound; "feasible": feasible,
+    certificate not reached; "infeasible"), lower_bound_ and gap_ (the certificate; NaN when the
+    solver gives none), predict_mode_, report_ (training values, history, analysis).
     """
 
     def __init__(self, objective="error", constraints=(), maximize=False, solver="auto",
