@@ -170,8 +170,8 @@ int run_eval(int argc, const char* const* argv) {
                                         data_path, to_string(ds.labels().kind)));
     pred.prob_positive.resize(ds.num_rows());
     pred.scores.resize(ds.num_rows());
-    model.predict(ds.features(), parse_predict_mode(mode), pred.prob_positive, seed, threads);
-    model.decision_function(ds.features(), pred.scores, threads);
+    model.predict(ds, parse_predict_mode(mode), pred.prob_positive, seed, threads);
+    model.decision_function(ds, pred.scores, threads);
   } else {
     ds = load_dataset(data_path, reader);
     switch (ds.labels().kind) {

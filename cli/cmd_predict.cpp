@@ -64,7 +64,7 @@ int run_predict(int argc, const char* const* argv) {
     warn_if_deterministic_infeasible(model, m, model_path);
     const Dataset ds = load_dataset(data_path, reader, &model.encoding);
     std::vector<double> out(ds.num_rows());
-    model.predict(ds.features(), m, out, seed, threads);
+    model.predict(ds, m, out, seed, threads);  // the Dataset: group rules read its columns
     text.reserve(out.size() * (m == PredictMode::kProbability ? 20 : 2));
     for (double v : out) {
       text += format_value(v);

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "cmd_train_postprocess.hpp"
 #include "commands.hpp"
 #include "common.hpp"
 #include "rateopt/error.hpp"
@@ -46,8 +47,10 @@ struct ProblemFlags {
   std::set<std::string, std::less<>> given;
   // TrainOptions{}, then the problem file's keys, then the flags given (resolve_train_options).
   TrainOptions train;
+  PostprocessFlags postprocess;  // --solver postprocess (cmd_train_postprocess.cpp)
   [[nodiscard]] bool active() const {
-    return !minimize.empty() || !maximize.empty() || !constraints.empty() || !problem_file.empty();
+    return !minimize.empty() || !maximize.empty() || !constraints.empty() ||
+           !problem_file.empty() || solver == "postprocess";
   }
 };
 
@@ -408,6 +411,9 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
   }
   std::vector<TrainingData> td;
   for (const auto& [n, p] : named) td.push_back({n, p});
+  if (f.solver == "postprocess")
+    return train_postprocess_cli(spec, named, f.datasets, data_path, validation_path, reader,
+                                 f.postprocess, f.quiet, f.report, threads, output);
   const RateProblem problem = RateProblem::build(spec, td);
   if (f.solver == "ramp")
     return train_ramp_cli(problem, spec, named, data_path, validation_path, reader, f, threads,
@@ -604,6 +610,7 @@ int run_train(int argc, const char* const* argv) {
                  "as rate@NAME; the training data is @train")
       ->group(pg);
   add_train_option_flags(app, problem, pg);
+  add_postprocess_flags(app, problem.postprocess, pg);
   app.add_option("--lambda", problem.lambda, "--solver ramp: L2 regularisation (> 0)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber)

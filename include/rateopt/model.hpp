@@ -14,6 +14,17 @@
 // Saved as versioned JSON ({"format": "rateopt.model", "version": 1, ...}) that embeds the
 // feature encoding and the training options, so `predict` needs no training flags.
 //
+// Group thresholds (kind "group_threshold", written by post-processing, rateopt/postprocess.hpp):
+// one score s(x) = components[0] and, per group of rows (a combination of values of the data's
+// `group_columns`, which need not be features), a distribution over thresholds:
+//   P(positive | x) = sum_j weights[j] * 1{s(x) > thresholds[j]}   (the rule of x's group).
+// Deterministic mode predicts 1{P(positive | x) > 1/2}, i.e. the group's weighted-median
+// threshold (with two thresholds: the one of higher weight; the higher one on a tie). Such a
+// classifier reads the group columns, so it predicts from a Dataset (without group columns: one
+// rule, with an empty key, for every row); a row whose group has no rule, or whose group value is
+// missing, is an error (NotFound). Saved as version 2 (other models stay version 1, so that
+// earlier builds still read them).
+//
 // Thread-safety: const methods may run concurrently.
 #pragma once
 
@@ -47,8 +58,15 @@ enum class PredictMode { kDeterministic, kStochastic, kProbability };
 // Throws InvalidArgument listing the accepted names.
 [[nodiscard]] PredictMode parse_predict_mode(std::string_view name);
 
+// One group's rule of a "group_threshold" classifier (above).
+struct GroupRule {
+  std::vector<std::string> key;    // the group's value of each Classifier::group_columns entry
+  std::vector<double> thresholds;  // strictly increasing
+  std::vector<double> weights;     // one per threshold, >= 0, sum 1
+};
+
 struct Classifier {
-  static constexpr int kFormatVersion = 1;
+  static constexpr int kFormatVersion = 2;  // the newest version this build reads and writes
 
   std::string kind = "linear";          // e.g. "logistic_regression", "three_player"
   std::vector<LinearModel> components;  // at least one
@@ -58,22 +76,35 @@ struct Classifier {
   Encoding encoding;
   std::string options_json = "{}";  // training options, embedded verbatim
   std::string report_json = "{}";   // training report, embedded verbatim
+  // Kind "group_threshold" only (empty otherwise): the columns whose values form the groups
+  // (possibly none) and one rule per group (distinct keys). Non-empty group_rules make the
+  // classifier a group-threshold one: components, mixture and best are then {score}, {1}, 0.
+  std::vector<std::string> group_columns;
+  std::vector<GroupRule> group_rules;
 
   // A single deterministic linear model.
   static Classifier single(LinearModel model, Link link, Encoding encoding);
 
   // out has x.rows() entries. Throws InvalidArgument when the feature count differs from the
-  // encoding's, except that a CSR matrix may have fewer (missing trailing features are zero).
+  // encoding's, except that a CSR matrix may have fewer (missing trailing features are zero),
+  // and for a classifier with group columns (it needs the Dataset overload).
   void predict(const FeatureMatrix& x, PredictMode mode, std::span<double> out,
                std::uint64_t seed = 0, int n_threads = 0) const;
-  // Raw score of the deterministic component (for ranking metrics).
+  // The same from a dataset's features and, for group rules, its group columns (NotFound when
+  // one is absent, a row's value is missing or its group has no rule). O(rows * features).
+  void predict(const Dataset& data, PredictMode mode, std::span<double> out, std::uint64_t seed = 0,
+               int n_threads = 0) const;
+  // Raw score of the deterministic component (for ranking metrics); with group rules the score
+  // minus the row's deterministic threshold (group columns: the Dataset overload only).
   void decision_function(const FeatureMatrix& x, std::span<double> out, int n_threads = 0) const;
+  void decision_function(const Dataset& data, std::span<double> out, int n_threads = 0) const;
 
   [[nodiscard]] std::string to_json() const;
   static Classifier from_json(std::string_view json, const std::string& name = "<string>");
   void save(const std::string& path) const;         // throws IoError
   static Classifier load(const std::string& path);  // throws IoError / ParseError
-  // Throws InvalidArgument when inconsistent (sizes, mixture not a distribution, best range).
+  // Throws InvalidArgument when inconsistent (sizes, mixture not a distribution, best range,
+  // group rules: keys, thresholds not increasing, weights not a distribution).
   void validate() const;
 };
 

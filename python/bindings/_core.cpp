@@ -872,6 +872,19 @@ PYBIND11_MODULE(_core, m) {
       .def("save", &Classifier::save, "path"_a)
       .def("predict", &predict_model, "X"_a, "mode"_a = "deterministic", "seed"_a = 0,
            "n_threads"_a = 0)
+      // Group-threshold models (kind "group_threshold") read their group columns from a Dataset.
+      .def(
+          "predict",
+          [](const Classifier& c, const Dataset& d, const std::string& mode, std::uint64_t seed,
+             int n_threads) {
+            const PredictMode m = parse_predict_mode(mode);
+            py::array_t<double> out(static_cast<py::ssize_t>(d.num_rows()));
+            std::span<double> s(out.mutable_data(), d.num_rows());
+            py::gil_scoped_release release;
+            c.predict(d, m, s, seed, n_threads);
+            return out;
+          },
+          "data"_a, "mode"_a = "deterministic", "seed"_a = 0, "n_threads"_a = 0)
       .def(
           "decision_function",
           [](const Classifier& c, const FeatureMatrix& x, int n_threads) {
@@ -882,7 +895,27 @@ PYBIND11_MODULE(_core, m) {
             return out;
           },
           "X"_a, "n_threads"_a = 0)
+      .def(
+          "decision_function",
+          [](const Classifier& c, const Dataset& d, int n_threads) {
+            py::array_t<double> out(static_cast<py::ssize_t>(d.num_rows()));
+            std::span<double> s(out.mutable_data(), d.num_rows());
+            py::gil_scoped_release release;
+            c.decision_function(d, s, n_threads);
+            return out;
+          },
+          "data"_a, "n_threads"_a = 0)
       .def_readonly("kind", &Classifier::kind)
+      .def_readonly("group_columns", &Classifier::group_columns)
+      .def_property_readonly(
+          "group_rules",
+          [](const Classifier& c) {
+            py::list out;
+            for (const GroupRule& r : c.group_rules)
+              out.append(py::dict("key"_a = r.key, "thresholds"_a = to_numpy(r.thresholds),
+                                  "weights"_a = to_numpy(r.weights)));
+            return out;
+          })
       .def_property_readonly("mixture", [](const Classifier& c) { return to_numpy(c.mixture); })
       .def_readonly("best", &Classifier::best)
       .def_property_readonly("link",

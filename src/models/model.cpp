@@ -2,11 +2,15 @@
 // See rateopt/model.hpp and docs/models.md.
 #include "rateopt/model.hpp"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "common/check.hpp"
@@ -83,6 +87,47 @@ void for_row_chunks(std::size_t rows, int n_threads, Fn&& fn) {
   });
 }
 
+// The group rules' first inconsistency (Classifier kind "group_threshold"), or nothing.
+std::optional<std::string> find_group_problem(const Classifier& c) {
+  if (c.group_rules.empty()) {
+    if (!c.group_columns.empty())
+      return fmt::format("'group_columns' has {} columns but 'groups' is empty",
+                         c.group_columns.size());
+    return std::nullopt;
+  }
+  if (c.components.size() != 1)
+    return fmt::format("a classifier with group rules has {} components, expected one (the score)",
+                       c.components.size());
+  std::set<std::vector<std::string>> keys;
+  for (std::size_t g = 0; g < c.group_rules.size(); ++g) {
+    const GroupRule& r = c.group_rules[g];
+    if (r.key.size() != c.group_columns.size())
+      return fmt::format("'groups[{}].key' has {} values, expected one per group column ({})", g,
+                         r.key.size(), c.group_columns.size());
+    if (!keys.insert(r.key).second)
+      return fmt::format("'groups[{}].key' [{}] repeats an earlier group", g,
+                         fmt::join(r.key, ", "));
+    if (r.thresholds.empty() || r.weights.size() != r.thresholds.size())
+      return fmt::format(
+          "'groups[{}]' has {} thresholds and {} weights, expected as many (at least one)", g,
+          r.thresholds.size(), r.weights.size());
+    double sum = 0;
+    for (std::size_t j = 0; j < r.thresholds.size(); ++j) {
+      if (!std::isfinite(r.thresholds[j]) || (j > 0 && !(r.thresholds[j] > r.thresholds[j - 1])))
+        return fmt::format("'groups[{}].thresholds[{}]' is {}, expected finite and increasing", g,
+                           j, r.thresholds[j]);
+      if (!std::isfinite(r.weights[j]) || r.weights[j] < 0)
+        return fmt::format("'groups[{}].weights[{}]' is {}, expected a finite value >= 0", g, j,
+                           r.weights[j]);
+      sum += r.weights[j];
+    }
+    if (std::abs(sum - 1.0) > kMixtureTolerance)
+      return fmt::format("'groups[{}].weights' sums to {:.17g}, expected 1 (within {})", g, sum,
+                         kMixtureTolerance);
+  }
+  return std::nullopt;
+}
+
 // Returns the first inconsistency of c, or nothing.
 std::optional<std::string> find_problem(const Classifier& c) {
   if (c.components.empty()) return std::string("'components' is empty, expected at least one");
@@ -115,7 +160,7 @@ std::optional<std::string> find_problem(const Classifier& c) {
     if (!std::isfinite(lm.bias))
       return fmt::format("'components[{}].bias' is {}, expected a finite value", m, lm.bias);
   }
-  return std::nullopt;
+  return find_group_problem(c);
 }
 
 // Parses an embedded JSON object (options, report); throws InvalidArgument naming `what`.
@@ -307,9 +352,147 @@ std::size_t check_input(const Classifier& c, const FeatureMatrix& x, std::size_t
 
 }  // namespace
 
+namespace {
+
+// Throws InvalidArgument for a classifier with group columns called without the data's columns.
+void check_no_group_columns(const Classifier& c) {
+  RATEOPT_CHECK(c.group_columns.empty(),
+                "this classifier (kind '{}') predicts per group of the column(s) {}: call predict "
+                "or decision_function with the Dataset, which holds them",
+                c.kind, fmt::join(c.group_columns, ", "));
+}
+
+// The rule of each row of `data` (an index into c.group_rules). Throws NotFound when a group
+// column is absent, a row's value is missing, or a row's group has no rule.
+std::vector<std::size_t> group_of_rows(const Classifier& c, const Dataset& data) {
+  const std::size_t k = c.group_columns.size(), n = data.num_rows();
+  std::vector<const Column*> cols(k);
+  for (std::size_t j = 0; j < k; ++j) {
+    cols[j] = data.find_column(c.group_columns[j]);
+    if (cols[j] == nullptr) {
+      std::vector<std::string> have;
+      for (const Column& col : data.columns()) have.push_back(col.name);
+      throw NotFound(fmt::format(
+          "the classifier's group column '{}' is not a column of the data (its columns: {}); "
+          "read it as a group column (--groups {})",
+          c.group_columns[j],
+          have.empty() ? std::string("none") : fmt::format("{}", fmt::join(have, ", ")),
+          fmt::join(c.group_columns, ",")));
+    }
+    RATEOPT_CHECK(cols[j]->codes.size() == n, "group column '{}' has {} values for {} rows",
+                  c.group_columns[j], cols[j]->codes.size(), n);
+  }
+  // Rule codes: the data's level code of each key value (numeric columns match numerically).
+  std::map<std::vector<std::int32_t>, std::size_t> by_codes;
+  for (std::size_t g = 0; g < c.group_rules.size(); ++g) {
+    std::vector<std::int32_t> codes(k);
+    bool present = true;
+    for (std::size_t j = 0; j < k; ++j) {
+      codes[j] = cols[j]->find_level(c.group_rules[g].key[j]);
+      present = present && codes[j] >= 0;
+    }
+    if (present) by_codes.emplace(std::move(codes), g);
+  }
+  std::vector<std::size_t> rule(n);
+  std::vector<std::int32_t> codes(k);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < k; ++j) {
+      codes[j] = cols[j]->codes[i];
+      if (codes[j] < 0)
+        throw NotFound(fmt::format("row {} has no value in group column '{}' (missing)", i,
+                                   c.group_columns[j]));
+    }
+    const auto it = by_codes.find(codes);
+    if (it == by_codes.end()) {
+      std::vector<std::string> value(k), known;
+      for (std::size_t j = 0; j < k; ++j)
+        value[j] = fmt::format("{}={}", c.group_columns[j],
+                               cols[j]->levels[static_cast<std::size_t>(codes[j])]);
+      for (const GroupRule& r : c.group_rules)
+        known.push_back(fmt::format("[{}]", fmt::join(r.key, ", ")));
+      throw NotFound(fmt::format(
+          "row {}: group [{}] has no threshold rule (the classifier was post-processed on groups "
+          "{} of {})",
+          i, fmt::join(value, ", "), fmt::join(known, " "), fmt::join(c.group_columns, ", ")));
+    }
+    rule[i] = it->second;
+  }
+  return rule;
+}
+
+// P(positive | score) under rule r.
+double rule_probability(const GroupRule& r, double s) {
+  double p = 0;
+  for (std::size_t j = 0; j < r.thresholds.size() && s > r.thresholds[j]; ++j) p += r.weights[j];
+  return std::clamp(p, 0.0, 1.0);
+}
+
+// The deterministic threshold of rule r: the smallest threshold whose cumulative weight exceeds
+// 1/2, so that s > it exactly when P(positive | s) > 1/2 (the largest when rounding keeps every
+// sum at or below 1/2).
+double rule_threshold(const GroupRule& r) {
+  double cum = 0;
+  for (std::size_t j = 0; j < r.thresholds.size(); ++j) {
+    cum += r.weights[j];
+    if (cum > 0.5) return r.thresholds[j];
+  }
+  return r.thresholds.back();
+}
+
+// Group rules: predictions (decision = false) or decision values of the rows of x, row i under
+// rule[i] (rule empty: every row under rule 0, a classifier without group columns).
+void apply_rules(const Classifier& c, const FeatureMatrix& x, std::span<const std::size_t> rule,
+                 PredictMode mode, bool decision, std::span<double> out, std::uint64_t seed,
+                 int n_threads) {
+  c.components.front().scores(x, out, n_threads);
+  std::vector<double> det(c.group_rules.size());
+  for (std::size_t g = 0; g < c.group_rules.size(); ++g) det[g] = rule_threshold(c.group_rules[g]);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::size_t g = rule.empty() ? 0 : rule[i];
+    const double s = out[i];
+    if (decision) {
+      out[i] = s - det[g];
+    } else if (mode == PredictMode::kDeterministic) {
+      out[i] = s > det[g] ? 1.0 : 0.0;
+    } else {
+      const double p = rule_probability(c.group_rules[g], s);
+      out[i] = mode == PredictMode::kProbability ? p : (uniform01(seed, i) < p ? 1.0 : 0.0);
+    }
+  }
+}
+
+}  // namespace
+
+void Classifier::predict(const Dataset& data, PredictMode mode, std::span<double> out,
+                         std::uint64_t seed, int n_threads) const {
+  if (group_columns.empty()) {
+    predict(data.features(), mode, out, seed, n_threads);
+    return;
+  }
+  check_input(*this, data.features(), out.size());
+  apply_rules(*this, data.features(), group_of_rows(*this, data), mode, false, out, seed,
+              n_threads);
+}
+
+void Classifier::decision_function(const Dataset& data, std::span<double> out,
+                                   int n_threads) const {
+  if (group_columns.empty()) {
+    decision_function(data.features(), out, n_threads);
+    return;
+  }
+  check_input(*this, data.features(), out.size());
+  apply_rules(*this, data.features(), group_of_rows(*this, data), PredictMode::kDeterministic, true,
+              out, 0, n_threads);
+}
+
 void Classifier::predict(const FeatureMatrix& x, PredictMode mode, std::span<double> out,
                          std::uint64_t seed, int n_threads) const {
   check_input(*this, x, out.size());
+  check_no_group_columns(*this);
+  if (!group_rules.empty()) {
+    apply_rules(*this, x, {}, mode, false, out, seed, n_threads);
+    return;
+  }
   if (mode == PredictMode::kDeterministic) {
     components[best].scores(x, out, n_threads);
     for (double& v : out) v = v > 0 ? 1.0 : 0.0;
@@ -335,6 +518,11 @@ void Classifier::predict(const FeatureMatrix& x, PredictMode mode, std::span<dou
 void Classifier::decision_function(const FeatureMatrix& x, std::span<double> out,
                                    int n_threads) const {
   check_input(*this, x, out.size());
+  check_no_group_columns(*this);
+  if (!group_rules.empty()) {
+    apply_rules(*this, x, {}, PredictMode::kDeterministic, true, out, 0, n_threads);
+    return;
+  }
   components[best].scores(x, out, n_threads);
 }
 
@@ -342,7 +530,8 @@ std::string Classifier::to_json() const {
   validate();
   Json j;
   j["format"] = kFormatName;
-  j["version"] = kFormatVersion;
+  // The lowest version that holds the model: earlier builds read models without group rules.
+  j["version"] = group_rules.empty() ? 1 : 2;
   j["kind"] = kind;
   j["link"] = to_string(link);
   Json comps = Json::array();
@@ -354,6 +543,13 @@ std::string Classifier::to_json() const {
   j["encoding"] = Json::parse(encoding.to_json());
   j["options"] = parse_embedded(options_json, "options_json");
   j["report"] = parse_embedded(report_json, "report_json");
+  if (!group_rules.empty()) {
+    j["group_columns"] = group_columns;
+    Json rules = Json::array();
+    for (const GroupRule& r : group_rules)
+      rules.push_back({{"key", r.key}, {"thresholds", r.thresholds}, {"weights", r.weights}});
+    j["groups"] = std::move(rules);
+  }
   // nlohmann writes doubles in the shortest form that reads back to the same value.
   return j.dump(1);
 }
@@ -392,6 +588,30 @@ Classifier Classifier::from_json(std::string_view text, const std::string& name)
   }
   if (auto it = j.find("options"); it != j.end()) c.options_json = r.object(*it, "options").dump();
   if (auto it = j.find("report"); it != j.end()) c.report_json = r.object(*it, "report").dump();
+  const auto strings = [&](const Json& a, const std::string& path) {
+    if (!a.is_array()) r.fail(path, fmt::format("expected an array, found {}", a.type_name()));
+    std::vector<std::string> out;
+    for (std::size_t k = 0; k < a.size(); ++k)
+      out.push_back(r.string(a[k], fmt::format("{}[{}]", path, k)));
+    return out;
+  };
+  if (auto it = j.find("groups"); it != j.end()) {
+    c.group_columns = strings(r.at(j, "group_columns", "group_columns"), "group_columns");
+    const Json& rules = *it;
+    if (!rules.is_array()) r.fail("groups", "expected an array");
+    for (std::size_t g = 0; g < rules.size(); ++g) {
+      const std::string path = fmt::format("groups[{}]", g);
+      const Json& o = r.object(rules[g], path);
+      GroupRule rule;
+      rule.key = strings(r.at(o, "key", path + ".key"), path + ".key");
+      rule.thresholds =
+          r.numbers(r.at(o, "thresholds", path + ".thresholds"), path + ".thresholds");
+      rule.weights = r.numbers(r.at(o, "weights", path + ".weights"), path + ".weights");
+      c.group_rules.push_back(std::move(rule));
+    }
+  } else if (j.contains("group_columns")) {
+    r.fail("groups", "missing ('group_columns' is given)");
+  }
 
   if (auto problem = find_problem(c)) r.fail("", *problem);
   return c;

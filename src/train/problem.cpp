@@ -811,7 +811,7 @@ std::string RateProblem::describe() const {
       fmt::format("objective ({}): {} [{}, {}]\n", p.spec.maximize ? "max" : "min",
                   p.spec.objective, to_string(p.objective.info.kind), p.objective.info.shape);
   for (std::size_t j = 0; j < p.constraints.size(); ++j)
-    out += fmt::format("constraint {}: {} <= 0 [{}, {}]\n", j + 1, p.constraints[j].info.text,
+    out += fmt::format("constraint {}: {} [{}, {}]\n", j + 1, p.constraints[j].info.text,
                        to_string(p.constraints[j].info.kind), p.constraints[j].info.shape);
   out += fmt::format("{} atoms over {} dataset(s), {} rates\n", p.atoms.size(), p.data.size(),
                      p.leaves.size());

@@ -33,6 +33,26 @@ def load_model(path):
     return _core.Classifier.from_json(text, str(path))
 
 
+def predict_model(model, X, groups=None, mode="deterministic", seed=0, n_threads=0):
+    """Predictions of a loaded ``_core.Classifier`` (see :func:`load_model`) on features ``X``
+    (in the model's encoding) and, for a group-threshold model (``rateopt train --solver
+    postprocess``, ``model.kind == "group_threshold"``), its group columns ``groups``: a
+    DataFrame, a named Series or a dict name -> column holding ``model.group_columns``.
+    ``mode``: "deterministic", "stochastic" (seeded) or "probability"."""
+    from ._validation import check_int, feature_matrix, group_columns
+
+    fm = feature_matrix(X)
+    seed = check_int(seed, "seed", 0)
+    if groups is None:
+        if getattr(model, "group_columns", None):
+            raise ValueError(f"this {model.kind} model predicts per group of "
+                             f"{', '.join(model.group_columns)}: pass groups=, e.g. "
+                             f"groups={{'{model.group_columns[0]}': values}}")
+        return model.predict(fm, mode=mode, seed=seed, n_threads=n_threads)
+    data = _core.Dataset(fm, columns=group_columns(groups, fm.rows))
+    return model.predict(data, mode=mode, seed=seed, n_threads=n_threads)
+
+
 def __getattr__(name):
     # scikit-learn and matplotlib load only when an estimator or the plot module is used.
     if name in ("LogisticRegression", "BayesOptimalClassifier"):
@@ -51,6 +71,6 @@ def __getattr__(name):
 
 
 __all__ = ["decide", "Decision", "BatchDecision", "gfm_from_samples", "select_threshold",
-           "select_top_k", "tune_threshold", "evaluate", "metrics", "load_model",
+           "select_top_k", "tune_threshold", "evaluate", "metrics", "load_model", "predict_model",
            "LogisticRegression", "BayesOptimalClassifier", "ParseError", "NotFoundError",
            "IoError", "RateoptError", "__version__"]

@@ -545,5 +545,26 @@ TEST(ClassifierJson, LoadsCheckedInVersion1RampMixture) {
   EXPECT_EQ(predict(c, x, PredictMode::kDeterministic), (std::vector<double>{0, 1, 1}));
 }
 
+TEST(ClassifierJson, LoadsCheckedInVersion2GroupThreshold) {
+  const Classifier c = Classifier::load(source_path("tests/data/models/group_threshold_v2.json"));
+  EXPECT_EQ(c.kind, "group_threshold");
+  EXPECT_EQ(c.group_columns, (std::vector<std::string>{"sex"}));
+  ASSERT_EQ(c.group_rules.size(), 2U);
+  EXPECT_EQ(c.group_rules[0].key, (std::vector<std::string>{"Male"}));
+  // Scores 2 x0 - x1 + 0.5: 0.5, 1.5, -0.5, 0.5; Male: 1{s > 0} w.p. 1/4, 1{s > 1} w.p. 3/4;
+  // Female: 1{s > -1}.
+  Dataset ds(FeatureMatrix::dense({0, 0, 1, 1, 0, 1, 0, 0}, 4, 2), Labels{});
+  Column sex;
+  sex.name = "sex";
+  for (const char* v : {"Male", "Male", "Male", "Female"}) sex.push_back(v);
+  ds.add_column(std::move(sex));
+  std::vector<double> out(4);
+  c.predict(ds, PredictMode::kProbability, out);
+  EXPECT_EQ(out, (std::vector<double>{0.25, 1, 0, 1}));
+  c.predict(ds, PredictMode::kDeterministic, out);
+  EXPECT_EQ(out, (std::vector<double>{0, 1, 0, 1}));
+  EXPECT_THROW(c.predict(ds.features(), PredictMode::kProbability, out), InvalidArgument);
+}
+
 }  // namespace
 }  // namespace rateopt

@@ -1,0 +1,195 @@
+// rateopt train --solver postprocess (rateopt/postprocess.hpp): the LP over randomised group
+// thresholds of a saved scoring model; prints and saves like the other solvers.
+#include "cmd_train_postprocess.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "rateopt/error.hpp"
+#include "rateopt/expr.hpp"
+#include "rateopt/model.hpp"
+#include "rateopt/postprocess.hpp"
+
+namespace rateopt::cli {
+namespace {
+
+using Named = std::vector<std::pair<std::string, const Dataset*>>;
+
+// Objective and constraint values (lhs, rhs, violation) of the classifier on named data.
+nlohmann::json evaluate_sections(const ProblemSpec& spec, const Classifier& clf, const Named& data,
+                                 PredictMode mode, int threads) {
+  std::vector<Predictions> preds(data.size());
+  std::vector<NamedData> named;
+  for (std::size_t d = 0; d < data.size(); ++d) {
+    preds[d].prob_positive.resize(data[d].second->num_rows());
+    clf.predict(*data[d].second, mode, preds[d].prob_positive, 0, threads);
+  }
+  for (std::size_t d = 0; d < data.size(); ++d)
+    named.push_back({data[d].first, data[d].second, &preds[d]});
+  nlohmann::json out;
+  out["objective"] = evaluate_expression(Expression::parse(spec.objective), named).value;
+  nlohmann::json cons = nlohmann::json::array();
+  for (const std::string& c : spec.constraints) {
+    const ExpressionValue v = evaluate_expression(Expression::parse(c), named);
+    cons.push_back({{"constraint", c},
+                    {"lhs", v.value},
+                    {"rhs", v.rhs},
+                    {"violation", std::max(0.0, v.violation)}});
+  }
+  out["constraints"] = cons;
+  return out;
+}
+
+nlohmann::json sections(const ProblemSpec& spec, const Classifier& clf, const Named& data,
+                        int threads) {
+  return {
+      {"stochastic", evaluate_sections(spec, clf, data, PredictMode::kProbability, threads)},
+      {"deterministic", evaluate_sections(spec, clf, data, PredictMode::kDeterministic, threads)}};
+}
+
+void print_section(const std::string& title, const nlohmann::json& r) {
+  fmt::print("  {:<28} objective {:.6f}", title, r["objective"].get<double>());
+  double worst = 0;
+  for (const auto& c : r["constraints"]) worst = std::max(worst, c["violation"].get<double>());
+  if (!r["constraints"].empty()) fmt::print("  max violation {:.6f}", worst);
+  fmt::print("\n");
+  for (const auto& c : r["constraints"])
+    fmt::print("      {:<48} {:.6f} vs {:.6f}  violation {:.6f}\n",
+               c["constraint"].get<std::string>(), c["lhs"].get<double>(), c["rhs"].get<double>(),
+               c["violation"].get<double>());
+}
+
+}  // namespace
+
+void add_postprocess_flags(CLI::App& app, PostprocessFlags& flags, const std::string& group) {
+  app.add_option("--base-model", flags.base_model,
+                 "--solver postprocess: the scoring model to post-process (a single linear "
+                 "model saved by rateopt train, e.g. logistic regression)")
+      ->group(group);
+  app.add_option("--postprocess-groups", flags.groups,
+                 "--solver postprocess: columns whose value combinations are the groups (read "
+                 "them with --groups); default: the columns the problem's slices name")
+      ->delimiter(',')
+      ->group(group);
+  if (CLI::Option* solver = app.get_option_no_throw("--solver"))
+    solver->description(solver->get_description() +
+                        " CLI only: postprocess (Hardt et al. 2016: exact randomised per-group "
+                        "thresholds of --base-model's score by one LP; problems linear in rates).");
+}
+
+int train_postprocess_cli(const ProblemSpec& spec, const Named& named,
+                          const std::vector<std::string>& dataset_args,
+                          const std::string& data_path, const std::string& validation_path,
+                          const ReaderFlags& reader, const PostprocessFlags& flags, bool quiet,
+                          const std::string& report_path, int threads, const std::string& output) {
+  const auto start = std::chrono::steady_clock::now();
+  if (flags.base_model.empty())
+    throw InvalidArgument(
+        "--solver postprocess needs --base-model FILE (the scoring model, e.g. a logistic "
+        "regression saved by rateopt train)");
+  const Classifier base = Classifier::load(flags.base_model);
+  // The score is defined on the base model's features: read the data again with its encoding
+  // unless the data's own encoding is the same.
+  Named data = named;
+  std::deque<Dataset> reread;
+  if (named.front().second->encoding().to_json() != base.encoding.to_json()) {
+    reread.push_back(load_dataset(data_path, reader, &base.encoding));
+    data.front().second = &reread.back();
+    for (std::size_t k = 0; k < dataset_args.size() && k + 1 < data.size(); ++k) {
+      ReaderFlags r = reader;
+      r.baseline_file.clear();
+      reread.push_back(
+          load_dataset(dataset_args[k].substr(dataset_args[k].find('=') + 1), r, &base.encoding));
+      data[k + 1].second = &reread.back();
+    }
+  }
+  std::vector<TrainingData> td;
+  for (const auto& [n, p] : data) td.push_back({n, p});
+  const RateProblem problem = RateProblem::build(spec, td);
+  PostprocessOptions options;
+  options.group_columns = flags.groups;
+  options.n_threads = threads;
+  if (!quiet)
+    fmt::print(stderr, "post-processing {} ({}) on {} ({} rows)\n{}", flags.base_model, base.kind,
+               data_path, data.front().second->num_rows(), problem.describe());
+  PostprocessResult result = postprocess(problem, base, options);
+
+  nlohmann::json groups = nlohmann::json::array();
+  for (std::size_t g = 0; g < result.groups.size(); ++g)
+    groups.push_back({{"key", result.groups[g].key},
+                      {"rows", result.groups[g].rows},
+                      {"thresholds", result.classifier.group_rules[g].thresholds},
+                      {"weights", result.classifier.group_rules[g].weights}});
+  nlohmann::json report{
+      {"status", std::string(to_string(result.status))},
+      {"solver", "postprocess"},
+      {"base_model", flags.base_model},
+      {"group_columns", result.group_columns},
+      {"groups", groups},
+      {"lp_columns", result.lp_columns},
+      {"lp_objective", spec.maximize ? -result.lp_objective : result.lp_objective},
+      {"train_seconds", result.seconds},
+      {"train_rows", data.front().second->num_rows()}};
+  if (result.status == Termination::kInfeasible)
+    report["violation_budget"] = result.violation_budget;
+  Classifier& clf = result.classifier;
+  report["train"] = sections(spec, clf, data, threads);
+  if (!validation_path.empty()) {
+    const Dataset valid = load_dataset(validation_path, reader, &base.encoding);
+    Named vnamed = data;
+    vnamed.front().second = &valid;
+    report["validation"] = sections(spec, clf, vnamed, threads);
+  }
+  report["seconds"] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  clf.report_json = report.dump();
+  clf.save(output);
+  if (!report_path.empty()) {
+    std::ofstream rep(report_path);
+    if (!rep) throw IoError(fmt::format("cannot write report {}", report_path));
+    rep << report.dump(2) << "\n";
+  }
+
+  const bool ok = result.status == Termination::kConverged;
+  fmt::print("{}: {} (postprocess solver: LP over {} thresholds of {} groups, {:.3f} s)\n",
+             ok ? "done" : "warning", ok ? "converged" : "infeasible", result.lp_columns,
+             result.groups.size(), result.seconds);
+  fmt::print("{} {}\n", spec.maximize ? "maximize" : "minimize", spec.objective);
+  print_section("train, stochastic", report["train"]["stochastic"]);
+  print_section("train, deterministic", report["train"]["deterministic"]);
+  if (report.contains("validation")) {
+    print_section("validation, stochastic", report["validation"]["stochastic"]);
+    print_section("validation, deterministic", report["validation"]["deterministic"]);
+  }
+  fmt::print("group thresholds on the base score ({}):\n",
+             result.group_columns.empty()
+                 ? std::string("one group")
+                 : fmt::format("{}", fmt::join(result.group_columns, ", ")));
+  for (std::size_t g = 0; g < result.groups.size(); ++g) {
+    const GroupRule& r = clf.group_rules[g];
+    std::string rule;
+    for (std::size_t j = 0; j < r.thresholds.size(); ++j)
+      rule += fmt::format("{}score > {:.6g} w.p. {:.6f}", j == 0 ? "" : "; ", r.thresholds[j],
+                          r.weights[j]);
+    const std::vector<std::string>& key = result.groups[g].key;
+    fmt::print("  {} ({} rows): {}\n",
+               key.empty() ? std::string("all rows") : fmt::format("[{}]", fmt::join(key, ", ")),
+               result.groups[g].rows, rule);
+  }
+  if (!ok)
+    fmt::print(
+        "infeasible: no randomised group thresholds of this score meet the constraints on the "
+        "training data; the model minimises the objective at the smallest largest violation "
+        "{:.6f}\n",
+        result.violation_budget);
+  fmt::print("model written to {}\n", output);
+  return ok ? 0 : kExitRuntime;
+}
+
+}  // namespace rateopt::cli

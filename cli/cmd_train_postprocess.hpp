@@ -1,0 +1,37 @@
+// rateopt train --solver postprocess: exact randomised group thresholds on a saved scoring model
+// (rateopt/postprocess.hpp). Kept apart from cmd_train.cpp, which only registers the flags and
+// dispatches here.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common.hpp"
+#include "rateopt/dataset.hpp"
+#include "rateopt/train.hpp"
+
+namespace rateopt::cli {
+
+struct PostprocessFlags {
+  std::string base_model;           // --base-model FILE
+  std::vector<std::string> groups;  // --postprocess-groups COL[,COL]
+};
+
+// Registers --base-model and --postprocess-groups in `group` and mentions postprocess in the
+// help of --solver (when registered before).
+void add_postprocess_flags(CLI::App& app, PostprocessFlags& flags, const std::string& group);
+
+// Post-processes the base model on the named datasets (the training data first; `dataset_args`
+// are their --dataset NAME=FILE flags, so that they can be read again with the base model's
+// encoding when it differs from theirs), prints and saves like the other solvers. Returns the
+// exit code: 0 when the LP met the constraints, kExitRuntime when they cannot hold.
+int train_postprocess_cli(const ProblemSpec& spec,
+                          const std::vector<std::pair<std::string, const Dataset*>>& named,
+                          const std::vector<std::string>& dataset_args,
+                          const std::string& data_path, const std::string& validation_path,
+                          const ReaderFlags& reader, const PostprocessFlags& flags, bool quiet,
+                          const std::string& report_path, int threads, const std::string& output);
+
+}  // namespace rateopt::cli

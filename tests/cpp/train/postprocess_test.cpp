@@ -1,0 +1,280 @@
+// Post-processing (postprocess.hpp) against brute force: on tiny two-group problems the LP over
+// mixtures of every pair of group thresholds (shrink_candidates) is the exact optimum over
+// randomised group thresholds; the post-processing LP must reach it to 1e-9. Also: the saved
+// model reproduces the training rates, the infeasible case, and errors on bad inputs.
+#include "rateopt/postprocess.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rateopt/error.hpp"
+#include "train_test_util.hpp"
+
+namespace rateopt {
+namespace {
+
+using test::make_column;
+
+// n rows per group (a, b); feature 0 = score (group b shifted up); labels ~ sigmoid(2 s); with
+// `ties` the scores are rounded to one decimal (tied scores must share a threshold).
+Dataset two_groups(std::size_t n, std::uint64_t seed, bool ties = false) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> unif;
+  std::vector<double> x;
+  Labels y;
+  y.kind = LabelKind::kBinary;
+  y.names = {"0", "1"};
+  std::vector<std::string> group;
+  for (std::size_t i = 0; i < 2 * n; ++i) {
+    const bool b = i % 2 == 1;
+    double s = normal(rng) + (b ? 0.7 : 0.0);
+    if (ties) s = std::round(s * 2) / 2;
+    x.push_back(s);
+    y.values.push_back(unif(rng) < 1 / (1 + std::exp(-2 * s)) ? 1 : 0);
+    group.push_back(b ? "b" : "a");
+  }
+  // Both labels in both groups (tpr / fpr slices must not be empty).
+  y.values[0] = 0;
+  y.values[1] = 0;
+  y.values[2] = 1;
+  y.values[3] = 1;
+  Dataset ds(FeatureMatrix::dense(std::move(x), 2 * n, 1), y);
+  ds.add_column(make_column("g", group));
+  return ds;
+}
+
+Classifier score_model(std::vector<double> w = {1.0}, double b = 0) {
+  Classifier c = Classifier::single({std::move(w), b}, Link::kLogistic, Encoding{});
+  c.kind = "logistic_regression";
+  return c;
+}
+
+struct Brute {
+  ShrinkResult lp;
+  std::size_t candidates = 0;
+};
+
+// Every pair of deterministic group thresholds (below every score, or at each distinct score:
+// s > t), evaluated exactly, then the LP over their mixtures.
+Brute brute_force(const RateProblem& problem, const Dataset& ds) {
+  const Column& g = ds.column("g");
+  const FeatureMatrix& x = ds.features();
+  std::vector<std::vector<double>> thresholds(2);
+  for (std::size_t i = 0; i < ds.num_rows(); ++i)
+    thresholds[static_cast<std::size_t>(g.codes[i])].push_back(x.at(i, 0));
+  for (auto& t : thresholds) {
+    std::sort(t.begin(), t.end());
+    t.erase(std::unique(t.begin(), t.end()), t.end());
+    t.insert(t.begin(), t.front() - 1);
+  }
+  const std::size_t m = problem.constraints().size();
+  std::vector<double> f, gv;
+  for (double ta : thresholds[0]) {
+    for (double tb : thresholds[1]) {
+      std::vector<std::vector<double>> pred(1, std::vector<double>(ds.num_rows()));
+      for (std::size_t i = 0; i < ds.num_rows(); ++i)
+        pred[0][i] = x.at(i, 0) > (g.codes[i] == 0 ? ta : tb) ? 1.0 : 0.0;
+      const ProblemValues v = problem.evaluate(problem.atom_values(pred));
+      f.push_back(problem.spec().maximize ? -v.objective : v.objective);
+      gv.insert(gv.end(), v.constraints.begin(), v.constraints.end());
+    }
+  }
+  Brute b;
+  b.candidates = f.size();
+  b.lp = shrink_candidates(f, gv, m);
+  if (problem.spec().maximize) b.lp.objective = -b.lp.objective;
+  return b;
+}
+
+struct Case {
+  std::string name;
+  ProblemSpec spec;
+};
+
+std::vector<Case> cases() {
+  using test::spec;
+  return {
+      {"demographic parity", spec("error", {"abs(ppr[g=a] - ppr[g=b]) <= 0.05"})},
+      {"equal opportunity", spec("error", {"abs(tpr[g=a] - tpr[g=b]) <= 0.02"})},
+      {"equalized odds",
+       spec("error", {"max(abs(tpr[g=a] - tpr[g=b]), abs(fpr[g=a] - fpr[g=b])) <= 0.02"})},
+      {"80% rule", spec("error", {"ppr[g=a] >= 0.8 * ppr[g=b]"})},
+      {"maximise recall, fpr budget per group",
+       spec("recall", {"fpr[g=a] <= 0.3", "fpr[g=b] <= 0.3"}, /*maximize=*/true)},
+  };
+}
+
+TEST(Postprocess, MatchesBruteForceOverThresholdPairs) {
+  int checked = 0;
+  for (const Case& c : cases()) {
+    for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+      const Dataset ds = two_groups(8, seed, /*ties=*/seed % 3 == 0);
+      const RateProblem problem = RateProblem::build(c.spec, {{"train", &ds}});
+      const PostprocessResult r = postprocess(problem, score_model());
+      const Brute b = brute_force(problem, ds);
+      SCOPED_TRACE(c.name + ", seed " + std::to_string(seed));
+      ASSERT_TRUE(b.lp.feasible);
+      EXPECT_EQ(r.status, Termination::kConverged);
+      EXPECT_EQ(r.group_columns, std::vector<std::string>{"g"});
+      ASSERT_EQ(r.groups.size(), 2U);
+      EXPECT_NEAR(r.stochastic.objective, b.lp.objective, 1e-9);
+      EXPECT_NEAR(r.lp_objective * (c.spec.maximize ? -1 : 1), r.stochastic.objective, 1e-9);
+      EXPECT_LE(r.stochastic.max_violation(), 1e-9);
+      // At a basic solution: at most groups + constraints thresholds in all.
+      std::size_t support = 0;
+      for (const GroupRule& rule : r.classifier.group_rules) support += rule.thresholds.size();
+      EXPECT_LE(support, 2 + problem.constraints().size());
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 30);
+}
+
+TEST(Postprocess, SavedModelReproducesTheTrainingRates) {
+  const Dataset ds = two_groups(40, 11);
+  const RateProblem problem = RateProblem::build(
+      test::spec("error", {"max(abs(tpr[g=a] - tpr[g=b]), abs(fpr[g=a] - fpr[g=b])) <= 0.01"}),
+      {{"train", &ds}});
+  const PostprocessResult r = postprocess(problem, score_model());
+  const Classifier saved = Classifier::from_json(r.classifier.to_json());
+  EXPECT_EQ(saved.kind, "group_threshold");
+  EXPECT_EQ(saved.to_json(), r.classifier.to_json());
+  std::vector<std::vector<double>> p(1, std::vector<double>(ds.num_rows()));
+  saved.predict(ds, PredictMode::kProbability, p[0]);
+  const ProblemValues v = problem.evaluate(problem.atom_values(p));
+  EXPECT_EQ(v.objective, r.stochastic.objective);
+  EXPECT_EQ(v.constraints, r.stochastic.constraints);
+  EXPECT_NEAR(v.objective, r.lp_objective, 1e-9);
+  EXPECT_LE(v.max_violation(), 1e-9);
+  saved.predict(ds, PredictMode::kDeterministic, p[0]);
+  const ProblemValues d = problem.evaluate(problem.atom_values(p));
+  EXPECT_EQ(d.objective, r.deterministic.objective);
+  for (double h : p[0]) EXPECT_TRUE(h == 0.0 || h == 1.0);
+  // Stochastic draws average to the probabilities.
+  std::vector<double> prob(ds.num_rows()), mean(ds.num_rows(), 0.0), draw(ds.num_rows());
+  saved.predict(ds, PredictMode::kProbability, prob);
+  for (std::uint64_t seed = 0; seed < 2000; ++seed) {
+    saved.predict(ds, PredictMode::kStochastic, draw, seed);
+    for (std::size_t i = 0; i < draw.size(); ++i) mean[i] += draw[i] / 2000;
+  }
+  for (std::size_t i = 0; i < draw.size(); ++i) EXPECT_NEAR(mean[i], prob[i], 0.05);
+}
+
+TEST(Postprocess, ExplicitGroupsAndSeveralDatasets) {
+  // Groups given explicitly; a second dataset shares the rules (its rows join their groups).
+  const Dataset train = two_groups(10, 3), other = two_groups(6, 4);
+  const RateProblem problem =
+      RateProblem::build(test::spec("error", {"ppr@other[g=a] - ppr@other[g=b] <= 0.0",
+                                              "ppr@other[g=b] - ppr@other[g=a] <= 0.0"}),
+                         {{"train", &train}, {"other", &other}});
+  PostprocessOptions o;
+  o.group_columns = {"g"};
+  const PostprocessResult r = postprocess(problem, score_model(), o);
+  EXPECT_EQ(r.status, Termination::kConverged);
+  EXPECT_EQ(r.groups[0].rows + r.groups[1].rows, 32U);
+  EXPECT_LE(r.stochastic.max_violation(), 1e-9);
+  std::vector<std::vector<double>> p(2);
+  p[0].resize(train.num_rows());
+  p[1].resize(other.num_rows());
+  r.classifier.predict(train, PredictMode::kProbability, p[0]);
+  r.classifier.predict(other, PredictMode::kProbability, p[1]);
+  EXPECT_NEAR(problem.evaluate(problem.atom_values(p)).objective, r.lp_objective, 1e-9);
+  // No slice column in the problem: one group for all rows.
+  const RateProblem plain =
+      RateProblem::build(test::spec("error", {"ppr <= 0.3"}), {{"train", &train}});
+  const PostprocessResult one = postprocess(plain, score_model());
+  EXPECT_TRUE(one.group_columns.empty());
+  ASSERT_EQ(one.groups.size(), 1U);
+  EXPECT_LE(one.stochastic.max_violation(), 1e-9);
+}
+
+TEST(Postprocess, InfeasibleConstraintsMinimiseTheViolation) {
+  const Dataset ds = two_groups(8, 5);
+  // Recall 1 and fpr 0 at once need a perfect score.
+  const RateProblem problem = RateProblem::build(
+      test::spec("error", {"recall >= 1", "fpr <= 0", "ppr[g=a] == ppr[g=b]"}), {{"train", &ds}});
+  const PostprocessResult r = postprocess(problem, score_model());
+  EXPECT_EQ(r.status, Termination::kInfeasible);
+  const Brute b = brute_force(problem, ds);
+  ASSERT_FALSE(b.lp.feasible);
+  EXPECT_NEAR(r.violation_budget, b.lp.max_violation, 1e-6);  // bisection tolerance 1e-7
+  EXPECT_NEAR(r.stochastic.max_violation(), r.violation_budget, 1e-8);
+}
+
+TEST(Postprocess, RejectsBadInputs) {
+  const Dataset ds = two_groups(8, 7);
+  const auto expect_message = [](auto&& fn, const std::string& fragment) {
+    try {
+      fn();
+      ADD_FAILURE() << "no exception; expected one containing '" << fragment << "'";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  const RateProblem ratio =
+      RateProblem::build(test::spec("f1", {"ppr[g=a] <= 0.5"}, true), {{"train", &ds}});
+  EXPECT_THROW((void)postprocess(ratio, score_model()), InvalidArgument);
+  expect_message([&] { (void)postprocess(ratio, score_model()); }, "linear in rates");
+  const RateProblem general =
+      RateProblem::build(test::spec("error", {"gmean >= 0.6"}), {{"train", &ds}});
+  expect_message([&] { (void)postprocess(general, score_model()); }, "linear in rates");
+
+  const RateProblem dp =
+      RateProblem::build(test::spec("error", {"ppr[g=a] <= ppr[g=b]"}), {{"train", &ds}});
+  PostprocessOptions missing;
+  missing.group_columns = {"race"};
+  EXPECT_THROW((void)postprocess(dp, score_model(), missing), NotFound);
+  expect_message([&] { (void)postprocess(dp, score_model(), missing); },
+                 "group column 'race' is not a column of dataset 'train'");
+  EXPECT_THROW((void)postprocess(dp, score_model({1.0, 2.0})), InvalidArgument);
+  expect_message(
+      [&] {
+        (void)postprocess(dp, score_model({1.0, 2.0}));
+      },
+      "the base model has 2 weights but dataset 'train' has 1 features");
+  Classifier mixture = score_model();
+  mixture.components.push_back({{2.0}, 0});
+  mixture.mixture = {0.5, 0.5};
+  expect_message([&] { (void)postprocess(dp, mixture); }, "has 2 components");
+  const PostprocessResult r = postprocess(dp, score_model());
+  expect_message([&] { (void)postprocess(dp, r.classifier); }, "already post-processed");
+}
+
+TEST(Postprocess, PredictNeedsTheGroupColumns) {
+  const Dataset ds = two_groups(8, 9);
+  const RateProblem dp =
+      RateProblem::build(test::spec("error", {"ppr[g=a] <= ppr[g=b]"}), {{"train", &ds}});
+  const Classifier c = postprocess(dp, score_model()).classifier;
+  std::vector<double> out(ds.num_rows());
+  EXPECT_THROW(c.predict(ds.features(), PredictMode::kProbability, out), InvalidArgument);
+  EXPECT_THROW(c.decision_function(ds.features(), out), InvalidArgument);
+  Dataset no_group(ds.features(), ds.labels());
+  EXPECT_THROW(c.predict(no_group, PredictMode::kProbability, out), NotFound);
+  Dataset unseen(ds.features(), ds.labels());
+  std::vector<std::string> values(ds.num_rows(), "a");
+  values[3] = "c";
+  unseen.add_column(make_column("g", values));
+  try {
+    c.predict(unseen, PredictMode::kProbability, out);
+    ADD_FAILURE() << "expected NotFound";
+  } catch (const NotFound& e) {
+    EXPECT_NE(std::string(e.what()).find("row 3: group [g=c] has no threshold rule"),
+              std::string::npos)
+        << e.what();
+  }
+  // The decision function is the score minus the row's deterministic threshold.
+  std::vector<double> det(ds.num_rows()), dec(ds.num_rows());
+  c.predict(ds, PredictMode::kDeterministic, det);
+  c.decision_function(ds, dec);
+  for (std::size_t i = 0; i < det.size(); ++i) EXPECT_EQ(det[i], dec[i] > 0 ? 1.0 : 0.0);
+}
+
+}  // namespace
+}  // namespace rateopt
