@@ -48,6 +48,7 @@
 
 #include "common/check.hpp"
 #include "rateopt/logistic.hpp"
+#include "train/lp_limits.hpp"
 #include "train/train_impl.hpp"
 
 namespace rateopt {
@@ -105,6 +106,7 @@ Master solve_master(const std::vector<Column>& cols, std::size_t m, double big_m
   lp.loadProblem(static_cast<int>(nc), static_cast<int>(rows), start.data(), index.data(),
                  value.data(), col_lo.data(), col_hi.data(), cost.data(), row_lo.data(),
                  row_hi.data());
+  limit_lp(lp);
   lp.dual();
   if (!lp.isProvenOptimal()) lp.primal();
   RATEOPT_CHECK(lp.isProvenOptimal(), "cutting-plane solver: the master LP failed (CLP status {})",

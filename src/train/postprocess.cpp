@@ -17,6 +17,7 @@
 
 #include "common/check.hpp"
 #include "rateopt/expr.hpp"
+#include "train/lp_limits.hpp"
 
 namespace rateopt {
 
@@ -91,6 +92,7 @@ std::optional<std::vector<double>> solve(const ThresholdLp& lp, bool with_v,
   simplex.scaling(0);
   simplex.setPrimalTolerance(1e-10);
   simplex.setDualTolerance(1e-10);
+  limit_lp(simplex);
   simplex.primal();
   if (!simplex.isProvenOptimal()) return std::nullopt;
   const double* x = simplex.getColSolution();

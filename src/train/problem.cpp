@@ -454,6 +454,50 @@ void finish_function(const RateProblem::Impl& p, Function& f, const std::string&
   }
 }
 
+// Rejects what no solver can handle (the LPs and games would spin or return garbage): a
+// coefficient that is not finite or larger than kMaxCoefficient in magnitude (rates lie in
+// [0, 1]; such a weight drowns every other term in double precision), a non-finite constant,
+// and a function that takes no finite value at all (a division by an expression that is
+// identically zero), found by evaluating it at three spread-out points of the rates.
+constexpr double kMaxCoefficient = 1e12;
+
+void check_numbers(const RateProblem::Impl& p, const Function& f, const std::string& what) {
+  const auto check_form = [&](const AffineForm& form) {
+    RATEOPT_CHECK(std::isfinite(form.constant),
+                  "{}: its constant term is {}, expected a finite number (a division by zero "
+                  "or an overflow?)",
+                  what, form.constant);
+    for (const AtomTerm& t : form.terms)
+      RATEOPT_CHECK(std::isfinite(t.coef) && std::fabs(t.coef) <= kMaxCoefficient,
+                    "{}: the coefficient of {} is {}, expected a finite number of magnitude at "
+                    "most {:g} (a division by zero or an overflow? rescale the expression)",
+                    what, p.atoms[t.atom].description, t.coef, kMaxCoefficient);
+  };
+  if (f.affine_in_leaves) {
+    for (const auto& [l, c] : f.leaf_coef)
+      RATEOPT_CHECK(std::isfinite(c) && std::fabs(c) <= kMaxCoefficient,
+                    "{}: the coefficient of rate '{}' is {}, expected a finite number of "
+                    "magnitude at most {:g}",
+                    what, p.leaves[l].spec, c, kMaxCoefficient);
+    RATEOPT_CHECK(std::isfinite(f.leaf_constant),
+                  "{}: its constant term is {}, expected a finite number", what, f.leaf_constant);
+  }
+  if (f.info.linear) check_form(*f.info.linear);
+  for (std::size_t l : f.leaves)
+    for (const AffineForm& a : p.leaves[l].args) check_form(a);
+  std::vector<double> probe(p.leaves.size());
+  for (int k = 0; k < 3; ++k) {
+    for (std::size_t l = 0; l < probe.size(); ++l)  // distinct values in (0, 1) per leaf
+      probe[l] =
+          0.05 + 0.9 * std::fmod(0.618033988749895 * static_cast<double>(l + 1) + 0.25 * k, 1.0);
+    if (std::isfinite(p.value(f, probe))) return;
+  }
+  throw InvalidArgument(
+      fmt::format("{}: takes no finite value for any rates tried (it divides "
+                  "by an expression that is identically zero?)",
+                  what));
+}
+
 // Pieces of a side of a constraint (epigraph form). A side that must stay below a bound splits
 // through the convex functions max(x, y, ...) (each argument) and abs(x) (x and -x), recursively:
 // `max(|a|, b) <= c` holds exactly when a <= c, -a <= c and b <= c, so every piece stays linear
@@ -692,6 +736,7 @@ RateProblem RateProblem::build(const ProblemSpec& spec, std::vector<TrainingData
   p.objective_sign = spec.maximize ? -1 : 1;
   p.objective.terms.push_back({oe, p.exprs[oe].lhs_root(), p.objective_sign});
   finish_function(p, p.objective, (spec.maximize ? "-(" + spec.objective + ")" : spec.objective));
+  check_numbers(p, p.objective, fmt::format("the objective '{}'", spec.objective));
 
   // Constraints.
   for (std::size_t c = 0; c < spec.constraints.size(); ++c) {
@@ -736,6 +781,7 @@ RateProblem RateProblem::build(const ProblemSpec& spec, std::vector<TrainingData
           text = fmt::format("{} ({})", spec.constraints[c], pc.plus.node == lhs ? "<=" : ">=");
       }
       finish_function(p, f, text);
+      check_numbers(p, f, fmt::format("constraint {} '{}'", c + 1, spec.constraints[c]));
       RATEOPT_CHECK(f.info.kind != FunctionKind::kConstant,
                     "constraint {} '{}' is constant: it does not depend on the model's "
                     "predictions (value {} <= 0 is {}); check its slices and metrics",

@@ -24,6 +24,7 @@
 #include "common/parallel.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/sdca.hpp"
+#include "train/lp_limits.hpp"
 
 namespace rateopt {
 namespace {
@@ -567,6 +568,7 @@ bool kelley_lp(const std::vector<Candidate>& cuts, std::span<const double> centr
   ClpSimplex lp;
   lp.setLogLevel(0);
   lp.loadProblem(a, lb.data(), ub.data(), obj.data(), rlb.data(), rub.data());
+  limit_lp(lp);
   lp.dual();
   if (!lp.isProvenOptimal()) return false;
   const double* x = lp.primalColumnSolution();
@@ -610,6 +612,7 @@ bool mixture(const std::vector<Candidate>& cuts, std::size_t m, LinearModel& mix
   ClpSimplex lp;
   lp.setLogLevel(0);
   lp.loadProblem(a, lb.data(), ub.data(), obj.data(), rlb.data(), rub.data());
+  limit_lp(lp);
   lp.dual();
   if (!lp.isProvenOptimal()) return false;
   const double* x = lp.primalColumnSolution();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "train/lp_limits.hpp"
 
 namespace rateopt::detail {
 
@@ -89,6 +90,7 @@ HingeQpResult solve_hinge_qp(const FeatureMatrix& x, std::span<const SvmExample>
   model.loadQuadraticObjective(cols, start.data(), qcol.data(), qval.data());
   model.setPrimalTolerance(1e-10);
   model.setDualTolerance(1e-10);
+  limit_lp(model);
   model.primal();
 
   HingeQpResult r;

@@ -10,6 +10,7 @@
 
 #include "common/check.hpp"
 #include "rateopt/train.hpp"
+#include "train/lp_limits.hpp"
 
 namespace rateopt {
 
@@ -54,6 +55,7 @@ std::optional<std::vector<double>> solve_lp(std::size_t n, std::size_t rows,
   // (PoolTest.CuttingPlaneExactOracleCertifiesTheLpOptimum found it; HiGHS agreed with the
   // unscaled solve).
   lp.scaling(0);
+  limit_lp(lp);
   lp.primal();
   if (!lp.isProvenOptimal()) return std::nullopt;
   const double* x = lp.getColSolution();

@@ -85,6 +85,10 @@ def test_problem_file_toml_and_json(cli, tmp_path):
     ("ppr[g=zzz] >= 0.1", "zzz"),                        # unknown value
     ("error - error <= 0.1", "constant"),                # constant constraint
     ("ppr[g=a] >= ", "expected"),                        # parse error
+    # Issue 10: these used to hang the LP after the game (proxy / three-player solvers).
+    ("ppr / 0 <= 1", "expected a finite number"),
+    ("ppr / (ppr - ppr) <= 1", "no finite value"),
+    ("1e308 * 10 * ppr <= 1", "expected a finite number"),
 ])
 def test_bad_problems_have_clear_errors(cli, tmp_path, constraint, message):
     data = small_csv(tmp_path)

@@ -177,6 +177,33 @@ TEST(RateProblem, ClearErrors) {
   EXPECT_TRUE(contains(msg, "denominator")) << msg;
 }
 
+// Issue 10: non-finite or absurd coefficients and functions with no finite value are refused
+// when the problem is built (they used to make the LPs spin forever).
+TEST(RateProblem, NonFiniteAndAbsurdCoefficientsAreRefused) {
+  const Dataset ds = test::synthetic(60, 5);
+  const auto msg = [&](const std::string& obj, std::vector<std::string> cons = {}) {
+    return error_of<InvalidArgument>([&] {
+      (void)RateProblem::build(test::spec(obj, std::move(cons)), {{"tr", &ds}});
+    });
+  };
+  for (const char* c : {"ppr / 0 <= 1", "1e308 * 10 * ppr <= 1", "-1e308 * 10 * ppr <= 1"}) {
+    const std::string m = msg("error", {c});
+    EXPECT_TRUE(contains(m, "constraint 1") && contains(m, c) && contains(m, "inf")) << m;
+  }
+  std::string m = msg("error", {"1e13 * ppr <= 1"});
+  EXPECT_TRUE(contains(m, "1e+12")) << m;
+  m = msg("error", {"ppr <= 1", "ppr / (ppr - ppr) <= 1"});
+  EXPECT_TRUE(contains(m, "constraint 2") && contains(m, "no finite value")) << m;
+  m = msg("error / 0");
+  EXPECT_TRUE(contains(m, "objective 'error / 0'")) << m;
+  m = msg("tpr / (fpr - fpr)");
+  EXPECT_TRUE(contains(m, "no finite value")) << m;
+  // Large but sane coefficients and a ratio of distinct rates still build.
+  EXPECT_NO_THROW(
+      (void)RateProblem::build(test::spec("error", {"1e6 * ppr <= 1e5"}), {{"tr", &ds}}));
+  EXPECT_NO_THROW((void)RateProblem::build(test::spec("tpr / (ppr + fpr)"), {{"tr", &ds}}));
+}
+
 TEST(RateProblem, SeveralDatasets) {
   const Dataset a = test::synthetic(80, 5);
   Dataset u = test::synthetic(60, 6, true);
