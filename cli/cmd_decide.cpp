@@ -134,6 +134,7 @@ int run_decide(int argc, const char* const* argv) {
                            format = "jsonl";
   bool column = false, all_k = false, early_stop = false;
   double truncation = 0.0;
+  double tolerance = DecideOptions{}.fast_tolerance;
   int threads = 0;
   app.add_option("--metric", metric_name,
                  "f1, fbeta:B, jaccard, balanced_accuracy, gmean, hmean, gtppr, accuracy")
@@ -155,6 +156,11 @@ int run_decide(int argc, const char* const* argv) {
   app.add_option("--truncation", truncation,
                  "exact method: ignore Poisson-binomial mass below this bound (0 = none)")
       ->check(CLI::Range(0.0, 1e-3));
+  app.add_option("--tolerance", tolerance,
+                 "fast method: bound on the error of every expectation (raised to the rounding "
+                 "floor above ~1.7 million items; the bound reached is printed as error_bound)")
+      ->check(CLI::Range(1e-300, 1e-2))
+      ->capture_default_str();
   app.add_option("--output,-o", output, "Output file ('-' = stdout)")->capture_default_str();
   app.add_option("--format", format,
                  "jsonl (selected, expected, ...), sets (the selected indices of each instance "
@@ -171,6 +177,7 @@ int run_decide(int argc, const char* const* argv) {
   options.all_k = all_k;
   options.early_stop = early_stop;
   options.truncation = truncation;
+  options.fast_tolerance = tolerance;
 
   std::string text;
   const std::string file = input == "-" ? std::string("<stdin>") : input;
@@ -235,6 +242,7 @@ int run_decide(int argc, const char* const* argv) {
       for (double v : d.expected_by_k) arr.push_back(finite_or_string(v));
     }
     if (d.error_bound > 0) j["error_bound"] = d.error_bound;
+    j["method"] = std::string(to_string(d.method));  // the path taken (auto resolves by n)
     out += j.dump();
     out += '\n';
   }

@@ -114,6 +114,14 @@ double rounding_allowance(std::size_t n, std::size_t nodes) {
   return 4 * kUnit * (double(2 * kBlock1 + n / kBlock2 + nodes + kAnchor) + 256.0);
 }
 
+}  // namespace
+
+double fast_tolerance_floor(std::size_t n) {
+  return 4 * rounding_allowance(n, 256);
+}
+
+namespace {
+
 struct CompensatedSum {
   double sum = 0;
   double comp = 0;
@@ -524,6 +532,11 @@ std::optional<IndependentExpectations> expected_fast(std::span<const double> sor
     return std::nullopt;
   const std::size_t n = sorted.size();
   if (n == 0 || !(tolerance > 0)) return std::nullopt;
+  // The rounding allowance grows with n (past 1e-12 near 6.4 million items): a tolerance too
+  // close to it is raised to the floor, so the O(n log n) path never gives way to the O(n^2)
+  // one for want of digits (Decision::error_bound reports the bound reached). Below about 1.7
+  // million items the default 1e-12 is kept as it is.
+  if (tolerance < 2 * rounding_allowance(n, 256)) tolerance = fast_tolerance_floor(n);
   const double budget = tolerance - rounding_allowance(n, 256);
   if (!(budget > 0)) return std::nullopt;
   IndependentExpectations out;

@@ -43,11 +43,14 @@ inline constexpr int kMaxRationalSum = 256;
     std::span<const double> sorted, const DecideMetric& metric, std::size_t block = 0);
 
 // ---- kFast: quadrature on shared nodes (fast.cpp) ---------------------------------------------
-// F-beta, Jaccard, balanced accuracy; nullopt for other metrics or when `tolerance` is below the
-// rounding allowance. O(n * nodes) after sorting; error_bound <= tolerance.
+// F-beta, Jaccard, balanced accuracy; nullopt for other metrics. A `tolerance` below twice the
+// rounding allowance (n above about 1.7 million at 1e-12) is raised to fast_tolerance_floor(n). O(n
+// * nodes) after sorting; error_bound <= the tolerance used.
 [[nodiscard]] std::optional<IndependentExpectations> expected_fast(std::span<const double> sorted,
                                                                    const DecideMetric& metric,
                                                                    double tolerance);
+// 4 x the fast path's rounding allowance for n items: 1.25e-12 + 4.4e-19 n (5.6e-12 at 10^7).
+[[nodiscard]] double fast_tolerance_floor(std::size_t n);
 
 // ---- kBrute -----------------------------------------------------------------------------------
 inline constexpr std::size_t kMaxBruteItems = 20;

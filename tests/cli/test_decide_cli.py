@@ -169,3 +169,16 @@ def test_emotions_demo_f1_sets_beat_thresholding(cli, source_dir, tmp_path):
     f_sets = [[int(v) for v in line.split()] for line in (tmp_path / "f1.txt").read_text().splitlines()]
     for p, a, b in list(zip(probs, t_sets, f_sets))[:40]:
         assert expected_f1(p, b) >= expected_f1(p, a) - 1e-12
+
+
+def test_method_taken_and_tolerance_are_reported(cli, tmp_path):
+    p = [0.9, 0.6, 0.3, 0.1, 0.55, 0.45, 0.2, 0.8]
+    best = brute_best_f1(p)
+    exact = json.loads(decide(cli, tmp_path, " ".join(map(str, p)) + "\n", "--metric", "f1"))
+    assert exact["method"] in ("exact", "quadratic") and "error_bound" not in exact
+    loose = json.loads(decide(cli, tmp_path, " ".join(map(str, p)) + "\n", "--metric", "f1",
+                              "--method", "fast", "--tolerance", "1e-4"))
+    assert loose["method"] == "fast" and 0 < loose["error_bound"] <= 1e-4
+    assert abs(loose["expected"] - best) <= loose["error_bound"] + 1e-12
+    bad = cli.run("decide", "--metric", "f1", "--tolerance", "0", check=False)
+    assert bad.returncode == 2 and "tolerance" in bad.stderr

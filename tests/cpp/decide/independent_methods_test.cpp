@@ -253,14 +253,29 @@ TEST(FastBound, HoldsForLooseTolerances) {
   }
 }
 
-TEST(FastBound, UnreachableToleranceFallsBack) {
+// Issue 10: a tolerance below the rounding floor used to send the fast path to the O(n^2) one
+// (above 6.4 million items at the default 1e-12: minutes); it is raised to the floor instead.
+TEST(FastBound, ToleranceBelowTheRoundingFloorIsRaised) {
   const std::vector<double> p{0.9, 0.5, 0.4, 0.1};
   DecideOptions o = options_for(DecideMethod::kFast);
   o.fast_tolerance = 1e-18;  // below the rounding allowance
-  EXPECT_FALSE(detail::expected_fast(p, DecideMetric::from_name("f1"), 1e-18));
+  const auto fast = detail::expected_fast(p, DecideMetric::from_name("f1"), 1e-18);
+  ASSERT_TRUE(fast);
+  EXPECT_GT(fast->error_bound, 1e-18);
+  EXPECT_LE(fast->error_bound, detail::fast_tolerance_floor(p.size()));
+  const auto quad = detail::expected_quadratic(p, DecideMetric::from_name("f1"));
+  ASSERT_TRUE(quad);
+  for (std::size_t k = 0; k <= p.size(); ++k)
+    EXPECT_NEAR(fast->expected[k], quad->expected[k], fast->error_bound);
   const auto d = decide_independent(p, DecideMetric::from_name("f1"), o);
-  EXPECT_EQ(d.method, DecideMethod::kQuadratic);
-  EXPECT_EQ(d.error_bound, 0.0);
+  EXPECT_EQ(d.method, DecideMethod::kFast);
+  EXPECT_EQ(d.selected, decide_independent(p, DecideMetric::from_name("f1"),
+                                           options_for(DecideMethod::kQuadratic))
+                            .selected);
+  // The floor grows with n; the default 1e-12 is kept up to about 1.7 million items.
+  EXPECT_LT(detail::fast_tolerance_floor(1'000'000), 2e-12);
+  EXPECT_GT(detail::fast_tolerance_floor(10'000'000), 1e-12);
+  EXPECT_LT(detail::fast_tolerance_floor(10'000'000), 1e-11);
   // No fast path for G-mean: kExact runs.
   EXPECT_EQ(decide_independent(p, DecideMetric::from_name("gmean"), o).method,
             DecideMethod::kExact);
