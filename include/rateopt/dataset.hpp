@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -182,7 +183,7 @@ class Dataset {
   [[nodiscard]] const Column* find_column(std::string_view name) const noexcept;
   // Throws NotFound listing the available columns.
   [[nodiscard]] const Column& column(std::string_view name) const;
-  // Adds or replaces a column (size must equal num_rows()).
+  // Adds or replaces a column (size must equal num_rows()). O(log columns), as is find_column.
   void add_column(Column column);
 
   [[nodiscard]] const Encoding& encoding() const noexcept { return encoding_; }
@@ -197,6 +198,7 @@ class Dataset {
   Labels labels_;
   std::vector<double> weights_;
   std::vector<Column> columns_;
+  std::map<std::string, std::size_t, std::less<>> column_index_;  // name -> index in columns_
   Encoding encoding_;
   std::string source_;
 };

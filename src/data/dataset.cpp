@@ -323,9 +323,8 @@ void Dataset::set_weights(std::vector<double> weights) {
 }
 
 const Column* Dataset::find_column(std::string_view name) const noexcept {
-  for (const auto& c : columns_)
-    if (c.name == name) return &c;
-  return nullptr;
+  const auto it = column_index_.find(name);
+  return it == column_index_.end() ? nullptr : &columns_[it->second];
 }
 
 const Column& Dataset::column(std::string_view name) const {
@@ -340,12 +339,11 @@ const Column& Dataset::column(std::string_view name) const {
 void Dataset::add_column(Column column) {
   RATEOPT_CHECK(column.codes.size() == num_rows(), "column '{}' has {} values, expected {}",
                 column.name, column.codes.size(), num_rows());
-  for (auto& c : columns_) {
-    if (c.name == column.name) {
-      c = std::move(column);
-      return;
-    }
+  if (const auto it = column_index_.find(column.name); it != column_index_.end()) {
+    columns_[it->second] = std::move(column);
+    return;
   }
+  column_index_.emplace(column.name, columns_.size());
   columns_.push_back(std::move(column));
 }
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "rateopt/error.hpp"
 
 namespace rateopt {
@@ -78,6 +81,35 @@ TEST(Dataset, ColumnsAndWeights) {
   ds.add_column(c);
   EXPECT_EQ(&ds.column("sex"), ds.find_column("sex"));
   EXPECT_THROW((void)ds.column("race"), NotFound);
+}
+
+// Issue 10: columns are indexed by name (adding 80,000 columns used to take 40 s, quadratic).
+TEST(Dataset, ManyColumnsAreIndexedAndReplacedInPlace) {
+  Dataset ds(FeatureMatrix::dense({1, 2}, 2, 1), Labels{});
+  constexpr int kColumns = 50'000;
+  for (int j = 0; j < kColumns; ++j) {
+    Column c;
+    c.name = "c" + std::to_string(j);
+    c.push_back(std::to_string(j));
+    c.push_back("x");
+    ds.add_column(std::move(c));
+  }
+  ASSERT_EQ(ds.columns().size(), static_cast<std::size_t>(kColumns));
+  for (int j = 0; j < kColumns; j += 997) {
+    const Column& c = ds.column("c" + std::to_string(j));
+    EXPECT_EQ(c.levels[static_cast<std::size_t>(c.codes[0])], std::to_string(j));
+    EXPECT_EQ(&c, &ds.columns()[static_cast<std::size_t>(j)]);  // order of addition kept
+  }
+  Column again;
+  again.name = "c7";
+  again.push_back("new");
+  again.push_back("new");
+  ds.add_column(again);  // replaces in place: same position, same count
+  EXPECT_EQ(ds.columns().size(), static_cast<std::size_t>(kColumns));
+  EXPECT_EQ(ds.columns()[7].levels, (std::vector<std::string>{"new"}));
+  EXPECT_EQ(ds.find_column("c50000"), nullptr);
+  const Dataset copy = ds;  // the index is copied with the columns
+  EXPECT_EQ(&copy.column("c42"), &copy.columns()[42]);
 }
 
 TEST(Encoding, JsonRoundTrip) {
