@@ -80,12 +80,19 @@ struct RateProblem::Impl {
                              std::span<double> leaf_grad = {}, double scale = 1) const;
 };
 
-// A CSR copy of a dense matrix whose share of non-zero entries is at most max_density (one-hot
-// features are mostly zeros; scoring a CSR copy reads a fraction of the memory); nullopt when
-// the matrix is already sparse or denser than that. Entry values and order are unchanged.
-// The game solvers (game.cpp): proxy-Lagrangian, three-player, ratio, oracle; options.solver is
-// one of them (solvers.cpp resolved `auto`).
-[[nodiscard]] TrainResult train_game(const RateProblem& problem, const TrainOptions& options);
+// The game solvers, one file each over GameState (game.hpp); solvers.cpp has checked the
+// problem (proxy: linear in rates) and the options (oracle: TrainOptions::oracle).
+// Cotter, Jiang & Sridharan 2019 (proxy_lagrangian.cpp).
+[[nodiscard]] TrainResult train_proxy_lagrangian(const RateProblem& problem,
+                                                 const TrainOptions& options);
+// Narasimhan, Cotter & Gupta 2019, Algorithm 1 (algorithm1_oracle.cpp).
+[[nodiscard]] TrainResult train_oracle_game(const RateProblem& problem,
+                                            const TrainOptions& options);
+// Narasimhan, Cotter & Gupta 2019, Algorithm 2 (three_player.cpp).
+[[nodiscard]] TrainResult train_three_player(const RateProblem& problem,
+                                             const TrainOptions& options);
+// Narasimhan, Cotter & Gupta 2019, Algorithm 3, sums of ratios (ratio.cpp).
+[[nodiscard]] TrainResult train_ratio(const RateProblem& problem, const TrainOptions& options);
 
 // The cutting-plane solver (cutting_plane.cpp); problems linear in rates.
 [[nodiscard]] TrainResult train_cutting_plane(const RateProblem& problem,
@@ -97,6 +104,9 @@ struct RateProblem::Impl {
                                             std::span<const double> f, std::span<const double> g,
                                             std::size_t m);
 
+// A CSR copy of a dense matrix whose share of non-zero entries is at most max_density (one-hot
+// features are mostly zeros; scoring a CSR copy reads a fraction of the memory); nullopt when
+// the matrix is already sparse or denser than that. Entry values and order are unchanged.
 [[nodiscard]] std::optional<FeatureMatrix> sparse_copy(const FeatureMatrix& x,
                                                        double max_density = 0.35);
 
