@@ -40,6 +40,7 @@ struct ProblemFlags {
   int mm_steps = 10;     // --solver ramp: majorisation-minimisation steps
   std::string report;
   bool quiet = false;
+  bool output_infeasible = false;  // --output-infeasible
   // The option table's flags (train_options.hpp, one per TrainOptions key): their text as given
   // (a bool switch: the value it sets), and the keys given on the command line ("lambda" and
   // "mm_steps" too), which win over the problem file's.
@@ -261,13 +262,15 @@ void print_mm_step(const MmIteration& h) {
              h.lower_bound, h.upper_bound, to_string(h.outer_status), v, h.svm_solves, h.epochs);
 }
 
-// Adds the train (and validation) sections and the total time to `report`, embeds it in the
-// classifier, saves the model and, when asked, the report file. Shared by every solver.
-void finish_report(nlohmann::json& report, const ProblemSpec& spec, Classifier& classifier,
+// Adds the train (and validation) sections and the total time to `report`, embeds it (without
+// timings) in the classifier, saves the model (not when infeasible, unless
+// --output-infeasible) and, when asked, the report file. Shared by every solver. Returns whether
+// the model was written.
+bool finish_report(nlohmann::json& report, const ProblemSpec& spec, Classifier& classifier,
                    const std::vector<std::pair<std::string, const Dataset*>>& named,
                    const std::string& validation_path, const ReaderFlags& reader, int threads,
                    std::chrono::steady_clock::time_point start, const std::string& output,
-                   const std::string& report_path) {
+                   const std::string& report_path, bool infeasible, bool output_infeasible) {
   const auto sections = [&](const std::vector<std::pair<std::string, const Dataset*>>& data) {
     return nlohmann::json{
         {"stochastic", evaluate_report(spec, classifier, data, PredictMode::kProbability, threads)},
@@ -284,12 +287,9 @@ void finish_report(nlohmann::json& report, const ProblemSpec& spec, Classifier& 
   report["seconds"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   classifier.report_json = report.dump();
-  classifier.save(output);
-  if (!report_path.empty()) {
-    std::ofstream rep(report_path);
-    if (!rep) throw IoError(fmt::format("cannot write report {}", report_path));
-    rep << report.dump(2) << "\n";
-  }
+  const bool saved = save_trained_model(classifier, output, infeasible, output_infeasible);
+  if (!report_path.empty()) write_text(report_path, report.dump(2) + "\n");
+  return saved;
 }
 
 // Prints the objective and the train (and validation) sections of a report.
@@ -361,8 +361,9 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
                         {"history", history},
                         {"train_seconds", train_seconds},
                         {"train_rows", ds.num_rows()}};
-  finish_report(report, spec, result.classifier, named, validation_path, reader, threads, start,
-                output, f.report);
+  const bool saved = finish_report(report, spec, result.classifier, named, validation_path, reader,
+                                   threads, start, output, f.report,
+                                   result.status == Termination::kInfeasible, f.output_infeasible);
   const bool ok = result.status == Termination::kConverged;
   fmt::print("{}: {} (ramp solver, start {}, {} MM steps, {} SVM solves, {:.3f} s)\n",
              ok ? "done" : "warning", to_string(result.status), result.start, result.history.size(),
@@ -378,7 +379,7 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
         "the MM step budget ({}) ran out while the objective still decreased "
         "(--mm-steps)\n",
         f.mm_steps);
-  fmt::print("model written to {}\n", output);
+  print_model_saved(saved, output);
   return ok ? 0 : kExitRuntime;
 }
 
@@ -413,7 +414,8 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
   for (const auto& [n, p] : named) td.push_back({n, p});
   if (f.solver == "postprocess")
     return train_postprocess_cli(spec, named, f.datasets, data_path, validation_path, reader,
-                                 f.postprocess, f.quiet, f.report, threads, output);
+                                 f.postprocess, f.quiet, f.output_infeasible, f.report, threads,
+                                 output);
   const RateProblem problem = RateProblem::build(spec, td);
   if (f.solver == "ramp")
     return train_ramp_cli(problem, spec, named, data_path, validation_path, reader, f, threads,
@@ -456,10 +458,10 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
       report["oracle_iterations"] = result.oracle_iterations;
     }
   }
-  finish_report(report, spec, result.classifier, named, validation_path, reader, threads, start,
-                output, f.report);
   const bool ok =
       result.status == Termination::kConverged || result.status == Termination::kFeasible;
+  const bool saved = finish_report(report, spec, result.classifier, named, validation_path, reader,
+                                   threads, start, output, f.report, !ok, f.output_infeasible);
   fmt::print(
       "{}: {} ({} solver, {} iterations, {:.3f} s); {} of {} candidates in the stochastic "
       "model\n",
@@ -487,7 +489,7 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
         "infeasible: the smallest violation reached on training data is {:.6f} "
         "(tolerance {})\n",
         result.stochastic.max_violation(), o.tolerance);
-  fmt::print("model written to {}\n", output);
+  print_model_saved(saved, output);
   return ok ? 0 : kExitRuntime;
 }
 
@@ -544,9 +546,8 @@ int train_one_vs_rest(const Dataset& ds, const std::string& data_path,
     c.options_json = opts.dump();
     nlohmann::json report{{"status", std::string(to_string(fit.status))},
                           {"iterations", fit.iterations},
-                          {"objective", fit.objective},
-                          {"seconds", s}};
-    c.report_json = report.dump();
+                          {"objective", fit.objective}};
+    c.report_json = report.dump();  // no timings: the same data give the same file
     reports.push_back(report);
     fmt::print(stderr, "  [{}/{}] {}: {} after {} iterations ({:.2f} s)\n", j + 1, L,
                labels.names[j], to_string(fit.status), fit.iterations, s);
@@ -623,6 +624,10 @@ int run_train(int argc, const char* const* argv) {
   app.add_option("--report", problem.report, "Also write the training report as JSON here")
       ->group(pg);
   app.add_flag("--quiet", problem.quiet, "No progress on stderr")->group(pg);
+  app.add_flag("--output-infeasible", problem.output_infeasible,
+               "Write the model even when training ends infeasible (exit 1); by default an "
+               "infeasible run leaves --output as it was")
+      ->group(pg);
   add_reader_flags(app, reader);
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
   collect_given_flags(app, problem);
@@ -663,7 +668,6 @@ int run_train(int argc, const char* const* argv) {
                         {"iterations", fit.iterations},
                         {"objective", fit.objective},
                         {"gradient_norm", fit.gradient_norm},
-                        {"seconds", seconds},
                         {"train_rows", ds.num_rows()},
                         {"train_accuracy", accuracy_of(model, ds, options.n_threads)}};
   if (!validation_path.empty()) {

@@ -87,7 +87,8 @@ int train_postprocess_cli(const ProblemSpec& spec, const Named& named,
                           const std::vector<std::string>& dataset_args,
                           const std::string& data_path, const std::string& validation_path,
                           const ReaderFlags& reader, const PostprocessFlags& flags, bool quiet,
-                          const std::string& report_path, int threads, const std::string& output) {
+                          bool output_infeasible, const std::string& report_path, int threads,
+                          const std::string& output) {
   const auto start = std::chrono::steady_clock::now();
   if (flags.base_model.empty())
     throw InvalidArgument(
@@ -149,14 +150,10 @@ int train_postprocess_cli(const ProblemSpec& spec, const Named& named,
   report["seconds"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   clf.report_json = report.dump();
-  clf.save(output);
-  if (!report_path.empty()) {
-    std::ofstream rep(report_path);
-    if (!rep) throw IoError(fmt::format("cannot write report {}", report_path));
-    rep << report.dump(2) << "\n";
-  }
-
   const bool ok = result.status == Termination::kConverged;
+  const bool saved = save_trained_model(clf, output, !ok, output_infeasible);
+  if (!report_path.empty()) write_text(report_path, report.dump(2) + "\n");
+
   fmt::print("{}: {} (postprocess solver: LP over {} thresholds of {} groups, {:.3f} s)\n",
              ok ? "done" : "warning", ok ? "converged" : "infeasible", result.lp_columns,
              result.groups.size(), result.seconds);
@@ -188,7 +185,7 @@ int train_postprocess_cli(const ProblemSpec& spec, const Named& named,
         "training data; the model minimises the objective at the smallest largest violation "
         "{:.6f}\n",
         result.violation_budget);
-  fmt::print("model written to {}\n", output);
+  print_model_saved(saved, output);
   return ok ? 0 : kExitRuntime;
 }
 

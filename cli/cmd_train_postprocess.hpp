@@ -32,6 +32,7 @@ int train_postprocess_cli(const ProblemSpec& spec,
                           const std::vector<std::string>& dataset_args,
                           const std::string& data_path, const std::string& validation_path,
                           const ReaderFlags& reader, const PostprocessFlags& flags, bool quiet,
-                          const std::string& report_path, int threads, const std::string& output);
+                          bool output_infeasible, const std::string& report_path, int threads,
+                          const std::string& output);
 
 }  // namespace rateopt::cli

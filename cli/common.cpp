@@ -177,15 +177,50 @@ std::vector<double> read_number_column(const std::string& path) {
 }
 
 void write_text(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-    return;
+  write_file_atomic(path, text);
+}
+
+namespace {
+void drop_timings(nlohmann::json& j) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end();) {
+      const std::string& key = it.key();
+      if (key.size() >= 7 && key.compare(key.size() - 7, 7, "seconds") == 0) {
+        it = j.erase(it);
+      } else {
+        drop_timings(*it);
+        ++it;
+      }
+    }
+  } else if (j.is_array()) {
+    for (auto& v : j) drop_timings(v);
   }
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw IoError(fmt::format("cannot open '{}' for writing", path));
-  out << text;
-  if (!out) throw IoError(fmt::format("cannot write '{}'", path));
+}
+}  // namespace
+
+std::string report_without_timings(const std::string& report_json) {
+  nlohmann::json j = nlohmann::json::parse(report_json);
+  drop_timings(j);
+  return j.dump();
+}
+
+bool save_trained_model(const Classifier& model, const std::string& output, bool infeasible,
+                        bool output_infeasible) {
+  if (infeasible && !output_infeasible) return false;
+  Classifier copy = model;
+  copy.report_json = report_without_timings(model.report_json);
+  copy.save(output);
+  return true;
+}
+
+void print_model_saved(bool saved, const std::string& output) {
+  if (saved)
+    fmt::print("model written to {}\n", output);
+  else
+    fmt::print(
+        "model NOT written: training ended infeasible ({} left as it was; --output-infeasible "
+        "writes the model anyway)\n",
+        output);
 }
 
 int parse_args(CLI::App& app, int argc, const char* const* argv) {

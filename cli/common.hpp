@@ -57,8 +57,21 @@ void add_reader_flags(CLI::App& app, ReaderFlags& flags);
 
 // One value per line; blank lines are errors. Throws ParseError(file, line).
 [[nodiscard]] std::vector<double> read_number_column(const std::string& path);
-// Writes text to `path`, or stdout when path is "-". Throws IoError.
+// Writes text to `path` atomically (write_file_atomic: the old file survives any failure), or
+// to stdout when path is "-". Throws WriteError.
 void write_text(const std::string& path, const std::string& text);
+
+// A training report as embedded in a model file: `report_json` without its wall-clock fields
+// (every key ending in "seconds", at any depth), so that the same data, options and seed give
+// byte-identical model files. Timings stay in the --report file and on the terminal.
+[[nodiscard]] std::string report_without_timings(const std::string& report_json);
+
+// Saves a trained model unless its training ended infeasible and --output-infeasible was not
+// given (the old file at `output` then stays as it was). Returns whether it was written.
+bool save_trained_model(const Classifier& model, const std::string& output, bool infeasible,
+                        bool output_infeasible);
+// "model written to X", or why it was not.
+void print_model_saved(bool saved, const std::string& output);
 
 // Warns on stderr when a rate-constrained model's deterministic component violated the
 // constraints it was trained under on the training data (its embedded report), and mode is

@@ -1,10 +1,14 @@
 // rateopt command-line tool: a thin dispatcher over one file per subcommand (STYLE R10).
 // Exit codes: 0 success, 2 usage or input errors (bad flags, malformed files, unknown names),
-// 1 other runtime errors. Messages go to stderr.
+// 1 other runtime errors (including an output that cannot be written). Messages go to stderr.
 #include <fmt/format.h>
 
 #include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 #include <string>
 #include <string_view>
 
@@ -27,7 +31,9 @@ constexpr std::array kCommands{
             rateopt::cli::run_eval},
     Command{"decide", "Bayes-optimal set predictions for an expected metric (F1, Jaccard, ...)",
             rateopt::cli::run_decide},
-    Command{"train", "fit a model (today: L2-regularised logistic regression)",
+    Command{"train",
+            "fit a model: logistic regression, or a classifier under rate constraints "
+            "(--minimize/--constraint)",
             rateopt::cli::run_train},
     Command{"predict", "apply a saved model to a data file", rateopt::cli::run_predict},
     Command{"info", "describe a data file: rows, features, labels, columns",
@@ -65,13 +71,25 @@ int main(int argc, char** argv) {
     if (c.name != verb) continue;
     // The one catch-all of the program (STYLE R6 tier 3).
     try {
-      return c.run(argc - 1, argv + 1);
+      const int rc = c.run(argc - 1, argv + 1);
+      // Everything printed goes through stdio's stdout (std::cout is synced with it): a full disk
+      // or a closed pipe shows here, and the run fails instead of losing its output silently.
+      std::cout.flush();
+      if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
+        fmt::print(stderr, "error: [rateopt.write_error] cannot write to standard output: {}\n",
+                   std::strerror(errno));
+        return kExitRuntime;
+      }
+      return rc;
     } catch (const rateopt::ParseError& e) {
       fmt::print(stderr, "error: {}\n", e.what());
       return kExitUsage;
     } catch (const rateopt::NotFound& e) {
       fmt::print(stderr, "error: {}\n", e.what());
       return kExitUsage;
+    } catch (const rateopt::WriteError& e) {  // an output could not be written: not bad input
+      fmt::print(stderr, "error: {}\n", e.what());
+      return kExitRuntime;
     } catch (const rateopt::IoError& e) {
       fmt::print(stderr, "error: {}\n", e.what());
       return kExitUsage;

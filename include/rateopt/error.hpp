@@ -6,6 +6,7 @@
 //   [rateopt.invalid_argument]  an argument has a wrong value, size or shape
 //   [rateopt.parse_error]       a file or expression does not follow its grammar (file:line:col)
 //   [rateopt.io_error]          a file cannot be opened or read
+//   [rateopt.write_error]       an output cannot be written (disk full, permissions, closed pipe)
 //   [rateopt.not_found]         an unknown column, group value, metric or dataset name
 //
 // Example:
@@ -59,6 +60,16 @@ class ParseError : public Error {
 class IoError : public Error {
  public:
   explicit IoError(const std::string& message);
+
+ protected:
+  IoError(std::string id, const std::string& message);
+};
+
+// An output cannot be written: the disk is full, the folder is not writable, the pipe is closed.
+// Outputs are written atomically (write_file_atomic, io.hpp), so the target keeps its old content.
+class WriteError : public IoError {
+ public:
+  explicit WriteError(const std::string& message);
 };
 
 // A name does not resolve: unknown column, group value, metric, function or dataset.

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <istream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rateopt/dataset.hpp"
@@ -110,5 +111,13 @@ struct ReadStats {
 
 // Whole file as text, gunzipped when it starts with the gzip magic bytes. Throws IoError.
 [[nodiscard]] std::string read_text_file(const std::string& path);
+
+// Writes `text` to `path` so that it cannot be half-written: into a temporary file in the same
+// folder (`.NAME.tmp-XXXXXX`), every write checked, flushed to disk (fsync), closed, then renamed
+// over `path`. On any failure the temporary file is removed, `path` keeps its old content (or
+// stays absent) and WriteError says why. An existing target that is not a regular file (a device
+// such as /dev/null or /dev/stdout, a FIFO) cannot be replaced and is written in place, checked.
+// "-" writes to standard output (checked and flushed).
+void write_file_atomic(const std::string& path, std::string_view text);
 
 }  // namespace rateopt

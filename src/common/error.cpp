@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "rateopt/status.hpp"
 #include "rateopt/version.hpp"
 
@@ -31,6 +33,10 @@ ParseError::ParseError(std::string file, std::size_t line, std::size_t column,
       detail_(what) {}
 
 IoError::IoError(const std::string& message) : Error("rateopt.io_error", message) {}
+
+IoError::IoError(std::string id, const std::string& message) : Error(std::move(id), message) {}
+
+WriteError::WriteError(const std::string& message) : IoError("rateopt.write_error", message) {}
 
 NotFound::NotFound(const std::string& message) : Error("rateopt.not_found", message) {}
 

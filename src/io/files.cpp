@@ -1,4 +1,7 @@
 // Whole-file reading (with transparent gunzip), format dispatch and the path-taking readers.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cerrno>
@@ -197,6 +200,93 @@ Dataset read_dataset(const std::string& path, const ReadOptions& options, ReadSt
     }
   }
   throw InvalidArgument("read_dataset: unknown file format");
+}
+
+namespace {
+
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+// Writes all of `text` to the descriptor, retrying short writes and EINTR.
+bool write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+void write_stdout(std::string_view text) {
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0 ||
+      std::ferror(stdout))
+    throw WriteError(fmt::format("cannot write to standard output: {}", errno_text()));
+}
+
+// A target that exists and is not a regular file (device, FIFO): written in place, checked.
+void write_in_place(const std::string& path, std::string_view text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw WriteError(fmt::format("cannot open '{}' for writing: {}", path, errno_text()));
+  const bool ok = write_all(fd, text);
+  const std::string why = ok ? std::string() : errno_text();
+  if (::close(fd) != 0 && ok)
+    throw WriteError(fmt::format("cannot write '{}': {}", path, errno_text()));
+  if (!ok) throw WriteError(fmt::format("cannot write '{}': {}", path, why));
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, std::string_view text) {
+  if (path == "-") return write_stdout(text);
+  RATEOPT_CHECK(!path.empty(), "write_file_atomic: the output path is empty");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      throw WriteError(fmt::format("cannot write '{}': it is a folder", path));
+    if (!S_ISREG(st.st_mode)) return write_in_place(path, text);
+  }
+  const std::filesystem::path target(path);
+  const std::filesystem::path folder =
+      target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  std::string temp = (folder / fmt::format(".{}.tmp-XXXXXX", target.filename().string())).string();
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0)
+    throw WriteError(fmt::format("cannot create a temporary file in '{}' to write '{}': {}",
+                                 folder.string(), path, errno_text()));
+  const auto fail = [&](const std::string& what) {
+    const std::string why = errno_text();
+    ::unlink(temp.c_str());
+    throw WriteError(
+        fmt::format("cannot write '{}' ({}): {}; the file is unchanged", path, what, why));
+  };
+  // The new file gets the permissions a plain create would give (mkstemp makes it 0600), or the
+  // replaced file's.
+  mode_t mode = 0666;
+  if (::stat(path.c_str(), &st) == 0) {
+    mode = st.st_mode & 07777;
+  } else {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode &= ~mask;
+  }
+  if (!write_all(fd, text)) {
+    const int saved = errno;
+    ::close(fd);
+    errno = saved;
+    fail("write");
+  }
+  if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0) {
+    const int saved = errno;
+    ::close(fd);
+    errno = saved;
+    fail("flush");
+  }
+  if (::close(fd) != 0) fail("close");
+  if (::rename(temp.c_str(), path.c_str()) != 0) fail("rename");
 }
 
 }  // namespace rateopt

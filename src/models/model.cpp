@@ -15,6 +15,7 @@
 
 #include "common/check.hpp"
 #include "common/parallel.hpp"
+#include "rateopt/io.hpp"
 
 namespace rateopt {
 
@@ -290,11 +291,9 @@ std::string read_model_file(const std::string& path) {
 }
 
 void write_model_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw IoError(fmt::format("cannot open '{}' for writing", path));
-  out << text << '\n';
-  out.flush();
-  if (!out) throw IoError(fmt::format("cannot write the model to '{}'", path));
+  std::string file_text = text;
+  file_text += '\n';
+  write_file_atomic(path, file_text);
 }
 
 // Parses a model file's JSON object and checks its format name and version.
