@@ -182,3 +182,68 @@ def test_method_taken_and_tolerance_are_reported(cli, tmp_path):
     assert abs(loose["expected"] - best) <= loose["error_bound"] + 1e-12
     bad = cli.run("decide", "--metric", "f1", "--tolerance", "0", check=False)
     assert bad.returncode == 2 and "tolerance" in bad.stderr
+
+
+# Issue 10, decide input (rateopt/decide_input.hpp): every line is one instance, impossible GFM
+# input is an error, indicator rows need their own key.
+@pytest.mark.parametrize("text,args,needles", [
+    ("0.9 0.1\n\n0.5\n", [], ["bad.txt:2", "blank line: every line is one instance"]),
+    ("0.9 0.1\n  \t\n0.5\n", [], ["bad.txt:2", "blank line"]),
+    ("\n0.5\n", ["--model", "multiclass"], ["bad.txt:1", "blank line"]),
+    ("0.9\n\n0.8\n", ["--column"], ["bad.txt:2", "blank line"]),
+    ('{"samples": [[0]]}\n\n{"samples": [[1]]}\n', ["--model", "gfm"], ["bad.txt:2", "blank line"]),
+    ('{"p0": 0.9, "P": [[0.9, 0.9], [0.9, 0.9]]}\n', ["--model", "gfm"],
+     ["bad.txt:1", "impossible GFM input", "row 0 of P sums to 1.8"]),
+    ('{"p0": 0.2, "P": [[0.3, 0], [0.3, 0]]}\n', ["--model", "gfm"], ["bad.txt:1", "sum to 0.8"]),
+    ('{"p0": 1.5, "P": [[0]]}\n', ["--model", "gfm"], ["bad.txt:1", "p0 = P(y = 0) is 1.5"]),
+    ('{"p0": 0.5, "P": [[-0.5]]}\n', ["--model", "gfm"], ["bad.txt:1", "P[0][0] is -0.5"]),
+    ('{"samples": [[0, 1.5]]}\n', ["--model", "gfm"], ["bad.txt:1", "1.5 is not an integer"]),
+    ('{"samples": [[1, 0], [0, 1]]}\n', ["--model", "gfm"],
+     ["bad.txt:1", "ambiguous", '"indicators"', '"m"']),
+    ('{"samples": [[0], [1]], "weights": [1, -2]}\n', ["--model", "gfm"],
+     ["bad.txt:1", "weight 1 is -2"]),
+    ('{"samples": [[0], [1]], "weights": [1, 1e999]}\n', ["--model", "gfm"], ["bad.txt:1"]),
+    ('{"indicators": [[1, 2]]}\n', ["--model", "gfm"], ["bad.txt:1", "expected 0 or 1"]),
+])
+def test_decide_input_defects_are_errors(cli, tmp_path, text, args, needles):
+    src = tmp_path / "bad.txt"
+    src.write_text(text)
+    proc = cli.run("decide", "--metric", "f1", "--input", src, *args, check=False)
+    assert proc.returncode == 2, proc.stderr
+    for needle in needles:
+        assert needle in proc.stderr, proc.stderr
+
+
+def test_decide_rows_line_up_and_trailing_blank_lines_are_fine(cli, tmp_path):
+    out = decide(cli, tmp_path, "0.9 0.1\n0.2 0.8\n\n\n", "--metric", "f1", "--format", "sets")
+    assert out.splitlines() == ["0", "1"]
+    col = decide(cli, tmp_path, "0.9\n0.1\n0.8\n\n", "--metric", "f1", "--column", "--format",
+                 "indicator").split()
+    assert col == ["1", "0", "1"]
+
+
+def test_decide_gfm_indicators_and_rounded_p(cli, tmp_path):
+    # 0/1 rows under "indicators" equal the same label sets under "samples".
+    rows = [[1, 0, 1], [0, 1, 0], [0, 0, 0], [1, 1, 0]]
+    weights = [0.4, 0.3, 0.2, 0.1]
+    sets = [[i for i, v in enumerate(r) if v] for r in rows]
+    a = json.loads(decide(cli, tmp_path, json.dumps({"indicators": rows, "weights": weights}),
+                          "--metric", "f1", "--model", "gfm", "--all-k"))
+    b = json.loads(decide(cli, tmp_path, json.dumps({"samples": sets, "weights": weights,
+                                                     "m": 3}),
+                          "--metric", "f1", "--model", "gfm", "--all-k"))
+    assert a == b
+    # The P counted from these samples, printed with 6 decimals, is accepted (thirds and sixths
+    # do not round exactly) and gives the same decision.
+    w = [1 / 6, 1 / 3, 1 / 6, 1 / 3]
+    p = [[0.0] * 3 for _ in range(3)]
+    for s, wt in zip(sets, w):
+        for i in s:
+            p[i][len(s) - 1] += wt
+    p0 = sum(wt for s, wt in zip(sets, w) if not s)
+    text = json.dumps({"p0": float(f"{p0:.6f}"), "P": [[float(f"{v:.6f}") for v in r] for r in p]})
+    rounded = json.loads(decide(cli, tmp_path, text, "--metric", "f1", "--model", "gfm"))
+    exact = json.loads(decide(cli, tmp_path, json.dumps({"samples": sets, "weights": w, "m": 3}),
+                              "--metric", "f1", "--model", "gfm"))
+    assert rounded["selected"] == exact["selected"]
+    assert rounded["expected"] == pytest.approx(exact["expected"], abs=1e-5)
