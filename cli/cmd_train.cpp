@@ -2,7 +2,6 @@
 // Without an objective or constraint: L2-regularised logistic regression (the baseline). With
 // --minimize / --maximize / --constraint / --problem: rate-constrained training (train.hpp).
 #include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include <algorithm>
 #include <array>
@@ -23,6 +22,7 @@
 #include "rateopt/logistic.hpp"
 #include "rateopt/metrics.hpp"
 #include "rateopt/model.hpp"
+#include "rateopt/problem_file.hpp"
 #include "rateopt/ramp.hpp"
 #include "rateopt/train.hpp"
 #include "rateopt/train_options.hpp"
@@ -60,91 +60,20 @@ double p_sign(const ProblemSpec& spec) {
   return spec.maximize ? -1.0 : 1.0;
 }
 
-// The problem file's keys that are not training options (train_options.hpp).
-constexpr std::array<std::string_view, 6> kProblemKeys{"minimize",    "maximize", "objective",
-                                                       "constraints", "lambda",   "mm_steps"};
-
-// A problem file's value as a training-option value (numbers, bools and strings).
-TrainOptionValue option_value(const std::string& file, const std::string& key,
-                              const nlohmann::json& v) {
-  if (v.is_boolean()) return v.get<bool>();
-  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
-  if (v.is_number_integer()) return v.get<std::int64_t>();
-  if (v.is_number_float()) return v.get<double>();
-  if (v.is_string()) return v.get<std::string>();
-  throw ParseError(
-      file, 0, 0,
-      fmt::format("key '{}': expected a number, bool or string, got {}", key, v.dump()));
-}
-
-// Reads a TOML or JSON problem file into the flags; keys given on the command line keep the
-// command line's value. Keys: minimize | maximize | objective, constraints (list, added to
-// --constraint), lambda, mm_steps (--solver ramp) and every training option's key.
+// Reads a TOML or JSON problem file (problem_file.hpp) into the flags; keys given on the command
+// line keep the command line's value. Its constraints are added to --constraint.
 void read_problem_file(ProblemFlags& f) {
-  std::ifstream in(f.problem_file);
-  if (!in) throw IoError(fmt::format("cannot open problem file {}", f.problem_file));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string text = buf.str();
-  nlohmann::json j;
-  const bool is_json = f.problem_file.size() >= 5 &&
-                       f.problem_file.compare(f.problem_file.size() - 5, 5, ".json") == 0;
-  if (is_json) {
-    try {
-      j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw ParseError(f.problem_file, 0, 0, e.what());
-    }
-  } else {
-    try {
-      const toml::table t = toml::parse(text, f.problem_file);
-      std::stringstream js;
-      js << toml::json_formatter{t};
-      j = nlohmann::json::parse(js.str());
-    } catch (const toml::parse_error& e) {
-      throw ParseError(f.problem_file, e.source().begin.line, e.source().begin.column,
-                       std::string(e.description()));
-    }
+  const ProblemFile p = rateopt::read_problem_file(f.problem_file);
+  const bool cli_objective = !f.minimize.empty() || !f.maximize.empty();
+  if (!cli_objective) {
+    if (!p.minimize.empty()) f.minimize = p.minimize;
+    if (!p.maximize.empty()) f.maximize = p.maximize;
   }
-  if (!j.is_object())
-    throw ParseError(f.problem_file, 0, 0, "expected a table / object of problem keys");
-  for (const auto& [k, v] : j.items()) {
-    if (std::find(kProblemKeys.begin(), kProblemKeys.end(), k) != kProblemKeys.end() ||
-        find_train_option(k) != nullptr)
-      continue;
-    std::string keys;
-    for (std::string_view p : kProblemKeys) keys += fmt::format("{}, ", p);
-    for (const TrainOptionInfo& i : train_option_table())
-      keys += fmt::format("{}{}", i.key, &i == &train_option_table().back() ? "" : ", ");
-    throw ParseError(f.problem_file, 0, 0, fmt::format("unknown key '{}' (keys: {})", k, keys));
-  }
-  try {
-    const bool cli_objective = !f.minimize.empty() || !f.maximize.empty();
-    if (!cli_objective) {
-      if (j.contains("minimize")) f.minimize = j["minimize"].get<std::string>();
-      if (j.contains("objective")) f.minimize = j["objective"].get<std::string>();
-      if (j.contains("maximize")) f.maximize = j["maximize"].get<std::string>();
-    }
-    if (j.contains("constraints"))
-      for (const auto& c : j["constraints"]) f.constraints.push_back(c.get<std::string>());
-    if (j.contains("lambda") && !f.given.contains("lambda")) f.lambda = j["lambda"].get<double>();
-    if (j.contains("mm_steps") && !f.given.contains("mm_steps"))
-      f.mm_steps = j["mm_steps"].get<int>();
-    if (j.contains("solver") && !f.given.contains("solver"))
-      f.solver = j["solver"].get<std::string>();
-  } catch (const nlohmann::json::exception& e) {
-    throw ParseError(f.problem_file, 0, 0, fmt::format("bad value type: {}", e.what()));
-  }
-  for (const TrainOptionInfo& i : train_option_table()) {
-    const std::string key(i.key);
-    if (key == "solver" || !j.contains(key) || f.given.contains(key)) continue;
-    try {
-      set_train_option(f.train, key, option_value(f.problem_file, key, j[key]));
-    } catch (const InvalidArgument& e) {
-      const std::string_view what = e.what();
-      throw ParseError(f.problem_file, 0, 0, std::string(what.substr(what.find("] ") + 2)));
-    }
-  }
+  f.constraints.insert(f.constraints.end(), p.constraints.begin(), p.constraints.end());
+  if (p.lambda && !f.given.contains("lambda")) f.lambda = *p.lambda;
+  if (p.mm_steps && !f.given.contains("mm_steps")) f.mm_steps = *p.mm_steps;
+  if (p.solver && !f.given.contains("solver")) f.solver = *p.solver;
+  apply_problem_options(p, f.train, f.given);
 }
 
 // f.train from TrainOptions{}, the problem file (when given) and the flags given, which win.
@@ -395,8 +324,9 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
   if (ds.labels().kind != LabelKind::kBinary)
     throw InvalidArgument(fmt::format(
         "rate-constrained training needs binary labels; {} has {} labels{}", data_path,
-        to_string(ds.labels().kind),
+        label_kind_words(ds.labels().kind),
         ds.labels().kind == LabelKind::kNone ? " (name the label column with --label)" : ""));
+  warn_if_one_class(ds, data_path);
   // Extra named datasets (NAME=FILE), read with the training encoding.
   std::vector<Dataset> extra;
   extra.reserve(f.datasets.size());
@@ -647,12 +577,14 @@ int run_train(int argc, const char* const* argv) {
     return train_rate_constrained_cli(ds, data_path, validation_path, reader, problem,
                                       options.n_threads, output);
   if (ds.labels().kind != LabelKind::kBinary)
-    throw InvalidArgument(fmt::format(
-        "train needs binary labels; {} has {} labels{}", data_path, to_string(ds.labels().kind),
-        ds.labels().kind == LabelKind::kNone         ? " (name the label column with --label)"
-        : ds.labels().kind == LabelKind::kMulticlass ? " (use --one-vs-rest)"
-        : ds.labels().kind == LabelKind::kMultilabel ? " (use --one-vs-rest)"
-                                                     : ""));
+    throw InvalidArgument(
+        fmt::format("train needs binary labels; {} has {} labels{}", data_path,
+                    label_kind_words(ds.labels().kind),
+                    ds.labels().kind == LabelKind::kNone ? " (name the label column with --label)"
+                    : ds.labels().kind == LabelKind::kMulticlass ? " (use --one-vs-rest)"
+                    : ds.labels().kind == LabelKind::kMultilabel ? " (use --one-vs-rest)"
+                                                                 : ""));
+  require_two_classes(ds, data_path);
   fmt::print(stderr, "training logistic regression on {} ({} rows, {} features, C={})\n", data_path,
              ds.num_rows(), ds.num_features(), options.c);
   const auto start = std::chrono::steady_clock::now();

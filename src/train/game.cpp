@@ -14,23 +14,7 @@
 
 namespace rateopt {
 
-std::string_view to_string(StepRule rule) noexcept {
-  switch (rule) {
-    case StepRule::kSgd:
-      return "sgd";
-    case StepRule::kAdagrad:
-      return "adagrad";
-    case StepRule::kAdam:
-      return "adam";
-  }
-  return "?";
-}
-
-StepRule parse_step_rule(std::string_view name) {
-  for (StepRule s : {StepRule::kSgd, StepRule::kAdagrad, StepRule::kAdam})
-    if (to_string(s) == name) return s;
-  throw InvalidArgument(fmt::format("unknown step rule '{}' (rules: sgd, adagrad, adam)", name));
-}
+// to_string(StepRule) and parse_step_rule are in train_options.cpp (the option table's names).
 
 namespace {
 

@@ -96,11 +96,8 @@ std::span<const TrainSolverInfo> train_solvers() {
   return infos;
 }
 
-std::string_view to_string(TrainSolver solver) noexcept {
-  if (solver == TrainSolver::kAuto) return "auto";
-  const Entry* e = find(solver);
-  return e != nullptr ? e->info.name : "?";
-}
+// to_string(TrainSolver) is in train_options.cpp (the option table needs the names without the
+// solvers; a test checks that the names agree with this table).
 
 TrainSolver parse_train_solver(std::string_view name) {
   if (name == "auto") return TrainSolver::kAuto;

@@ -19,6 +19,46 @@
 #include "rateopt/error.hpp"
 
 namespace rateopt {
+
+// The names of the solvers and step rules live here so that the option table (and what reads
+// problem files) does not need the solvers themselves; train_options_test checks the solver names
+// against train_solvers().
+std::string_view to_string(TrainSolver solver) noexcept {
+  switch (solver) {
+    case TrainSolver::kAuto:
+      return "auto";
+    case TrainSolver::kCuttingPlane:
+      return "cutting-plane";
+    case TrainSolver::kProxyLagrangian:
+      return "proxy";
+    case TrainSolver::kThreePlayer:
+      return "three-player";
+    case TrainSolver::kRatio:
+      return "ratio";
+    case TrainSolver::kOracle:
+      return "oracle";
+  }
+  return "?";
+}
+
+std::string_view to_string(StepRule rule) noexcept {
+  switch (rule) {
+    case StepRule::kSgd:
+      return "sgd";
+    case StepRule::kAdagrad:
+      return "adagrad";
+    case StepRule::kAdam:
+      return "adam";
+  }
+  return "?";
+}
+
+StepRule parse_step_rule(std::string_view name) {
+  for (StepRule s : {StepRule::kSgd, StepRule::kAdagrad, StepRule::kAdam})
+    if (to_string(s) == name) return s;
+  throw InvalidArgument(fmt::format("unknown step rule '{}' (rules: sgd, adagrad, adam)", name));
+}
+
 namespace {
 
 // The order of the alternatives is TrainOptionType's.

@@ -234,3 +234,28 @@ def test_deterministic_model_that_misses_the_constraints_is_flagged(cli, tmp_pat
     assert "warning" not in prob.stderr
     values = [float(v) for v in prob.stdout.split()]
     assert abs(values[0] + values[1] - 1.0) < 1e-6 and abs(values[2] + values[3] - 1.0) < 1e-6
+
+
+def test_problem_file_non_ascii_and_number_overflow(cli, tmp_path):
+    """Found by fuzz_problem (issue 10): toml++ 3.3 reached undefined behaviour on some non-ASCII
+    characters (now escaped before it sees them), and a JSON number beyond a double escaped as an
+    unexpected exception. Non-ASCII text in comments and strings reads as written."""
+    data = small_csv(tmp_path)
+    prob = tmp_path / "p.toml"
+    prob.write_text('# fairness \u00a7 3 \u2014 caf\u00e9\nminimize = """\\\n  error"""\n'
+                    "constraints = ['ppr[g=b] - ppr[g=a] <= 0.05']\niterations = 50\n",
+                    encoding="utf-8")
+    rep = tmp_path / "r.json"
+    cli.run("train", "--data", data, "--label", "y", "--groups", "g", "--problem", prob,
+            "--output", tmp_path / "m.json", "--report", rep, "--quiet")
+    assert json.loads((tmp_path / "m.json").read_text())["options"]["iterations"] == 50
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b'maxi\xef\xbb\xbde = "f1"\n')
+    proc = cli.run("train", "--data", data, "--label", "y", "--problem", bad, "--output",
+                   tmp_path / "m2.json", check=False)
+    assert proc.returncode == 2 and "bad.toml:1" in proc.stderr and "U+FEFD" in proc.stderr
+    js = tmp_path / "p.json"
+    js.write_text('{"maximize": "f1", "lambda": 1e400}')
+    proc = cli.run("train", "--data", data, "--label", "y", "--problem", js, "--output",
+                   tmp_path / "m3.json", check=False)
+    assert proc.returncode == 2 and "p.json" in proc.stderr and "1e400" in proc.stderr

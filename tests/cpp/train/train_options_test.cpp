@@ -237,5 +237,18 @@ TEST(TrainOptionsTest, ModelsSaveEveryOptionPlusTheProblem) {
   }
 }
 
+// to_string(TrainSolver) lives beside the option table (train_options.cpp), the solver table in
+// solvers.cpp: the names must agree, and parse_train_solver must read them back.
+TEST(TrainOptionsTest, SolverNamesAgreeWithTheSolverTable) {
+  EXPECT_EQ(to_string(TrainSolver::kAuto), "auto");
+  EXPECT_EQ(parse_train_solver("auto"), TrainSolver::kAuto);
+  for (const TrainSolverInfo& info : train_solvers()) {
+    EXPECT_EQ(to_string(info.solver), info.name);
+    EXPECT_EQ(parse_train_solver(info.name), info.solver);
+  }
+  for (StepRule r : {StepRule::kSgd, StepRule::kAdagrad, StepRule::kAdam})
+    EXPECT_EQ(parse_step_rule(to_string(r)), r);
+}
+
 }  // namespace
 }  // namespace rateopt
