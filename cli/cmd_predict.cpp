@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "rateopt/error.hpp"
 #include "rateopt/io.hpp"
 #include "rateopt/model.hpp"
 
@@ -18,6 +19,7 @@ int run_predict(int argc, const char* const* argv) {
   std::uint64_t seed = 0;
   int threads = 0;
   ReaderFlags reader;
+  reader.missing = "impute";  // one prediction per input row: never drop a row
   app.add_option("--model", model_path, "Model JSON written by rateopt train")->required();
   app.add_option("--data", data_path, "Data file (CSV, LIBSVM, ARFF; .gz accepted)")->required();
   app.add_option("--mode", mode,
@@ -30,6 +32,11 @@ int run_predict(int argc, const char* const* argv) {
   app.add_option("--output,-o", output, "Output file, '-' for stdout")->capture_default_str();
   add_reader_flags(app, reader);
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
+  if (reader.missing == "drop")
+    throw InvalidArgument(
+        "predict writes one line per input row, so --missing drop is not available here; use "
+        "--missing impute (the default: numeric values take the training mean, categorical "
+        "values no level) or --missing error");
 
   const PredictMode m = parse_predict_mode(mode);
   const auto format_value = [m](double v) {

@@ -43,8 +43,11 @@ void add_reader_flags(CLI::App& app, ReaderFlags& f) {
       ->group(group);
   app.add_option("--skip-lines", f.skip_lines, "CSV: leading lines to skip")->group(group);
   app.add_option("--comment", f.comment, "CSV: skip lines starting with this prefix")->group(group);
-  app.add_option("--missing", f.missing, "Missing values ('?', empty, NA): drop, zero or error")
-      ->check(CLI::IsMember({"drop", "zero", "error"}))
+  app.add_option("--missing", f.missing,
+                 "Missing values ('?', empty, NA): drop (the row), impute (numeric: the training "
+                 "mean, categorical: no level; 'zero' is a synonym) or error")
+      ->check(CLI::IsMember({"drop", "impute", "zero", "error"}))
+      ->capture_default_str()
       ->group(group);
   app.add_flag("--no-standardize", f.no_standardize, "CSV: keep numeric features unscaled")
       ->group(group);
@@ -65,6 +68,9 @@ void add_reader_flags(CLI::App& app, ReaderFlags& f) {
 }
 
 ReadOptions to_read_options(const ReaderFlags& f) {
+  if (f.no_header && f.columns.empty())
+    throw InvalidArgument(
+        "--no-header needs --columns (the names of the file's columns, in order)");
   ReadOptions o;
   if (f.format == "csv") o.format = FileFormat::kCsv;
   if (f.format == "libsvm") o.format = FileFormat::kLibsvm;
@@ -80,15 +86,47 @@ ReadOptions to_read_options(const ReaderFlags& f) {
   o.csv.has_header = !f.no_header;
   o.csv.skip_lines = f.skip_lines;
   o.csv.comment_prefix = f.comment;
-  o.csv.missing = f.missing == "zero"    ? MissingPolicy::kZero
-                  : f.missing == "error" ? MissingPolicy::kError
-                                         : MissingPolicy::kDrop;
+  o.csv.missing = f.missing == "zero" || f.missing == "impute" ? MissingPolicy::kZero
+                  : f.missing == "error"                       ? MissingPolicy::kError
+                                                               : MissingPolicy::kDrop;
   o.csv.standardize = !f.no_standardize;
   o.libsvm.num_features = f.n_features;
   o.libsvm.multilabel = f.multilabel;
   o.arff.xml_path = f.xml;
   o.arff.num_labels = f.num_labels;
   return o;
+}
+
+std::string label_kind_words(LabelKind kind) {
+  return kind == LabelKind::kNone ? std::string("no") : std::string(to_string(kind));
+}
+
+void require_two_classes(const Dataset& ds, const std::string& path) {
+  const auto& y = ds.labels().values;
+  const auto w = ds.weights();
+  double weight[2] = {0, 0};
+  for (std::size_t i = 0; i < y.size(); ++i) weight[y[i] == 1 ? 1 : 0] += w.empty() ? 1.0 : w[i];
+  if (y.empty()) throw InvalidArgument(fmt::format("{}: the file has no data rows", path));
+  if (weight[0] + weight[1] <= 0)
+    throw InvalidArgument(fmt::format(
+        "{}: the training rows have a total weight of 0: there is nothing to train on", path));
+  for (int c = 0; c < 2; ++c) {
+    if (weight[c] > 0) continue;
+    throw InvalidArgument(fmt::format(
+        "{}: every training example with a positive weight has label {} ('{}'): a classifier "
+        "needs both classes (check --label and --positive; matching is exact and case-sensitive)",
+        path, 1 - c, ds.labels().names.size() == 2 ? ds.labels().names[1 - c] : ""));
+  }
+}
+
+void warn_if_one_class(const Dataset& ds, const std::string& path) {
+  try {
+    require_two_classes(ds, path);
+  } catch (const InvalidArgument& e) {
+    const std::string what = e.what();
+    fmt::print(stderr, "warning: {}; rates that need labels are 0 or undefined\n",
+               what.substr(what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2));
+  }
 }
 
 Dataset load_dataset(const std::string& path, const ReaderFlags& flags, const Encoding* encoding) {
@@ -101,6 +139,12 @@ Dataset load_dataset(const std::string& path, const ReaderFlags& flags, const En
   if (stats.rows_dropped_missing > 0)
     fmt::print(stderr, "note: {}: dropped {} rows with missing values (--missing drop)\n", path,
                stats.rows_dropped_missing);
+  if (stats.rows_imputed_missing > 0)
+    fmt::print(stderr,
+               "note: {}: imputed missing values in {} rows (numeric: the training mean, "
+               "categorical: no level)\n",
+               path, stats.rows_imputed_missing);
+  for (const auto& w : stats.warnings) fmt::print(stderr, "warning: {}\n", w);
   if (stats.unseen_levels > 0)
     fmt::print(stderr, "note: {}: {} categorical values unseen in training encode as zero\n", path,
                stats.unseen_levels);

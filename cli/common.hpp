@@ -47,6 +47,15 @@ void add_reader_flags(CLI::App& app, ReaderFlags& flags);
 // Reads `path` with the flags; `encoding` (optional) re-applies a model's feature encoding.
 // Attaches the baseline column (from --baseline FILE or --baseline-column COL) as "baseline".
 // Prints a note on stderr when rows were dropped for missing values.
+// "no" for LabelKind::kNone, else to_string(kind): "{} has {} labels" reads right.
+[[nodiscard]] std::string label_kind_words(LabelKind kind);
+
+// Training needs both classes with positive weight: throws InvalidArgument naming `path`
+// otherwise (a --positive value that matches nothing, an all-zero weight column).
+void require_two_classes(const Dataset& ds, const std::string& path);
+// Rate-constrained training may have one class (constraints on ppr need no labels): a warning.
+void warn_if_one_class(const Dataset& ds, const std::string& path);
+
 [[nodiscard]] Dataset load_dataset(const std::string& path, const ReaderFlags& flags,
                                    const Encoding* encoding = nullptr);
 

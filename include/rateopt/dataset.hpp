@@ -143,6 +143,7 @@ struct FeatureSpec {
   std::vector<std::string> levels;  // kOneHot: one feature per level, in order
   double offset = 0;                // kNumeric: feature = (raw - offset) / scale
   double scale = 1;
+  double impute = 0;  // kNumeric: the raw value a missing entry stands for (the training mean)
 };
 
 struct Encoding {

@@ -35,7 +35,8 @@ enum class FileFormat { kAuto, kCsv, kLibsvm, kArff };
 // What to do with a missing value (a field equal to one of `missing_values`).
 enum class MissingPolicy {
   kDrop,   // drop the row (default; the number dropped is in ReadStats)
-  kZero,   // numeric -> 0 after standardisation (the mean), categorical -> all-zero one-hot
+  kZero,   // impute: numeric -> the training mean (FeatureSpec::impute; 0 after standardisation),
+           // categorical -> all-zero one-hot; labels and weights cannot be imputed (ParseError)
   kError,  // ParseError
 };
 
@@ -84,7 +85,12 @@ struct ReadOptions {
 struct ReadStats {
   std::size_t lines = 0;  // physical lines read
   std::size_t rows_dropped_missing = 0;
-  std::size_t unseen_levels = 0;  // categorical values not in a reused encoding
+  std::size_t rows_imputed_missing = 0;  // kZero: rows with a missing feature value imputed
+  std::size_t unseen_levels = 0;         // categorical values not in a reused encoding
+  // Degenerate but readable input, one sentence each (callers print them): a --positive value
+  // that matches no label, a numeric-looking column made categorical by a few stray tokens, an
+  // all-zero weight column.
+  std::vector<std::string> warnings;
 };
 
 [[nodiscard]] Dataset read_dataset(const std::string& path, const ReadOptions& options = {},
@@ -99,7 +105,7 @@ struct ReadStats {
 // In-memory variants (used by the fuzz targets and tests); `name` appears in error messages.
 [[nodiscard]] Dataset parse_csv(std::string_view text, const CsvOptions& options,
                                 const std::string& name = "<string>",
-                                const Encoding* encoding = nullptr);
+                                const Encoding* encoding = nullptr, ReadStats* stats = nullptr);
 [[nodiscard]] Dataset parse_libsvm(std::string_view text, const LibsvmOptions& options,
                                    const std::string& name = "<string>");
 [[nodiscard]] Dataset parse_arff(std::string_view text, const ArffOptions& options,
@@ -108,9 +114,17 @@ struct ReadStats {
 
 // Label names from a MULAN XML file, in file order.
 [[nodiscard]] std::vector<std::string> read_mulan_labels(const std::string& xml_path);
+// The same from XML text in memory; `name` appears in error messages.
+[[nodiscard]] std::vector<std::string> parse_mulan_labels(std::string_view xml,
+                                                          const std::string& name = "<string>");
 
 // Whole file as text, gunzipped when it starts with the gzip magic bytes. Throws IoError.
 [[nodiscard]] std::string read_text_file(const std::string& path);
+// `bytes` gunzipped (every concatenated member; trailing zero padding allowed) when they start
+// with the gzip magic bytes, else returned as they are: what read_text_file does after reading.
+// Throws IoError naming `name` for a corrupt or truncated stream.
+[[nodiscard]] std::string decompress_gzip(std::string_view bytes,
+                                          const std::string& name = "<bytes>");
 
 // Writes `text` to `path` so that it cannot be half-written: into a temporary file in the same
 // folder (`.NAME.tmp-XXXXXX`), every write checked, flushed to disk (fsync), closed, then renamed

@@ -257,6 +257,7 @@ std::string Encoding::to_json() const {
     o["levels"] = s.levels;
     o["offset"] = s.offset;
     o["scale"] = s.scale;
+    if (s.kind == FeatureSpec::Kind::kNumeric) o["impute"] = s.impute;
     specs_json.push_back(std::move(o));
   }
   return j.dump();
@@ -294,6 +295,7 @@ Encoding Encoding::from_json(std::string_view text) {
       s.levels = o.value("levels", std::vector<std::string>{});
       s.offset = o.value("offset", 0.0);
       s.scale = o.value("scale", 1.0);
+      s.impute = o.value("impute", s.offset);  // older models: the offset (the mean, or 0)
       e.specs.push_back(std::move(s));
     }
   } catch (const nlohmann::json::exception& ex) {

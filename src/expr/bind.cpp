@@ -100,7 +100,8 @@ double binary_rate(const RateRef& rate, const ResolvedName& name, const NamedDat
   if (name.family == RateFamily::kRanking) return ranking_rate(rate, d);
   const MetricInfo& info = *name.info;
   RATEOPT_CHECK(!info.needs_labels || kind == LabelKind::kBinary,
-                "'{}' needs labels, but {} is unlabelled; metrics defined without labels: {}",
+                "'{}' needs labels, but {} is unlabelled (CLI: name the label column with "
+                "--label); metrics defined without labels: {}",
                 rate.metric, dataset_label(d), catalogue_names(true));
   RATEOPT_CHECK(!info.needs_baseline || ds.find_column("baseline") != nullptr,
                 "'{}' compares with a baseline model, but {} has no column named \"baseline\"; "

@@ -222,6 +222,7 @@ struct BoundSpec {
 Dataset parse_arff_impl(std::string_view text, const ArffOptions& options, const std::string& name,
                         const std::vector<std::string>* xml_labels, const Encoding* encoding,
                         ReadStats* stats) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte-order mark
   ReadStats local_stats;
   ReadStats& st = stats != nullptr ? *stats : local_stats;
   st = ReadStats{};

@@ -206,6 +206,7 @@ Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const s
   ReadStats local_stats;
   ReadStats& st = stats != nullptr ? *stats : local_stats;
   st = ReadStats{};
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte-order mark
   st.lines = count_lines(text);
   if (encoding != nullptr) check_encoding(*encoding, "csv");
   RATEOPT_CHECK(options.has_header || !options.column_names.empty(),
@@ -352,6 +353,50 @@ Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const s
                               kind == NumberKind::kNonFinite ? "finite " : "", quoted(v));
   };
 
+  // Up to `limit` distinct values of column j among the kept rows, quoted, in order of appearance.
+  auto distinct_values = [&](std::size_t j, std::size_t limit) {
+    std::vector<std::string_view> seen;
+    bool more = false;
+    for (std::size_t r : kept) {
+      const std::string_view v = field(r, j);
+      if (std::find(seen.begin(), seen.end(), v) != seen.end()) continue;
+      if (seen.size() == limit) {
+        more = true;
+        break;
+      }
+      seen.push_back(v);
+    }
+    std::string out;
+    for (const auto v : seen) out += (out.empty() ? "" : ", ") + quoted(v);
+    return more ? out + ", ..." : out;
+  };
+  // A column that would be numeric but for a few stray tokens (at most 1% of its values) is read
+  // as categorical, as asked; say so, with the count and the first offending line.
+  auto warn_if_mostly_numeric = [&](std::size_t j) {
+    std::size_t numbers = 0;
+    std::size_t others = 0;
+    std::size_t first_line = 0;
+    std::string_view first;
+    for (std::size_t r : kept) {
+      if (missing_at(r, j)) continue;
+      double x = 0;
+      if (parse_double(field(r, j), x) == NumberKind::kNotNumber) {
+        if (others++ == 0) {
+          first = field(r, j);
+          first_line = record_lines[r];
+        }
+      } else {
+        ++numbers;
+      }
+    }
+    if (numbers == 0 || others * 100 > numbers + others) return;
+    st.warnings.push_back(fmt::format(
+        "{}: column '{}' is read as categorical because {} of its {} values {} not a number "
+        "(first: {} on line {}); fix or list them as missing values if the column is numeric",
+        name, names[j], others, numbers + others, others == 1 ? "is" : "are", quoted(first),
+        first_line));
+  };
+
   // ---- infer the encoding (numeric vs one-hot, scaling, levels) -------------------------------
   if (encoding == nullptr) {
     std::size_t next_feature = 0;
@@ -368,6 +413,7 @@ Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const s
         if (kind == NumberKind::kNonFinite && first_nonfinite == nrec) first_nonfinite = r;
       }
       f.spec.first_feature = next_feature;
+      if (!numeric && !categorical[j]) warn_if_mostly_numeric(j);
       if (!numeric) f.numbers.clear();
       if (numeric) {
         if (first_nonfinite != nrec) {
@@ -378,25 +424,28 @@ Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const s
         double mean = 0;
         double m2 = 0;
         std::size_t count = 0;
-        if (options.standardize) {
-          for (std::size_t k = 0; k < n; ++k) {  // Welford
-            if (missing_at(kept[k], j)) continue;
-            const double x = f.numbers[k];
-            ++count;
-            const double delta = x - mean;
-            mean += delta / static_cast<double>(count);
-            m2 += delta * (x - mean);
-          }
+        for (std::size_t k = 0; k < n; ++k) {  // Welford
+          if (missing_at(kept[k], j)) continue;
+          const double x = f.numbers[k];
+          ++count;
+          const double delta = x - mean;
+          mean += delta / static_cast<double>(count);
+          m2 += delta * (x - mean);
         }
         const double sd = count > 0 ? std::sqrt(m2 / static_cast<double>(count)) : 0.0;
-        if (!std::isfinite(mean) || !std::isfinite(sd)) {
-          detail::throw_parse_error(name, 0, 0,
-                                    "column '{}': values are too large to standardise (mean {}, "
-                                    "standard deviation {})",
-                                    names[j], mean, sd);
+        if (options.standardize) {
+          if (!std::isfinite(mean) || !std::isfinite(sd)) {
+            detail::throw_parse_error(name, 0, 0,
+                                      "column '{}': values are too large to standardise (their "
+                                      "mean or standard deviation overflows a double); rescale "
+                                      "the column or keep it unscaled (--no-standardize)",
+                                      names[j]);
+          }
+          f.spec.offset = mean;
+          f.spec.scale = sd > 0 ? sd : 1.0;
         }
-        f.spec.offset = mean;
-        f.spec.scale = sd > 0 ? sd : 1.0;
+        // A missing value stands for the training mean (0 after standardisation).
+        f.spec.impute = options.standardize ? f.spec.offset : (std::isfinite(mean) ? mean : 0.0);
         next_feature += 1;
       } else {
         f.spec.kind = FeatureSpec::Kind::kOneHot;
@@ -443,8 +492,17 @@ Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const s
   for (std::size_t k = 0; k < n; ++k) {
     const std::size_t r = kept[k];
     entries.clear();
+    bool imputed = false;
     for (const auto& f : features) {
-      if (missing_at(r, f.column)) continue;  // kZero: 0 (the mean) or an all-zero one-hot
+      if (missing_at(r, f.column)) {  // kZero: the training mean, or an all-zero one-hot
+        imputed = true;
+        if (f.spec.kind == FeatureSpec::Kind::kNumeric) {
+          const double z = (f.spec.impute - f.spec.offset) / f.spec.scale;
+          if (z != 0.0 && std::isfinite(z))
+            entries.emplace_back(static_cast<std::int32_t>(f.spec.first_feature), z);
+        }
+        continue;
+      }
       const std::string_view v = field(r, f.column);
       if (f.spec.kind == FeatureSpec::Kind::kNumeric) {
         double x = 0;
@@ -471,6 +529,7 @@ Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const s
             1.0);
       }
     }
+    if (imputed) ++st.rows_imputed_missing;
     std::sort(entries.begin(), entries.end());
     for (const auto& [idx, val] : entries) {
       rows.indices.push_back(idx);
@@ -498,6 +557,11 @@ Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const s
       }
       const std::string positive = join(options.positive_values, "|");
       labels.names = {negatives.size() == 1 ? negatives[0] : "not " + positive, positive};
+      if (n > 0 && std::find(labels.values.begin(), labels.values.end(), 1) == labels.values.end())
+        st.warnings.push_back(fmt::format(
+            "{}: the positive label value {} matches none of the {} rows of column '{}' (values "
+            "seen: {}; matching is exact and case-sensitive): every label is 0",
+            name, quoted(positive), n, names[label_col], distinct_values(label_col, 5)));
       enc.positive_value = positive;
     } else {
       bool all01 = true;
@@ -550,6 +614,9 @@ Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const s
       }
       w.push_back(x);
     }
+    if (n > 0 && std::all_of(w.begin(), w.end(), [](double x) { return x == 0.0; }))
+      st.warnings.push_back(
+          fmt::format("{}: every weight in column '{}' is 0", name, names[weight_col]));
     ds.set_weights(std::move(w));
   }
   std::vector<const std::vector<double>*> numbers_of(ncols, nullptr);

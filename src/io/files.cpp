@@ -113,6 +113,11 @@ std::string read_text_file(const std::string& path) {
   return data;
 }
 
+std::string decompress_gzip(std::string_view bytes, const std::string& name) {
+  if (has_gzip_magic(bytes)) return gunzip(bytes, name);
+  return std::string(bytes);
+}
+
 std::string io_detail::find_sibling_mulan_xml(const std::string& arff_path) {
   namespace fs = std::filesystem;
   const fs::path p(strip_gz(arff_path));
@@ -133,8 +138,8 @@ std::string io_detail::find_sibling_mulan_xml(const std::string& arff_path) {
 }
 
 Dataset parse_csv(std::string_view text, const CsvOptions& options, const std::string& name,
-                  const Encoding* encoding) {
-  return io_detail::parse_csv_impl(text, options, name, encoding, nullptr);
+                  const Encoding* encoding, ReadStats* stats) {
+  return io_detail::parse_csv_impl(text, options, name, encoding, stats);
 }
 
 Dataset parse_libsvm(std::string_view text, const LibsvmOptions& options, const std::string& name) {

@@ -26,6 +26,7 @@ struct LabelField {
 
 Dataset parse_libsvm_impl(std::string_view text, const LibsvmOptions& options,
                           const std::string& name, const Encoding* encoding, ReadStats* stats) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte-order mark
   ReadStats local_stats;
   ReadStats& st = stats != nullptr ? *stats : local_stats;
   st = ReadStats{};

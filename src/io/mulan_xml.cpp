@@ -205,4 +205,8 @@ std::vector<std::string> read_mulan_labels(const std::string& xml_path) {
   return XmlScanner(text, xml_path).labels();
 }
 
+std::vector<std::string> parse_mulan_labels(std::string_view xml, const std::string& name) {
+  return XmlScanner(xml, name).labels();
+}
+
 }  // namespace rateopt

@@ -25,6 +25,8 @@ using Json = nlohmann::json;
 
 constexpr std::string_view kFormatName = "rateopt.model";
 constexpr double kMixtureTolerance = 1e-9;
+// Largest |weight| or |bias| a model may hold: larger finite values (1e308) overflow w . x.
+constexpr double kMaxWeight = 1e100;
 constexpr std::size_t kScoreChunk = 1024;  // rows per parallel task when scoring
 
 // Checks that x can be scored by a model with `num_weights` weights: fewer columns are fine
@@ -155,11 +157,16 @@ std::optional<std::string> find_problem(const Classifier& c) {
       return fmt::format("'components[{}].weights' has {} entries, expected {}", m,
                          lm.weights.size(), d);
     for (std::size_t j = 0; j < d; ++j)
-      if (!std::isfinite(lm.weights[j]))
-        return fmt::format("'components[{}].weights[{}]' is {}, expected a finite value", m, j,
-                           lm.weights[j]);
-    if (!std::isfinite(lm.bias))
-      return fmt::format("'components[{}].bias' is {}, expected a finite value", m, lm.bias);
+      if (!(std::fabs(lm.weights[j]) <= kMaxWeight))
+        return fmt::format(
+            "'components[{}].weights[{}]' is {}, expected a finite value of at "
+            "most {:g} in magnitude",
+            m, j, lm.weights[j], kMaxWeight);
+    if (!(std::fabs(lm.bias) <= kMaxWeight))
+      return fmt::format(
+          "'components[{}].bias' is {}, expected a finite value of at most {:g} in "
+          "magnitude",
+          m, lm.bias, kMaxWeight);
   }
   return find_group_problem(c);
 }
@@ -296,12 +303,31 @@ void write_model_file(const std::string& path, const std::string& text) {
   write_file_atomic(path, file_text);
 }
 
+// Parses a model file's text as JSON; a syntax error names the line and column (NaN and
+// Infinity are not JSON: a model never holds them).
+Json parse_model_json(std::string_view text, const std::string& name) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    std::size_t line = 1;
+    std::size_t column = 1;
+    for (std::size_t k = 0; k + 1 < e.byte && k < text.size(); ++k) {
+      column = text[k] == '\n' ? 1 : column + 1;
+      line += text[k] == '\n' ? 1 : 0;
+    }
+    const std::string what = e.what();
+    const std::size_t at = what.find(": ", what.find("column"));
+    detail::throw_parse_error(name, line, column, "model file is not valid JSON: {}",
+                              at == std::string::npos ? what : what.substr(at + 2));
+  }
+  return {};
+}
+
 // Parses a model file's JSON object and checks its format name and version.
 Json parse_model_object(std::string_view text, const std::string& name, std::string_view format,
                         int max_version) {
   const Reader r(name);
-  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) detail::throw_parse_error(name, 0, 0, "model file is not valid JSON");
+  Json j = parse_model_json(text, name);
   if (!j.is_object()) r.fail("", "the model file must hold a JSON object");
   const std::string found = r.string(r.at(j, "format", "format"), "format");
   if (found != format) r.fail("format", fmt::format("'{}', expected '{}'", found, format));
@@ -484,6 +510,19 @@ void Classifier::decision_function(const Dataset& data, std::span<double> out,
               out, 0, n_threads);
 }
 
+namespace {
+// A score that is not a number (w . x overflowing to inf - inf) is an error, never a silent 0
+// or a "nan" in the output.
+void throw_if_nan(std::span<const double> out) {
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (std::isnan(out[i]))
+      throw InvalidArgument(fmt::format(
+          "row {}: the model's score is not a number (the weights times the features overflow a "
+          "double; check the feature scaling)",
+          i));
+}
+}  // namespace
+
 void Classifier::predict(const FeatureMatrix& x, PredictMode mode, std::span<double> out,
                          std::uint64_t seed, int n_threads) const {
   check_input(*this, x, out.size());
@@ -494,6 +533,7 @@ void Classifier::predict(const FeatureMatrix& x, PredictMode mode, std::span<dou
   }
   if (mode == PredictMode::kDeterministic) {
     components[best].scores(x, out, n_threads);
+    throw_if_nan(out);
     for (double& v : out) v = v > 0 ? 1.0 : 0.0;
     return;
   }
@@ -508,10 +548,13 @@ void Classifier::predict(const FeatureMatrix& x, PredictMode mode, std::span<dou
         const double s = x.row_dot(i, w.first(std::min(x.cols(), w.size()))) + lm.bias;
         p += mixture[m] * apply_link(link, s);
       }
-      p = std::clamp(p, 0.0, 1.0);  // rounding of the mixture sum
-      out[i] = mode == PredictMode::kProbability ? p : (uniform01(seed, i) < p ? 1.0 : 0.0);
+      p = std::isnan(p) ? p : std::clamp(p, 0.0, 1.0);  // rounding of the mixture sum
+      out[i] = mode == PredictMode::kProbability || std::isnan(p)
+                   ? p
+                   : (uniform01(seed, i) < p ? 1.0 : 0.0);
     }
   });
+  throw_if_nan(out);
 }
 
 void Classifier::decision_function(const FeatureMatrix& x, std::span<double> out,
@@ -523,6 +566,7 @@ void Classifier::decision_function(const FeatureMatrix& x, std::span<double> out
     return;
   }
   components[best].scores(x, out, n_threads);
+  throw_if_nan(out);
 }
 
 std::string Classifier::to_json() const {
@@ -626,8 +670,7 @@ Classifier Classifier::load(const std::string& path) {
 
 std::string model_format(std::string_view text, const std::string& name) {
   const Reader r(name);
-  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) detail::throw_parse_error(name, 0, 0, "model file is not valid JSON");
+  Json j = parse_model_json(text, name);
   if (!j.is_object()) r.fail("", "the model file must hold a JSON object");
   return r.string(r.at(j, "format", "format"), "format");
 }

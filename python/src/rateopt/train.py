@@ -29,11 +29,11 @@ Prediction modes (``predict(X, mode=...)``, default the ``predict_mode`` paramet
 """
 from __future__ import annotations
 
-
 import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
@@ -41,6 +41,13 @@ from . import _core
 from ._validation import check_int, column, feature_matrix, group_columns
 
 __all__ = ["RateConstrainedClassifier", "RampClassifier"]
+
+
+def _max_violation(report):
+    """The stochastic classifier's largest training violation (game solvers) or ramp's."""
+    if "stochastic" in report:
+        return float(report["stochastic"].get("max_violation", float("nan")))
+    return float(report.get("max_violation", float("nan")))
 
 _MODES = ("auto", "deterministic", "stochastic")
 
@@ -124,6 +131,15 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
         self.model_ = r.pop("model")
         self.report_ = r
         self.status_ = r["status"]
+        if self.status_ in ("infeasible", "max_iterations", "numerical_error"):
+            what = {"infeasible": "ended infeasible: no mixture found meets the constraints on "
+                                  "the training data",
+                    "max_iterations": "stopped at its iteration limit before converging",
+                    "numerical_error": "stopped on a numerical error"}[self.status_]
+            warnings.warn(f"{type(self).__name__}: training {what} (status_ "
+                          f"'{self.status_}', max violation "
+                          f"{_max_violation(r):.4g}); see report_",
+                          ConvergenceWarning, stacklevel=2)
         # Optimality certificate (problems linear in rates): the Lagrangian lower bound on the
         # objective of any classifier the oracle can find, and the stochastic model's distance
         # to it (NaN when the solver gives none).

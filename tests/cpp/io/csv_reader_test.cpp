@@ -94,6 +94,62 @@ TEST(CsvReader, NoStandardisationAndConstantColumn) {
   EXPECT_DOUBLE_EQ(z.features().at(0, 0), -1.0);
 }
 
+// Issue 10: a missing value is imputed with the training mean (standardised or not), the same
+// value when the encoding is reused at prediction time, and every row is kept.
+TEST(CsvReader, ImputeUsesTheTrainingMeanWithOrWithoutStandardisation) {
+  for (const bool standardize : {false, true}) {
+    CsvOptions o;
+    o.standardize = standardize;
+    o.missing = MissingPolicy::kZero;
+    const Dataset train = parse_csv("a,c\n1,x\n5,y\n?,x\n", o);
+    ASSERT_EQ(train.num_rows(), 3u);
+    const FeatureSpec& a = train.encoding().specs[0];
+    EXPECT_DOUBLE_EQ(a.impute, 3.0);
+    const double mean_feature = (3.0 - a.offset) / a.scale;
+    EXPECT_DOUBLE_EQ(train.features().at(2, 0), mean_feature);
+    EXPECT_DOUBLE_EQ(train.features().at(2, 1) + train.features().at(2, 2), 1.0);  // c=x
+
+    const Encoding reloaded = Encoding::from_json(train.encoding().to_json());
+    EXPECT_DOUBLE_EQ(reloaded.specs[0].impute, 3.0);
+    ReadStats stats;
+    const Dataset test = parse_csv("a,c\n?,?\n7,y\n", o, "test.csv", &reloaded, &stats);
+    ASSERT_EQ(test.num_rows(), 2u);
+    EXPECT_EQ(stats.rows_imputed_missing, 1u);
+    EXPECT_DOUBLE_EQ(test.features().at(0, 0), mean_feature);
+    EXPECT_DOUBLE_EQ(test.features().at(0, 1) + test.features().at(0, 2), 0.0);  // no level
+  }
+}
+
+TEST(CsvReader, ByteOrderMarkIsStripped) {
+  const Dataset ds = parse_csv(
+      "\xEF\xBB\xBF"
+      "a,y\n1,0\n2,1\n",
+      CsvOptions{});
+  EXPECT_NE(ds.find_column("a"), nullptr);
+}
+
+TEST(CsvReader, DegenerateInputIsReportedInTheStats) {
+  CsvOptions o;
+  o.label_column = "y";
+  o.positive_values = {"Yes"};
+  o.weight_column = "w";
+  std::string text = "x,w,y\n";
+  for (int i = 0; i < 200; ++i) text += fmt::format("{},0,{}\n", i, i % 2 ? "yes" : "no");
+  text += "12a,0,no\n";
+  ReadStats stats;
+  const Dataset ds = parse_csv(text, o, "d.csv", nullptr, &stats);
+  ASSERT_EQ(stats.warnings.size(), 3u);
+  const std::string all = stats.warnings[0] + stats.warnings[1] + stats.warnings[2];
+  EXPECT_TRUE(contains(all, "'Yes' matches none of the 201 rows")) << all;
+  EXPECT_TRUE(contains(all, "'no', 'yes'")) << all;
+  EXPECT_TRUE(contains(all, "1 of its 201 values is not a number (first: '12a' on line 202)"))
+      << all;
+  EXPECT_TRUE(contains(all, "every weight in column 'w' is 0")) << all;
+  // A column that is mostly text is not a stray-token case.
+  const Dataset words = parse_csv("x\na\nb\n1\n", CsvOptions{}, "w.csv", nullptr, &stats);
+  EXPECT_TRUE(stats.warnings.empty());
+}
+
 TEST(CsvReader, QuotedFieldsCrlfAndMultilineQuotes) {
   const std::string text =
       "name,comment,y\r\n"

@@ -351,13 +351,40 @@ TEST(ClassifierValidate, RejectsInconsistentModels) {
 // ---- JSON
 // -----------------------------------------------------------------------------------------
 
+TEST(ClassifierJson, AbsurdWeightsAreRefusedAtLoad) {
+  // Issue 10: weights of 1e308 passed validation and predict printed -nan (w . x overflowing).
+  Classifier c = random_mixture(6, 17);
+  const std::string good = c.to_json();
+  c.components[1].weights[2] = 1e308;
+  EXPECT_THROW(c.validate(), InvalidArgument);
+  nlohmann::json j = nlohmann::json::parse(good);
+  j["components"][0]["bias"] = 1e308;
+  try {
+    (void)Classifier::from_json(j.dump(), "m.json");
+    FAIL() << "a bias of 1e308 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("at most 1e+100"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ClassifierPredict, ScoreThatIsNotANumberIsAnError) {
+  Classifier c = random_mixture(2, 3);
+  for (LinearModel& lm : c.components) lm.weights = {1e100, -1e100};
+  const std::size_t d = c.components[0].weights.size();
+  std::vector<double> x(2 * d, 1e300);  // w . x = 1e400 - 1e400: inf - inf
+  const FeatureMatrix fm = FeatureMatrix::dense(std::move(x), 2, d);
+  std::vector<double> out(2);
+  for (PredictMode m : {PredictMode::kDeterministic, PredictMode::kProbability})
+    EXPECT_THROW(c.predict(fm, m, out), InvalidArgument);
+}
+
 TEST(ClassifierJson, RoundTripIsBitExact) {
   Classifier c = random_mixture(6, 17);
   // Values whose shortest decimal forms are long or extreme.
   c.components[0].weights[0] = 0.1;
   c.components[0].weights[1] = 1.0 / 3.0;
   c.components[0].weights[2] = 4.9406564584124654e-324;  // smallest subnormal
-  c.components[0].weights[3] = -1.7976931348623157e308;
+  c.components[0].weights[3] = -9.8765432109876543e99;   // near the largest allowed, 1e100
   c.components[0].weights[4] = -0.0;
   c.components[1].bias = 2.0 / 3.0 * 1e-7;
   c.mixture = {1.0 / 3.0, 2.0 / 3.0};
