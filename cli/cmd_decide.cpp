@@ -87,17 +87,35 @@ int run_decide(int argc, const char* const* argv) {
 
   std::vector<Decision> decisions;
   std::vector<std::size_t> sizes;  // items per instance
+  // A batch error names "instance i": name the file and line instead.
+  const auto at_line = [&](const std::vector<std::size_t>& lines, auto&& run) {
+    try {
+      run();
+    } catch (const InvalidArgument& e) {
+      std::string what = e.what();
+      constexpr std::string_view kPrefix = "[rateopt.invalid_argument] instance ";
+      if (!what.starts_with(kPrefix)) throw;
+      std::size_t used = 0;
+      const std::size_t i = std::stoul(what.substr(kPrefix.size()), &used);
+      const std::size_t rest = kPrefix.size() + used;
+      if (i >= lines.size() || what.compare(rest, 2, ": ") != 0) throw;
+      throw ParseError(file, column ? 0 : lines[i], 0, what.substr(rest + 2));
+    }
+  };
   if (model == "gfm") {
     if (column) throw InvalidArgument("--column applies to the independent and multiclass models");
     const GfmInstances parsed = parse_gfm_lines(text, file);
     for (const auto& g : parsed.instances) sizes.push_back(g.m);
-    decisions = decide_gfm_batch(parsed.instances, metric, options, threads);
+    at_line(parsed.lines,
+            [&] { decisions = decide_gfm_batch(parsed.instances, metric, options, threads); });
   } else {
     const DecideInstances parsed = parse_decide_instances(text, file, column);
     for (const auto& v : parsed.instances) sizes.push_back(v.size());
-    decisions =
-        decide_batch(model == "multiclass" ? DecideModel::kMulticlass : DecideModel::kIndependent,
-                     parsed.instances, metric, options, threads);
+    at_line(parsed.lines, [&] {
+      decisions =
+          decide_batch(model == "multiclass" ? DecideModel::kMulticlass : DecideModel::kIndependent,
+                       parsed.instances, metric, options, threads);
+    });
   }
 
   std::string out;

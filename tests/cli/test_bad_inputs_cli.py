@@ -327,7 +327,7 @@ CASES = [
     ("decide-negative", ["decide", "--metric", "f1", "-i", "{decide_neg.txt}"], 2,
      ["decide_neg.txt", "-0.1"]),
     ("decide-multiclass-sum", ["decide", "--metric", "f1", "--model", "multiclass", "-i",
-                               "{decide_mc.txt}"], 2, ["sum"]),
+                               "{decide_mc.txt}"], 2, ["decide_mc.txt:1:", "sum"]),
     ("gfm-not-json", ["decide", "--metric", "f1", "--model", "gfm", "-i", "{gfm_notjson.jsonl}"],
      2, ["gfm_notjson.jsonl", "JSON"]),
     ("gfm-no-p0", ["decide", "--metric", "f1", "--model", "gfm", "-i", "{gfm_nop0.jsonl}"], 2,
