@@ -1,6 +1,7 @@
 // DecideMetric: the utilities decide maximises, with the conventions of the metric catalogue.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -9,6 +10,8 @@
 
 namespace rateopt {
 namespace {
+
+constexpr double kMaxBeta = 1e100;  // fbeta:B with B above this is taken as B = 1e100
 
 struct Named {
   std::string_view name;
@@ -56,6 +59,9 @@ DecideMetric DecideMetric::from_name(std::string_view spec) {
       throw InvalidArgument(fmt::format("fbeta parameter '{}' is not a number", param));
     }
     RATEOPT_CHECK(beta > 0 && std::isfinite(beta), "fbeta needs beta > 0, got {}", param);
+    // Beyond 1e100, F_beta is recall to double precision (FP weighs 1 / (1 + beta^2) < 1e-200)
+    // while beta^2 would overflow (beta > 1.3e154) into NaN expectations: cap it.
+    beta = std::min(beta, kMaxBeta);
   } else {
     RATEOPT_CHECK(param.empty(), "metric '{}' takes no parameter (got '{}')", name, param);
   }

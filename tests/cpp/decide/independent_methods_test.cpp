@@ -346,3 +346,31 @@ TEST(IndependentMethods, AutoChoices) {
 
 }  // namespace
 }  // namespace rateopt
+
+namespace rateopt {
+namespace {
+
+// Issue 10: fbeta:1e160 squared to inf and gave NaN expectations and the empty set. Beyond 1e100
+// beta is capped: F_beta is recall to double precision, whose expectation over the top-k sets
+// is 1 - P(no positive) at k = n, the best set. Checked on every method and on GFM.
+TEST(DecideFbeta, HugeBetaIsRecallNotNan) {
+  const std::vector<double> p = {0.9, 0.6, 0.3, 0.1};
+  const double recall_all = 1 - 0.1 * 0.4 * 0.7 * 0.9;
+  for (const char* spec : {"fbeta:1e160", "fbeta:1e300", "fbeta:1e100"}) {
+    const DecideMetric metric = DecideMetric::from_name(spec);
+    EXPECT_EQ(metric.beta(), 1e100);
+    for (DecideMethod method :
+         {DecideMethod::kBrute, DecideMethod::kExact, DecideMethod::kFast, DecideMethod::kAuto}) {
+      DecideOptions options;
+      options.method = method;
+      options.all_k = true;
+      const Decision d = decide_independent(p, metric, options);
+      EXPECT_EQ(d.selected.size(), 4u) << spec << " " << to_string(method);
+      EXPECT_NEAR(d.expected, recall_all, 1e-9) << spec << " " << to_string(method);
+      for (double v : d.expected_by_k) EXPECT_TRUE(std::isfinite(v)) << spec;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rateopt
