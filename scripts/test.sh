@@ -3,7 +3,7 @@
 #   1. Release build + every test (C++ unit/oracle tests, CLI end-to-end and Python
 #      scikit-learn cross-checks, the find_package consumer build);
 #   2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer;
-#   3. the libFuzzer targets for every reader, briefly, when clang is available;
+#   3. the libFuzzer targets for every reader, 30 s each (two at a time), when clang is available;
 #   4. the consumer project against an installed prefix.
 # Prints ctest's summary for each stage and exits non-zero on any failure.
 set -euo pipefail
@@ -48,13 +48,16 @@ cmake --build build/asan -j "$jobs"
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j "$jobs") || status=1
 
 if command -v clang++ >/dev/null 2>&1; then
-  stage "libFuzzer targets (short runs)"
+  stage "libFuzzer targets (RATEOPT_FUZZ_SECONDS = 30 s each, two at a time; docs/fuzzing.md)"
   CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DRATEOPT_BUILD_FUZZERS=ON -DRATEOPT_BUILD_TESTS=OFF -DRATEOPT_BUILD_CLI=OFF \
     -DRATEOPT_BUILD_BENCHMARKS=OFF -DRATEOPT_BUILD_PYTHON=OFF >/dev/null
-  # Only the fuzz targets (they compile the parsers they test; the full library is not needed).
-  cmake --build build/fuzz -j "$jobs" --target fuzz_csv fuzz_libsvm fuzz_arff fuzz_expr
-  (cd build/fuzz && ctest --output-on-failure -j "$jobs") || status=1
+  # Only the fuzz targets (they compile the sources they test; the full library is not needed).
+  # Each runs for a fixed time from its seeds into the corpus kept in the build tree
+  # (build/fuzz/tests/fuzz/corpus/<target>), so later runs start from what earlier ones found.
+  cmake --build build/fuzz -j "$jobs" --target fuzz_csv fuzz_libsvm fuzz_arff fuzz_expr \
+    fuzz_decide fuzz_gfm fuzz_model fuzz_problem fuzz_gzip fuzz_mulan
+  (cd build/fuzz && ctest --output-on-failure -j 2) || status=1
 fi
 
 stage "find_package(rateopt) from an installed prefix"

@@ -97,6 +97,29 @@ TEST(IoReadDataset, FormatFromExtensionOrOption) {
   EXPECT_EQ(read_dataset(fixture("tiny.svm"), widen).num_features(), 10u);
 }
 
+// In memory (what the fuzz targets call): the same bytes and errors as reading the file.
+TEST(IoDecompressGzip, MatchesReadTextFileAndPassesPlainBytes) {
+  std::ifstream in(fixture("concat.csv.gz"), std::ios::binary);
+  const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(decompress_gzip(raw, "c.gz"), kSmall);
+  EXPECT_EQ(decompress_gzip(raw + std::string(7, '\0'), "c.gz"), kSmall);  // zero padding
+  EXPECT_EQ(decompress_gzip("plain,text\n", "p"), "plain,text\n");
+  EXPECT_EQ(decompress_gzip("", "p"), "");
+  const std::string t =
+      error_of<IoError>([&] { (void)decompress_gzip(raw.substr(0, 20), "t.gz"); });
+  EXPECT_TRUE(contains(t, "'t.gz'") && contains(t, "truncated")) << t;
+  const std::string m = error_of<IoError>([] { (void)decompress_gzip("\x1f\x8b", "m.gz"); });
+  EXPECT_TRUE(contains(m, "m.gz")) << m;
+}
+
+TEST(IoMulanXml, ParseFromMemory) {
+  EXPECT_EQ(parse_mulan_labels("<labels><label name=\"a\"/><label name='b&amp;c'/></labels>"),
+            (std::vector<std::string>{"a", "b&c"}));
+  const std::string d =
+      error_of<ParseError>([] { (void)parse_mulan_labels("<labels>\n<x/>\n</labels>", "m.xml"); });
+  EXPECT_TRUE(contains(d, "m.xml")) << d;
+}
+
 TEST(IoMulanXml, NamesInOrderWithEntitiesAndNesting) {
   EXPECT_EQ(read_mulan_labels(fixture("mini.xml")), (std::vector<std::string>{"A", "B & C"}));
   const std::string path =
