@@ -319,6 +319,8 @@ Json parse_model_json(std::string_view text, const std::string& name) {
     const std::size_t at = what.find(": ", what.find("column"));
     detail::throw_parse_error(name, line, column, "model file is not valid JSON: {}",
                               at == std::string::npos ? what : what.substr(at + 2));
+  } catch (const Json::out_of_range& e) {  // a number beyond a double, e.g. 1e400 (fuzz_model)
+    detail::throw_parse_error(name, 0, 0, "model file is not valid JSON: {}", e.what());
   }
   return {};
 }

@@ -35,11 +35,13 @@ double expected_of(const std::vector<double>& p, const std::vector<char>& on, bo
   const std::size_t n = p.size();
   double k = 0;
   for (char c : on) k += c;
-  if (multiclass) {  // the truth is one class
+  if (multiclass) {  // the truth is one class; decide_multiclass divides by the sum (1 +- 1e-6)
+    double total = 0;
+    for (double v : p) total += v;
     double e = 0;
     for (std::size_t c = 0; c < n; ++c) {
       const double tp = on[c];
-      e += p[c] * metric.utility(tp, k - tp, 1 - tp, static_cast<double>(n) - k - (1 - tp));
+      e += p[c] / total * metric.utility(tp, k - tp, 1 - tp, static_cast<double>(n) - k - (1 - tp));
     }
     return e;
   }
