@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -15,6 +16,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "rateopt/error.hpp"
+#include "rateopt/io.hpp"
 #include "rateopt/version.hpp"
 
 namespace {
@@ -52,11 +54,21 @@ void print_usage() {
     if (!c.hidden) fmt::print("  {:<9} {}\n", c.name, c.summary);
 }
 
+// SIGINT / SIGTERM: remove the temporary file of an output being written (its target stays as it
+// was), then die of the signal as the default action would.
+extern "C" void on_terminating_signal(int sig) {
+  rateopt::remove_pending_temp_files();
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using rateopt::cli::kExitRuntime;
   using rateopt::cli::kExitUsage;
+  std::signal(SIGINT, on_terminating_signal);
+  std::signal(SIGTERM, on_terminating_signal);
   if (argc < 2) {
     print_usage();
     return kExitUsage;

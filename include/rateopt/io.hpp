@@ -134,4 +134,9 @@ struct ReadStats {
 // "-" writes to standard output (checked and flushed).
 void write_file_atomic(const std::string& path, std::string_view text);
 
+// Removes the temporary files write_file_atomic is writing at this moment (their targets stay as
+// they were). Async-signal-safe: the command line calls it from its SIGINT/SIGTERM handler so
+// that an interrupted run leaves no `.NAME.tmp-XXXXXX` file behind.
+void remove_pending_temp_files() noexcept;
+
 }  // namespace rateopt

@@ -4,11 +4,16 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <thread>
 
 #include "common/check.hpp"
 #include "io/io_util.hpp"
@@ -245,6 +250,56 @@ void write_in_place(const std::string& path, std::string_view text) {
 
 }  // namespace
 
+namespace {
+
+// The temporary files being written right now, so that a signal handler can remove them
+// (remove_pending_temp_files). Lock-free slots: the handler only reads them and calls unlink,
+// both async-signal-safe.
+constexpr std::size_t kTempSlots = 16;
+std::array<std::atomic<const char*>, kTempSlots> g_pending_temp{};
+
+// Registers a temporary file's path for the lifetime of the guard (none when every slot is taken:
+// the file is then only removed by the normal error paths).
+class PendingTemp {
+ public:
+  explicit PendingTemp(const std::string& path) {
+    for (auto& slot : g_pending_temp) {
+      const char* expected = nullptr;
+      if (slot.compare_exchange_strong(expected, path.c_str())) {
+        slot_ = &slot;
+        return;
+      }
+    }
+  }
+  ~PendingTemp() {
+    if (slot_ != nullptr) slot_->store(nullptr);
+  }
+  PendingTemp(const PendingTemp&) = delete;
+  PendingTemp& operator=(const PendingTemp&) = delete;
+
+ private:
+  std::atomic<const char*>* slot_ = nullptr;
+};
+
+// Test hook: RATEOPT_TEST_WRITE_PAUSE_MS=N holds every finished temporary file N ms before the
+// rename, so that tests/cli can interrupt a run at that moment deterministically.
+void pause_for_tests() {
+  static const long pause_ms = [] {
+    const char* v = std::getenv("RATEOPT_TEST_WRITE_PAUSE_MS");
+    return v == nullptr ? 0L : std::strtol(v, nullptr, 10);
+  }();
+  if (pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+}
+
+}  // namespace
+
+void remove_pending_temp_files() noexcept {
+  for (auto& slot : g_pending_temp) {
+    const char* path = slot.load();
+    if (path != nullptr) ::unlink(path);
+  }
+}
+
 void write_file_atomic(const std::string& path, std::string_view text) {
   if (path == "-") return write_stdout(text);
   RATEOPT_CHECK(!path.empty(), "write_file_atomic: the output path is empty");
@@ -258,6 +313,7 @@ void write_file_atomic(const std::string& path, std::string_view text) {
   const std::filesystem::path folder =
       target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
   std::string temp = (folder / fmt::format(".{}.tmp-XXXXXX", target.filename().string())).string();
+  const PendingTemp pending(temp);  // removed by remove_pending_temp_files on a signal
   const int fd = ::mkstemp(temp.data());
   if (fd < 0)
     throw WriteError(fmt::format("cannot create a temporary file in '{}' to write '{}': {}",
@@ -291,6 +347,7 @@ void write_file_atomic(const std::string& path, std::string_view text) {
     fail("flush");
   }
   if (::close(fd) != 0) fail("close");
+  pause_for_tests();
   if (::rename(temp.c_str(), path.c_str()) != 0) fail("rename");
 }
 

@@ -3,7 +3,9 @@ checked (exit 1 and a message on a full disk or /dev/full, stdout included), an 
 run leaves the old model alone, and model files are byte-identical across runs and thread counts."""
 import os
 import shutil
+import signal
 import subprocess
+import time
 import uuid
 from pathlib import Path
 
@@ -124,3 +126,28 @@ def test_full_filesystem_keeps_old_outputs(cli, tmp_path):
         assert sorted(p.name for p in small.iterdir()) == ["filler", "m.json"]
     finally:
         subprocess.run(["umount", str(small)], capture_output=True)
+
+
+def test_interrupted_runs_leave_no_temporary_file(cli, tmp_path):
+    """SIGINT / SIGTERM while an output is being written (held open by the test hook
+    RATEOPT_TEST_WRITE_PAUSE_MS just before the rename): the old output stays as it was and the
+    handler removes the .NAME.tmp-XXXXXX file."""
+    data = small_csv(tmp_path, n=2000)
+    model = tmp_path / "m.json"
+    cli.run("train", "--data", data, "--label", "y", "--output", model, "--quiet")
+    out = tmp_path / "pred.txt"
+    out.write_bytes(b"old\n")
+    env = {**os.environ, "RATEOPT_TEST_WRITE_PAUSE_MS": "30000"}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        proc = subprocess.Popen([cli.binary, "predict", "--model", str(model), "--data", str(data),
+                                 "-o", str(out)], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while not any(".tmp-" in p.name for p in tmp_path.iterdir()):  # the write is done
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        proc.send_signal(sig)
+        assert proc.wait(timeout=10) == -sig  # died of the signal, as by default
+        assert out.read_bytes() == b"old\n"
+        leftovers = [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name]
+        assert not leftovers, leftovers
