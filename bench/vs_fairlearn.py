@@ -142,6 +142,9 @@ def encode(tr, te, numeric, categorical):
 # Metrics, computed the same way for both tools from expected predictions p in [0, 1].
 # ---------------------------------------------------------------------------------------------
 
+BOOTSTRAP_DRAWS = 200  # paired bootstrap of each verdict's differences (test rows resampled)
+
+
 def metrics(p, y, a):
     """a: 1 = protected group, 0 = the other. Returns error and the group rates."""
     p, y, a = np.asarray(p, float), np.asarray(y, int), np.asarray(a, int)
@@ -169,6 +172,22 @@ def violation(m, c):
         lo, hi = sorted([m["ppr_p"], m["ppr_o"]])
         return 1.0 - (lo / hi if hi > 0 else 1.0)
     raise ValueError(c)
+
+
+def paired_bootstrap(p_tool, p_peer, y, a, c, draws=BOOTSTRAP_DRAWS, seed=0):
+    """Standard errors of de and dv (tool minus peer, test error and test violation) over
+    `draws` resamples of the test rows with replacement, the same rows for both tools (paired):
+    how much of a verdict the test set's size alone could explain."""
+    rng = np.random.default_rng(seed)
+    n = len(y)
+    de, dv = [], []
+    for _ in range(draws):
+        idx = rng.integers(0, n, n)
+        mt = metrics(p_tool[idx], y[idx], a[idx])
+        mp = metrics(p_peer[idx], y[idx], a[idx])
+        de.append(mt["error"] - mp["error"])
+        dv.append(violation(mt, c) - violation(mp, c))
+    return float(np.std(de)), float(np.std(dv))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -430,6 +449,7 @@ def run_split(args, work, name, seed, constraints):
                     continue
                 ptr, pte, info = run_peer(args, work, f"{key}-{variant}", data_npz, method, c)
                 peer = record(tool, c, ptr, pte, info)
+                pte_peer = np.asarray(pte, float)
                 mtr = peer["train_rates"]
                 if c == "p80":
                     lo, hi = sorted([mtr["ppr_p"], mtr["ppr_o"]])
@@ -443,6 +463,8 @@ def run_split(args, work, name, seed, constraints):
                           f"{xtr.shape[1]}", file=sys.stderr)
                 r = record(f"rateopt (vs {method.upper()})", c, ptr, pte, info)
                 r["peer"] = method
+                r["se_de"], r["se_dv"] = paired_bootstrap(np.asarray(pte, float), pte_peer, yte,
+                                                          ate, c)
                 print(f"  {variant:8s} {c:4s} {tool:30s} test err {peer['test_error']:.4f} "
                       f"viol {peer['test_violation']:.4f} (train {peer['train_violation']:.4f}, "
                       f"{peer['wall_s']:.1f} s) | rateopt test err {r['test_error']:.4f} viol "
@@ -453,6 +475,8 @@ def run_split(args, work, name, seed, constraints):
                                                  tag + "-pp", base=base_lr)
                     r = record("rateopt postprocess (vs TO)", c, ptr, pte, info)
                     r["peer"] = method
+                    r["se_de"], r["se_dv"] = paired_bootstrap(np.asarray(pte, float), pte_peer,
+                                                              yte, ate, c)
                     print(f"  {variant:8s} {c:4s} {'':30s} rateopt postprocess test err "
                           f"{r['test_error']:.4f} viol {r['test_violation']:.4f} (train "
                           f"{r['train_violation']:.4f}, {r['wall_s']:.1f} s, {info['status']})",
@@ -463,6 +487,11 @@ def run_split(args, work, name, seed, constraints):
 # ---------------------------------------------------------------------------------------------
 # Report.
 # ---------------------------------------------------------------------------------------------
+
+def significant(de, dv, a):
+    """Whether a worse difference (above TOL) is also beyond 2 paired-bootstrap standard errors."""
+    return (de > TOL and de > 2 * a["se_de"]) or (dv > TOL and dv > 2 * a["se_dv"])
+
 
 def verdict(de, dv):
     """rateopt minus peer, test error (de) and test violation (dv)."""
@@ -491,6 +520,9 @@ def aggregate(results):
             a["fit_rss_increase_mib"] = float(np.mean([r["fit_rss_increase_mib"] for r in rs]))
         if "bound" in rs[0]:
             a["bound"] = float(np.mean([r["bound"] for r in rs]))
+        for f in ("se_de", "se_dv"):  # of the mean over splits (independent test sets)
+            if f in rs[0]:
+                a[f] = float(np.sqrt(np.mean([r[f] ** 2 for r in rs]) / len(rs)))
         agg[k] = a
     return agg
 
@@ -606,7 +638,10 @@ def write_report(results, args, command, out):
         f"error / test violation): *level* when both are within +-{TOL}; *ahead* when neither is "
         f"worse by more than {TOL} and one is better by more than {TOL}; *behind* when one is "
         f"worse by more than {TOL} and neither better; *mixed* when one is better and the other "
-        f"worse by more than {TOL}.",
+        f"worse by more than {TOL}. After de and dv: their standard errors (`+- se_de / se_dv`) "
+        f"from a paired bootstrap of the test rows ({BOOTSTRAP_DRAWS} resamples, the same rows "
+        f"for both tools; over several splits, the standard error of the mean), i.e. how much "
+        f"of a difference the size of the test set alone explains.",
         "",
     ]
     counts = {}
@@ -647,7 +682,12 @@ def write_report(results, args, command, out):
                             a["test_violation"] - p["test_violation"]
                         v = verdict(de, dv)
                         counts.setdefault((solver, v), []).append(cell)
-                        rows.append((name, a, f"**{v}** (de {de:+.4f}, dv {dv:+.4f})"))
+                        se = ""
+                        if "se_dv" in a:
+                            se = f" +- {a['se_de']:.4f} / {a['se_dv']:.4f}"
+                            if v in ("behind", "mixed") and significant(de, dv, a):
+                                counts.setdefault((solver, "beyond noise"), []).append(cell)
+                        rows.append((name, a, f"**{v}** (de {de:+.4f}, dv {dv:+.4f}{se})"))
                     bnd = (f"R={ro['bound']:.4f}" if c == "p80" else f"{ro['bound']:.4f}")
                     for t, a, vv in rows:
                         L.append(
@@ -683,6 +723,13 @@ def write_report(results, args, command, out):
         for k in kinds:
             if got[k]:
                 L.append(f"- {k}: " + ", ".join(c.rsplit("/", 1)[0] for c in got[k]))
+        peer = "EG" if got is eg else "TO"
+        solver = "postprocess" if got is pp else "default"
+        beyond = [c.rsplit("/", 1)[0] for c in counts.get((solver, "beyond noise"), [])
+                  if c.endswith("/" + peer)]
+        if got["behind"] or got["mixed"]:
+            L.append("- of the behind and mixed cells, worse by more than 2 paired-bootstrap "
+                     "standard errors: " + (", ".join(beyond) if beyond else "none"))
         L.append("")
     L += ["", "Cost (mean fit CPU seconds over a dataset's cells, rateopt vs the peer it was "
           "matched to):", ""]
