@@ -749,7 +749,15 @@ def write_report(results, args, command, out):
           "the violation generalises. Test violations of EO / equal opportunity on the smaller "
           "groups (Adult women with a positive label, COMPAS, Law School's black students) move "
           "by 0.01-0.03 between otherwise equal models, which is the size of most non-level "
-          "verdicts.",
+          "verdicts; the paired-bootstrap standard errors after each verdict say how much of a "
+          "difference the test set's size alone explains, and the summary lists the cells worse "
+          "by more than 2 of them.",
+          "- Where rateopt's test violation is worse beyond that (COMPAS without race as a "
+          "feature, equalized odds, vs EG), its solution is the LP optimum over its candidate "
+          "models on the training rows: lower training error than the peer at the same training "
+          "violation, but a violation that generalises worse on ~3,700 training rows. Making "
+          "constraints generalise (e.g. Cotter et al. 2019: the constraint player sees a held-out "
+          "part of the training data) is not built yet.",
           "- *Group not a feature* vs ThresholdOptimizer: ThresholdOptimizer still applies "
           "per-group thresholds at prediction time, which the default `rateopt train` (and EG) "
           "cannot do since they never see the group; `rateopt train --solver postprocess` does "
