@@ -271,9 +271,16 @@ Encoding Encoding::from_json(std::string_view text) {
     throw ParseError("", 0, 0, std::string("encoding is not valid JSON: ") + e.what());
   }
   Encoding e;
+  // A count must be a JSON integer >= 0: get<std::size_t>() converts a float such as 4e73 with
+  // undefined behaviour (found by fuzz_model) and wraps a negative one.
+  const auto count = [](const nlohmann::json& v, const char* key) {
+    if (!v.is_number_unsigned())
+      throw ParseError("", 0, 0, std::string("encoding: '") + key + "' must be an integer >= 0");
+    return v.get<std::size_t>();
+  };
   try {
     e.format = j.at("format").get<std::string>();
-    e.num_features = j.at("num_features").get<std::size_t>();
+    e.num_features = count(j.at("num_features"), "num_features");
     e.feature_names = j.at("feature_names").get<std::vector<std::string>>();
     e.label_column = j.value("label_column", "");
     e.positive_value = j.value("positive_value", "");
@@ -291,7 +298,7 @@ Encoding Encoding::from_json(std::string_view text) {
       else
         throw ParseError("", 0, 0, "unknown feature spec kind '" + kind + "'");
       s.source = o.at("source").get<std::string>();
-      s.first_feature = o.at("first_feature").get<std::size_t>();
+      s.first_feature = count(o.at("first_feature"), "first_feature");
       s.levels = o.value("levels", std::vector<std::string>{});
       s.offset = o.value("offset", 0.0);
       s.scale = o.value("scale", 1.0);
