@@ -91,15 +91,9 @@ int run_decide(int argc, const char* const* argv) {
   const auto at_line = [&](const std::vector<std::size_t>& lines, auto&& run) {
     try {
       run();
-    } catch (const InvalidArgument& e) {
-      std::string what = e.what();
-      constexpr std::string_view kPrefix = "[rateopt.invalid_argument] instance ";
-      if (!what.starts_with(kPrefix)) throw;
-      std::size_t used = 0;
-      const std::size_t i = std::stoul(what.substr(kPrefix.size()), &used);
-      const std::size_t rest = kPrefix.size() + used;
-      if (i >= lines.size() || what.compare(rest, 2, ": ") != 0) throw;
-      throw ParseError(file, column ? 0 : lines[i], 0, what.substr(rest + 2));
+    } catch (const BatchInstanceError& e) {
+      if (e.instance() >= lines.size()) throw;
+      throw ParseError(file, column ? 0 : lines[e.instance()], 0, e.detail());
     }
   };
   if (model == "gfm") {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "rateopt/error.hpp"
@@ -101,32 +102,35 @@ std::string label_kind_words(LabelKind kind) {
   return kind == LabelKind::kNone ? std::string("no") : std::string(to_string(kind));
 }
 
-void require_two_classes(const Dataset& ds, const std::string& path) {
+namespace {
+// Why `ds` cannot train a classifier (no rows, zero total weight, one class), or nullopt.
+std::optional<std::string> one_class_problem(const Dataset& ds, const std::string& path) {
   const auto& y = ds.labels().values;
   const auto w = ds.weights();
+  if (y.empty()) return fmt::format("{}: the file has no data rows", path);
   double weight[2] = {0, 0};
   for (std::size_t i = 0; i < y.size(); ++i) weight[y[i] == 1 ? 1 : 0] += w.empty() ? 1.0 : w[i];
-  if (y.empty()) throw InvalidArgument(fmt::format("{}: the file has no data rows", path));
   if (weight[0] + weight[1] <= 0)
-    throw InvalidArgument(fmt::format(
-        "{}: the training rows have a total weight of 0: there is nothing to train on", path));
+    return fmt::format(
+        "{}: the training rows have a total weight of 0: there is nothing to train on", path);
   for (int c = 0; c < 2; ++c) {
     if (weight[c] > 0) continue;
-    throw InvalidArgument(fmt::format(
+    return fmt::format(
         "{}: every training example with a positive weight has label {} ('{}'): a classifier "
         "needs both classes (check --label and --positive; matching is exact and case-sensitive)",
-        path, 1 - c, ds.labels().names.size() == 2 ? ds.labels().names[1 - c] : ""));
+        path, 1 - c, ds.labels().names.size() == 2 ? ds.labels().names[1 - c] : "");
   }
+  return std::nullopt;
+}
+}  // namespace
+
+void require_two_classes(const Dataset& ds, const std::string& path) {
+  if (auto problem = one_class_problem(ds, path)) throw InvalidArgument(*problem);
 }
 
 void warn_if_one_class(const Dataset& ds, const std::string& path) {
-  try {
-    require_two_classes(ds, path);
-  } catch (const InvalidArgument& e) {
-    const std::string what = e.what();
-    fmt::print(stderr, "warning: {}; rates that need labels are 0 or undefined\n",
-               what.substr(what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2));
-  }
+  if (auto problem = one_class_problem(ds, path))
+    fmt::print(stderr, "warning: {}; rates that need labels are 0 or undefined\n", *problem);
 }
 
 Dataset load_dataset(const std::string& path, const ReaderFlags& flags, const Encoding* encoding) {

@@ -37,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rateopt/error.hpp"
 #include "rateopt/metrics.hpp"
 
 namespace rateopt {
@@ -139,9 +140,23 @@ struct GfmInput {
 
 // ---- batches ----------------------------------------------------------------------------------
 enum class DecideModel { kIndependent, kMulticlass };
+
+// What the batch functions throw for an invalid instance: InvalidArgument "instance i: detail",
+// with i and the detail kept so that a caller can name the instance its own way (file and line).
+class BatchInstanceError : public InvalidArgument {
+ public:
+  BatchInstanceError(std::size_t instance, std::string detail);
+  [[nodiscard]] std::size_t instance() const noexcept { return instance_; }
+  [[nodiscard]] const std::string& detail() const noexcept { return detail_; }
+
+ private:
+  std::size_t instance_;
+  std::string detail_;
+};
+
 // One Decision per instance, in order; instances may differ in length. Parallel over instances
-// (n_threads <= 0: all cores); results do not depend on the thread count. The first invalid
-// instance throws InvalidArgument naming its index.
+// (n_threads <= 0: all cores); results do not depend on the thread count. An invalid instance
+// throws BatchInstanceError naming its index.
 [[nodiscard]] std::vector<Decision> decide_batch(DecideModel model,
                                                  std::span<const std::vector<double>> instances,
                                                  const DecideMetric& metric,

@@ -1,6 +1,9 @@
 // Batches of decide instances, parallel over instances with the one parallel_for.
 #include <fmt/format.h>
 
+#include <string>
+#include <utility>
+
 #include "common/check.hpp"
 #include "common/parallel.hpp"
 #include "rateopt/decide.hpp"
@@ -18,13 +21,18 @@ std::vector<Decision> run_batch(std::size_t count, int n_threads, Fn&& one) {
       std::string_view what = e.what();
       constexpr std::string_view kPrefix = "[rateopt.invalid_argument] ";
       if (what.starts_with(kPrefix)) what.remove_prefix(kPrefix.size());
-      throw InvalidArgument(fmt::format("instance {}: {}", i, what));
+      throw BatchInstanceError(i, std::string(what));
     }
   });
   return out;
 }
 
 }  // namespace
+
+BatchInstanceError::BatchInstanceError(std::size_t instance, std::string detail)
+    : InvalidArgument(fmt::format("instance {}: {}", instance, detail)),
+      instance_(instance),
+      detail_(std::move(detail)) {}
 
 std::vector<Decision> decide_batch(DecideModel model,
                                    std::span<const std::vector<double>> instances,

@@ -385,6 +385,7 @@ Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const s
           first = field(r, j);
           first_line = record_lines[r];
         }
+        if (others * 100 > n) return;  // more than 1% of the rows: a text column, not strays
       } else {
         ++numbers;
       }
