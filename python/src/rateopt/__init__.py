@@ -14,6 +14,11 @@ pandas and scipy.sparse input and offers scikit-learn estimators. See docs/pytho
 Errors: bad input raises ValueError (``ParseError`` and ``NotFoundError`` are subclasses) or
 TypeError, with the C++ message; unreadable files raise ``IoError`` (an OSError).
 """
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Union
+
 from . import _core
 from ._core import IoError, NotFoundError, ParseError, RateoptError
 from . import metrics
@@ -21,26 +26,94 @@ from .decide import (BatchDecision, Decision, decide, gfm_from_samples, select_t
                      select_top_k, tune_threshold)
 from .metrics import evaluate
 
+if TYPE_CHECKING:
+    import numpy as np
+
 __version__ = _core.version()
 
 
-def load_model(path):
-    """A model saved by ``rateopt train`` or an estimator's ``model_.save``: a
-    ``_core.Classifier`` or a ``_core.OneVsRest``."""
-    text = open(path, encoding="utf-8").read()
+def load_model(path: Union[str, os.PathLike], as_estimator: bool = True) -> Any:
+    """Load a model file written by ``rateopt train`` or by an estimator's ``save_model``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The model file (JSON, format ``rateopt.model`` or ``rateopt.one_vs_rest``).
+    as_estimator : bool, default True
+        True: a fitted estimator with ``predict``, ``predict_proba``, ``decision_function``,
+        ``classes_`` and ``model_`` (see below). False: the raw C++ object
+        (``rateopt._core.Classifier`` or ``rateopt._core.OneVsRest``), what load_model
+        returned before it returned estimators.
+
+    Returns
+    -------
+    LoadedClassifier, LoadedGroupThresholdClassifier or LoadedOneVsRest
+        A binary model (any kind but ``group_threshold``), a group-threshold model (predictions
+        need the group columns: ``predict(X, groups=...)``) or a one-vs-rest model (multi-label
+        or multiclass). ``X`` is the features in the model's encoding or, for a model trained
+        on CSV data, a DataFrame of the raw columns (encoded as ``rateopt predict`` does).
+        The C++ model's attributes (``kind``, ``mixture``, ``group_columns``, ``group_rules``,
+        ``to_json``, ...) are also readable on the estimator, and :func:`predict_model`
+        accepts it.
+
+    Raises
+    ------
+    rateopt.ParseError
+        The file is not a valid model (the message names the file and the field).
+    rateopt.IoError
+        The file cannot be read.
+
+    Examples
+    --------
+    >>> clf = rateopt.load_model("fair.json")                       # doctest: +SKIP
+    >>> clf.predict(test_df)            # rateopt predict --model fair.json --data test.csv
+    """
+    from ._loaded import load_estimator
+
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if as_estimator:
+        return load_estimator(text, str(path))
     if _core.model_format(text) == "rateopt.one_vs_rest":
         return _core.OneVsRest.from_json(text, str(path))
     return _core.Classifier.from_json(text, str(path))
 
 
-def predict_model(model, X, groups=None, mode="deterministic", seed=0, n_threads=0):
-    """Predictions of a loaded ``_core.Classifier`` (see :func:`load_model`) on features ``X``
-    (in the model's encoding) and, for a group-threshold model (``rateopt train --solver
-    postprocess``, ``model.kind == "group_threshold"``), its group columns ``groups``: a
-    DataFrame, a named Series or a dict name -> column holding ``model.group_columns``.
-    ``mode``: "deterministic", "stochastic" (seeded) or "probability"."""
+def predict_model(model: Any, X: Any, groups: Any = None, mode: str = "deterministic",
+                  seed: int = 0, n_threads: int = 0) -> np.ndarray:
+    """Predictions of a loaded binary model, as ``rateopt predict`` prints them.
+
+    Parameters
+    ----------
+    model : LoadedClassifier or rateopt._core.Classifier
+        A model from :func:`load_model` (either form).
+    X : array-like or scipy.sparse matrix of shape (n_rows, n_features)
+        The features in the model's encoding.
+    groups : pandas.DataFrame, pandas.Series or dict, optional
+        For a group-threshold model (``model.kind == "group_threshold"``, ``rateopt train
+        --solver postprocess``): its group columns ``model.group_columns`` per row, as a
+        DataFrame, a named Series or a dict name -> column. Required for such models.
+    mode : {"deterministic", "stochastic", "probability"}, default "deterministic"
+        0/1 of the best component, seeded 0/1 draws, or P(positive).
+    seed : int, default 0
+        Seed of ``"stochastic"``.
+    n_threads : int, default 0
+        Threads (0 = all cores); results do not depend on it.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_rows,), float64
+        0/1 values or probabilities.
+
+    Raises
+    ------
+    ValueError
+        A group-threshold model without ``groups``, an unknown group value or column, or ``X``
+        with the wrong number of features.
+    """
     from ._validation import check_int, feature_matrix, group_columns
 
+    model = getattr(model, "model_", model)
     fm = feature_matrix(X)
     seed = check_int(seed, "seed", 0)
     if groups is None:
