@@ -386,7 +386,7 @@ class LoadedGroupThresholdClassifier(LoadedClassifier):
                     f"{', '.join(self.group_columns_)}: pass groups=, e.g. "
                     f"groups={{'{self.group_columns_[0]}': values}}, or a DataFrame X holding "
                     "those columns")
-        return _core.Dataset(fm, columns=_group_columns(groups, fm.rows, "groups"))
+        return _core.Dataset(fm, columns=_group_columns(groups, fm.rows))
 
     def _call(self, X: Any, groups: Any, mode: str, seed: int) -> np.ndarray:
         return self.model_.predict(self._dataset(X, groups), mode=mode,

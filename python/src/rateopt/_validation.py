@@ -8,26 +8,47 @@ argument.
 from __future__ import annotations
 
 import numbers
+from typing import Any, Optional, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 
 __all__ = []
 
 
-def _is_pandas(x):
+def _is_pandas(x: Any) -> bool:
     mod = type(x).__module__
     return mod.startswith("pandas.")
 
 
-def _is_sparse(x):
+def _is_sparse(x: Any) -> bool:
     mod = type(x).__module__
     return mod.startswith("scipy.sparse")
 
 
-def to_numpy(x, name):
-    """pandas Series/DataFrame -> ndarray; lists and scalars -> ndarray; arrays unchanged."""
+def to_numpy(x: Any, name: str) -> np.ndarray:
+    """pandas Series/DataFrame -> ndarray; lists and scalars -> ndarray; arrays unchanged.
+
+    Parameters
+    ----------
+    x : array-like, pandas Series or DataFrame, list or scalar
+        Anything but a scipy.sparse matrix.
+    name : str
+        The argument's name, for error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    TypeError
+        ``x`` is a scipy.sparse matrix.
+    ValueError
+        Ragged nested lists.
+    """
     if _is_pandas(x):
         x = x.to_numpy()
     if _is_sparse(x):
@@ -38,8 +59,32 @@ def to_numpy(x, name):
         raise ValueError(f"{name} is not a rectangular array: {e}") from None
 
 
-def float_array(x, name, ndim=None, finite=False):
-    """A C-contiguous float64 array (no copy when x already is one)."""
+def float_array(x: Any, name: str, ndim: Union[int, tuple, None] = None,
+                finite: bool = False) -> np.ndarray:
+    """A C-contiguous float64 array (no copy when x already is one).
+
+    Parameters
+    ----------
+    x : array-like
+        Numbers (bool, int or float).
+    name : str
+        The argument's name, for error messages.
+    ndim : int or tuple of int, optional
+        The allowed numbers of dimensions (any when None).
+    finite : bool, default False
+        Reject NaN and infinity.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+
+    Raises
+    ------
+    TypeError
+        Non-numeric dtype.
+    ValueError
+        Wrong number of dimensions, or non-finite values with ``finite=True``.
+    """
     a = to_numpy(x, name)
     if a.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold numbers (bool, int or float), got dtype {a.dtype}")
@@ -51,7 +96,31 @@ def float_array(x, name, ndim=None, finite=False):
     return a
 
 
-def int_array(x, name, dtype=np.int32, ndim=1):
+def int_array(x: Any, name: str, dtype: Any = np.int32, ndim: int = 1) -> np.ndarray:
+    """A C-contiguous integer array; floats are accepted when they hold whole numbers.
+
+    Parameters
+    ----------
+    x : array-like
+        Integers (or integral floats).
+    name : str
+        The argument's name, for error messages.
+    dtype : numpy dtype, default numpy.int32
+        The result's dtype.
+    ndim : int, default 1
+        The required number of dimensions.
+
+    Returns
+    -------
+    numpy.ndarray of ``dtype``
+
+    Raises
+    ------
+    TypeError
+        Non-numeric dtype.
+    ValueError
+        Non-integral values or the wrong number of dimensions.
+    """
     a = to_numpy(x, name)
     if a.size == 0:
         a = a.astype(dtype)
@@ -65,7 +134,28 @@ def int_array(x, name, dtype=np.int32, ndim=1):
     return np.ascontiguousarray(a, dtype=dtype)
 
 
-def optional_weights(w, n, name="sample_weight"):
+def optional_weights(w: Optional[npt.ArrayLike], n: int,
+                     name: str = "sample_weight") -> Optional[np.ndarray]:
+    """Row weights as float64, or None when ``w`` is None.
+
+    Parameters
+    ----------
+    w : array-like of shape (n,) or None
+        Finite weights >= 0.
+    n : int
+        The number of rows they must match.
+    name : str, default "sample_weight"
+        The argument's name, for error messages.
+
+    Returns
+    -------
+    numpy.ndarray of float64 or None
+
+    Raises
+    ------
+    ValueError
+        The wrong length, negative or non-finite weights.
+    """
     if w is None:
         return None
     a = float_array(w, name, ndim=1, finite=True)
@@ -76,8 +166,27 @@ def optional_weights(w, n, name="sample_weight"):
     return a
 
 
-def binary_labels(y, name="y_true"):
-    """0/1 (or bool, or -1/+1) labels as int32."""
+def binary_labels(y: npt.ArrayLike, name: str = "y_true") -> np.ndarray:
+    """0/1 (or bool, or -1/+1) labels as int32.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Binary labels: 0/1, bool, or -1/+1 (+1 is positive).
+    name : str, default "y_true"
+        The argument's name, for error messages.
+
+    Returns
+    -------
+    numpy.ndarray of int32 holding 0 and 1
+
+    Raises
+    ------
+    TypeError
+        Non-numeric dtype.
+    ValueError
+        Not 1-D, or other values.
+    """
     a = to_numpy(y, name)
     if a.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of 0/1 labels, got shape {a.shape}")
@@ -92,8 +201,28 @@ def binary_labels(y, name="y_true"):
     return np.ascontiguousarray(a, dtype=np.int32)
 
 
-def label_sets(indicator, name):
-    """A 2-D 0/1 indicator (dense or scipy.sparse) -> (indptr int64, indices int32, L)."""
+def label_sets(indicator: Any, name: str) -> tuple:
+    """A 2-D 0/1 indicator (dense or scipy.sparse) -> (indptr int64, indices int32, L).
+
+    Parameters
+    ----------
+    indicator : array-like, DataFrame or scipy.sparse matrix of shape (n, L)
+        0/1 entries; row i is the label set of instance i.
+    name : str
+        The argument's name, for error messages.
+
+    Returns
+    -------
+    (indptr, indices, L) : (numpy.ndarray of int64, numpy.ndarray of int32, int)
+        CSR form of the sets: row i holds ``indices[indptr[i]:indptr[i + 1]]``.
+
+    Raises
+    ------
+    TypeError
+        Non-numeric dtype.
+    ValueError
+        Not 2-D, or entries other than 0 and 1.
+    """
     if _is_sparse(indicator):
         m = indicator.tocsr()
         m.sum_duplicates()
@@ -116,8 +245,28 @@ def label_sets(indicator, name):
     return indptr, np.ascontiguousarray(cols, dtype=np.int32), a.shape[1]
 
 
-def index_sets(sets, name, num_labels=None):
-    """A list of label-index lists -> (indptr int64, indices int32, L)."""
+def index_sets(sets: Any, name: str, num_labels: Optional[int] = None) -> tuple:
+    """A list of label-index lists -> (indptr int64, indices int32, L).
+
+    Parameters
+    ----------
+    sets : iterable of sequences of int
+        One list of distinct, non-negative label indices per instance.
+    name : str
+        The argument's name, for error messages.
+    num_labels : int, optional
+        L; default: the largest index seen + 1.
+
+    Returns
+    -------
+    (indptr, indices, L) : (numpy.ndarray of int64, numpy.ndarray of int32, int)
+        Each set sorted.
+
+    Raises
+    ------
+    ValueError
+        A negative or repeated index, or an index >= ``num_labels``.
+    """
     indptr = [0]
     chunks = []
     top = -1
@@ -139,7 +288,7 @@ def index_sets(sets, name, num_labels=None):
     return np.asarray(indptr, dtype=np.int64), np.ascontiguousarray(indices), m
 
 
-def _format_level(v):
+def _format_level(v: Any) -> str:
     if isinstance(v, (float, np.floating)) and float(v).is_integer():
         return str(int(v))
     if isinstance(v, (bool, np.bool_)):
@@ -147,8 +296,31 @@ def _format_level(v):
     return str(v)
 
 
-def column(name, values, n):
-    """One group column -> (name, levels, codes int32, numeric float64 or None)."""
+def column(name: Any, values: Any, n: int) -> tuple:
+    """One group column -> (name, levels, codes int32, numeric float64 or None).
+
+    Parameters
+    ----------
+    name : str
+        The column's name (slices refer to it: ``sex=Female``).
+    values : array-like or pandas Series of length n
+        Numbers (slices then compare numerically), strings or a pandas Categorical; None and
+        NaN are missing.
+    n : int
+        The number of rows.
+
+    Returns
+    -------
+    (name, levels, codes, numeric) : (str, list of str, numpy.ndarray of int32,
+    numpy.ndarray of float64 or None)
+        The distinct values as text, each row's index into them (-1: missing) and, for a
+        numeric column, the values themselves.
+
+    Raises
+    ------
+    ValueError
+        Not 1-D or not n entries.
+    """
     if _is_pandas(values) and hasattr(values, "cat"):
         import pandas as pd
 
@@ -202,8 +374,23 @@ def group_columns(groups, n):
                     f"got {type(groups).__name__}")
 
 
-def feature_matrix(X):
-    """A validated 2-D float64 array or scipy CSR matrix -> _core.FeatureMatrix (one copy)."""
+def feature_matrix(X: Any) -> Any:
+    """A validated 2-D float64 array or scipy CSR matrix -> _core.FeatureMatrix (one copy).
+
+    Parameters
+    ----------
+    X : numpy.ndarray of shape (n, d) or scipy.sparse matrix
+        Features, already validated (finite numbers); sparse matrices are converted to CSR.
+
+    Returns
+    -------
+    rateopt._core.FeatureMatrix
+
+    Raises
+    ------
+    ValueError
+        A sparse matrix with more than 2^31 - 1 columns.
+    """
     if _is_sparse(X):
         m = X.tocsr()
         if not m.has_canonical_format:
@@ -218,7 +405,29 @@ def feature_matrix(X):
     return _core.FeatureMatrix.dense(np.ascontiguousarray(X, dtype=np.float64))
 
 
-def check_int(value, name, low=None):
+def check_int(value: Any, name: str, low: Optional[int] = None) -> int:
+    """``value`` as a Python int, checked.
+
+    Parameters
+    ----------
+    value : int
+        An integer (Python or numpy; bool is refused).
+    name : str
+        The argument's name, for error messages.
+    low : int, optional
+        The smallest allowed value.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError
+        Not an integer.
+    ValueError
+        Below ``low``.
+    """
     if not isinstance(value, numbers.Integral) or isinstance(value, bool):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
     if low is not None and value < low:

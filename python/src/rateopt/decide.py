@@ -13,7 +13,10 @@ Given probability estimates, return the set of positive predictions that maximis
 """
 from __future__ import annotations
 
+from typing import Any, Optional, Sequence, Union
+
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 from ._validation import _is_pandas, float_array, index_sets, label_sets
@@ -45,7 +48,9 @@ class Decision:
 
     __slots__ = ("selected", "expected", "expected_by_k", "method", "error_bound", "n_items")
 
-    def __init__(self, selected, expected, expected_by_k, method, error_bound, n_items):
+    def __init__(self, selected: np.ndarray, expected: float,
+                 expected_by_k: Optional[np.ndarray], method: str, error_bound: float,
+                 n_items: int) -> None:
         self.selected = selected
         self.expected = float(expected)
         self.expected_by_k = expected_by_k
@@ -54,12 +59,13 @@ class Decision:
         self.n_items = int(n_items)
 
     @property
-    def indicator(self):
+    def indicator(self) -> np.ndarray:
+        """The selected set as a bool vector of length ``n_items``."""
         out = np.zeros(self.n_items, dtype=bool)
         out[self.selected] = True
         return out
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"Decision(selected={self.selected.tolist()}, expected={self.expected:.6g}, "
                 f"method={self.method!r})")
 
@@ -67,11 +73,29 @@ class Decision:
 class BatchDecision:
     """Decisions for a batch of instances, stored as flat arrays (CSR for the selected sets).
 
-    ``len(b)`` instances; ``b[i]`` is the :class:`Decision` of instance i. ``indicator`` is an
-    (n, m) bool matrix when every instance has m items, else a list of bool arrays.
+    ``len(b)`` instances; ``b[i]`` is the :class:`Decision` of instance i (iterating gives them
+    in order). ``indicator`` is an (n, m) bool matrix when every instance has m items, else a
+    list of bool arrays.
+
+    Attributes
+    ----------
+    indptr : ndarray of int64, shape (n + 1,)
+        Instance i selected ``indices[indptr[i]:indptr[i + 1]]``.
+    indices : ndarray of int64
+        The selected items of all instances, concatenated.
+    expected : ndarray of float64, shape (n,)
+        E[metric] of each instance's selected set.
+    error_bound : ndarray of float64, shape (n,)
+        Bound on the error of each instance's E[k] (fast method; 0 when exact).
+    methods : list of str
+        The method that ran for each instance.
+    expected_by_k : ndarray or list of ndarray or None
+        Per instance, E[metric] of the best set of each size (with ``all_k=True``).
+    sizes : ndarray of int64, shape (n,)
+        The number of items of each instance.
     """
 
-    def __init__(self, packed, sizes):
+    def __init__(self, packed: dict, sizes: npt.ArrayLike) -> None:
         self.indptr = packed["indptr"]
         self.indices = packed["indices"]
         self.expected = packed["expected"]
@@ -80,10 +104,10 @@ class BatchDecision:
         self.expected_by_k = packed["expected_by_k"]
         self.sizes = np.asarray(sizes, dtype=np.int64)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.expected)
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int) -> Decision:
         if not -len(self) <= i < len(self):
             raise IndexError(f"instance {i} out of range for a batch of {len(self)}")
         i = i % len(self)
@@ -93,16 +117,17 @@ class BatchDecision:
         return Decision(self.indices[self.indptr[i]:self.indptr[i + 1]], self.expected[i], by_k,
                         self.methods[i], self.error_bound[i], self.sizes[i])
 
-    def __iter__(self):
+    def __iter__(self) -> Any:
         return (self[i] for i in range(len(self)))
 
     @property
-    def selected(self):
+    def selected(self) -> list:
         """List of index arrays, one per instance (views into ``indices``)."""
         return np.split(self.indices, self.indptr[1:-1])
 
     @property
-    def indicator(self):
+    def indicator(self) -> Union[np.ndarray, list]:
+        """An (n, m) bool matrix when all instances have m items, else a list of bool arrays."""
         n = len(self)
         counts = np.diff(self.indptr)
         rows = np.repeat(np.arange(n), counts)
@@ -112,7 +137,7 @@ class BatchDecision:
             return out
         return [d.indicator for d in self]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"BatchDecision(n={len(self)}, mean expected={np.mean(self.expected):.6g})"
 
 
@@ -128,10 +153,15 @@ def _check_common(metric, model, method, n_threads):
         raise TypeError("n_threads must be an integer")
 
 
-def decide(probs=None, metric="f1", model="independent", method="auto", all_k=False,
-           n_threads=0, *, p0=None, samples=None, weights=None, num_labels=None,
-           truncation=0.0, early_stop=False, fast_tolerance=1e-12):
+def decide(probs: Any = None, metric: str = "f1", model: str = "independent",
+           method: str = "auto", all_k: bool = False, n_threads: int = 0, *, p0: Any = None,
+           samples: Any = None, weights: Any = None, num_labels: Optional[int] = None,
+           truncation: float = 0.0, early_stop: bool = False,
+           fast_tolerance: float = 1e-12) -> Union[Decision, BatchDecision]:
     """Metric-optimal set prediction for one instance or a batch.
+
+    Returns the set of items (labels of an instance, or rows of a binary test set) that
+    maximises the *expected* metric under the given probabilities.
 
     Parameters
     ----------
@@ -141,14 +171,18 @@ def decide(probs=None, metric="f1", model="independent", method="auto", all_k=Fa
         ``model="gfm"``: an (m, m) matrix P (one instance, with scalar ``p0``), an (n, m, m)
         array or a list of matrices (a batch, with ``p0`` of length n). Leave it out when
         passing ``samples``.
-    metric : str
+    metric : str, default "f1"
         ``f1``, ``fbeta:B``, ``jaccard``, ``balanced_accuracy``, ``gmean``, ``hmean``, ``gtppr``,
         ``accuracy`` (GFM: F-beta only).
-    model : {"independent", "multiclass", "gfm"}
-    method : {"auto", "brute", "exact", "quadratic", "fast"}
-    all_k : bool
-        Also return E[metric] for the best set of every size k.
-    n_threads : int
+    model : {"independent", "multiclass", "gfm"}, default "independent"
+        Independent marginals, one-of-m class probabilities, or a general joint distribution
+        (the general F-measure maximiser).
+    method : {"auto", "brute", "exact", "quadratic", "fast"}, default "auto"
+        Brute force over all sets, exact Poisson-binomial tables, the O(n^2) F-beta/Jaccard
+        recursion, or the n log n quadrature with an error bound; "auto" picks by size.
+    all_k : bool, default False
+        Also return E[metric] for the best set of every size k (``expected_by_k``).
+    n_threads : int, default 0
         Threads over the instances of a batch (0 = all cores). Results do not depend on it.
     p0 : float or array-like, GFM only
         P(y = 0): the probability of the empty label set.
@@ -159,12 +193,33 @@ def decide(probs=None, metric="f1", model="independent", method="auto", all_k=Fa
         Sample weights (one instance), or a list of them (a batch). Default 1.
     num_labels : int, GFM samples only
         m; default: the largest label index seen + 1.
-    truncation, early_stop, fast_tolerance
-        Options of the independent model's methods (docs/decide.md).
+    truncation : float, default 0.0
+        Independent model, method "exact": drop Poisson-binomial probability mass below this
+        (0 = exact; the dropped mass is reported in ``error_bound``).
+    early_stop : bool, default False
+        Independent model: Natarajan et al.'s heuristic, stop at the first size k where the
+        expected metric falls.
+    fast_tolerance : float, default 1e-12
+        Independent model, method "fast": the target bound on the error of every E[k] (raised
+        to the rounding floor for large n).
 
     Returns
     -------
-    Decision (one instance) or BatchDecision (a batch).
+    Decision or BatchDecision
+        A :class:`Decision` for one instance, a :class:`BatchDecision` for a batch.
+
+    Raises
+    ------
+    ValueError
+        Probabilities outside [0, 1], an unknown metric or method, a malformed P matrix or
+        sample list, or options of another model (``p0=`` without ``model="gfm"``).
+    TypeError
+        ``metric`` or ``method`` not a string, ``n_threads`` not an integer, non-numeric arrays.
+
+    Examples
+    --------
+    >>> rateopt.decide([0.9, 0.6, 0.3, 0.1], metric="f1").selected.tolist()
+    [0, 1]
     """
     _check_common(metric, model, method, n_threads)
     opts = dict(metric=metric, method=method, all_k=bool(all_k))
@@ -269,28 +324,87 @@ def _decide_gfm(probs, p0, samples, weights, num_labels, opts, n_threads):
     return BatchDecision(packed, [m.shape[0] for m in mats])
 
 
-def gfm_from_samples(samples, weights=None, num_labels=None):
-    """The GFM input (P, p0) counted from weighted label-set samples of one instance."""
+def gfm_from_samples(samples: Any, weights: Optional[npt.ArrayLike] = None,
+                     num_labels: Optional[int] = None) -> tuple:
+    """The GFM input (P, p0) counted from weighted label-set samples of one instance.
+
+    Parameters
+    ----------
+    samples : list of lists of int, or 2-D 0/1 array (dense, scipy.sparse or DataFrame)
+        Label sets drawn from the joint distribution: label indices per sample, or one
+        indicator row per sample.
+    weights : array-like of shape (n_samples,), optional
+        Sample weights (default 1 each).
+    num_labels : int, optional
+        m, the number of labels; default: the largest index seen + 1 (or the columns).
+
+    Returns
+    -------
+    (P, p0) : (ndarray of shape (m, m), float)
+        ``P[i, s - 1]`` = the weighted share of samples of size s that hold label i;
+        ``p0`` the share of empty samples. ``decide(P, model="gfm", p0=p0)`` takes them.
+    """
     indptr, indices, m = _sample_sets(samples, "samples", num_labels)
     w = None if weights is None else float_array(weights, "weights", ndim=1)
     return _core.gfm_from_samples(indptr, indices, w, m)
 
 
-def select_threshold(probs, threshold=0.5):
-    """Indices with probability >= threshold, by decreasing probability (baseline)."""
+def select_threshold(probs: npt.ArrayLike, threshold: float = 0.5) -> np.ndarray:
+    """Indices with probability >= threshold, by decreasing probability (baseline).
+
+    Parameters
+    ----------
+    probs : array-like of shape (n,)
+        Probabilities in [0, 1].
+    threshold : float, default 0.5
+
+    Returns
+    -------
+    ndarray of int64
+    """
     return _core.select_threshold(float_array(probs, "probs", ndim=1), float(threshold))
 
 
-def select_top_k(probs, k):
-    """The k most probable indices, ties to the lower index (baseline)."""
+def select_top_k(probs: npt.ArrayLike, k: int) -> np.ndarray:
+    """The k most probable indices, ties to the lower index (baseline).
+
+    Parameters
+    ----------
+    probs : array-like of shape (n,)
+        Probabilities in [0, 1].
+    k : int
+        How many to select (>= 0; more than n selects all).
+
+    Returns
+    -------
+    ndarray of int64
+    """
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
     return _core.select_top_k(float_array(probs, "probs", ndim=1), int(k))
 
 
-def tune_threshold(scores, y_true, metric="f1", sample_weight=None):
+def tune_threshold(scores: npt.ArrayLike, y_true: npt.ArrayLike, metric: str = "f1",
+                   sample_weight: Optional[npt.ArrayLike] = None) -> float:
     """EUM plug-in: the threshold on scores that maximises the empirical metric (predict
-    positive when score >= threshold) on a labelled validation set."""
+    positive when score >= threshold) on a labelled validation set.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n,)
+        Scores or probabilities of the validation rows.
+    y_true : array-like of shape (n,)
+        Their 0/1 labels (bool and -1/+1 accepted).
+    metric : str, default "f1"
+        A metric of :func:`decide` (``f1``, ``fbeta:B``, ``jaccard``, ...).
+    sample_weight : array-like of shape (n,), optional
+        Row weights (>= 0).
+
+    Returns
+    -------
+    float
+        The threshold.
+    """
     from ._validation import binary_labels, optional_weights
 
     s = float_array(scores, "scores", ndim=1)
@@ -300,8 +414,20 @@ def tune_threshold(scores, y_true, metric="f1", sample_weight=None):
     return _core.tune_threshold(s, y, metric, optional_weights(sample_weight, s.shape[0]))
 
 
-def utility(metric, tp, fp, fn, tn):
-    """The decide metric's value at confusion counts (tp, fp, fn, tn)."""
+def utility(metric: str, tp: float, fp: float, fn: float, tn: float) -> float:
+    """The decide metric's value at confusion counts (tp, fp, fn, tn).
+
+    Parameters
+    ----------
+    metric : str
+        A metric of :func:`decide`.
+    tp, fp, fn, tn : float
+        True positives, false positives, false negatives, true negatives (weighted counts).
+
+    Returns
+    -------
+    float
+    """
     return _core.decide_utility(metric, float(tp), float(fp), float(fn), float(tn))
 
 

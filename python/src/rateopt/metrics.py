@@ -12,8 +12,10 @@ special case, and probabilities give the *expected* rates of the stochastic clas
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Iterable, Optional, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 from ._validation import (_is_pandas, _is_sparse, binary_labels, float_array, group_columns,
@@ -26,6 +28,26 @@ __all__ = ["MetricInfo", "catalogue", "names", "compute", "confusion", "roc_auc"
 
 @dataclass(frozen=True)
 class MetricInfo:
+    """One metric of the catalogue (docs/metrics.md).
+
+    Attributes
+    ----------
+    name : str
+        The name used in expressions and by :func:`compute` (``"f1"``, ``"tpr"``, ...).
+    summary : str
+        Its definition and zero-denominator convention, in words.
+    bigger_is_better : bool
+        True for scores (F1, accuracy), False for losses and rates such as the error.
+    has_param : bool
+        Whether it takes a parameter (``"fbeta:2"``).
+    default_param : float
+        The parameter's default (0 when it takes none).
+    needs_baseline : bool
+        Whether it compares with a deployed model's predictions (churn, wins, losses).
+    needs_labels : bool
+        False for label-free rates (``ppr``, ``churn``), which unlabelled data can give.
+    """
+
     name: str
     summary: str
     bigger_is_better: bool
@@ -35,12 +57,23 @@ class MetricInfo:
     needs_labels: bool
 
 
-def catalogue():
-    """Every confusion-based metric, in documentation order."""
+def catalogue() -> list:
+    """Every confusion-based metric, in documentation order.
+
+    Returns
+    -------
+    list of MetricInfo
+    """
     return [MetricInfo(**d) for d in _core.metric_catalogue()]
 
 
-def names():
+def names() -> list:
+    """The names of the catalogue's metrics (``[m.name for m in catalogue()]``).
+
+    Returns
+    -------
+    list of str
+    """
     return [m.name for m in catalogue()]
 
 
@@ -61,14 +94,36 @@ def _binary_inputs(y_true, y_pred, sample_weight, baseline):
     return y, p, w, b
 
 
-def confusion(y_true, y_pred, sample_weight=None, baseline=None):
-    """Weighted (expected) confusion counts: dict with tp, fp, fn, tn, total and, with a
-    baseline, changes, wins, losses."""
+def confusion(y_true: npt.ArrayLike, y_pred: npt.ArrayLike,
+              sample_weight: Optional[npt.ArrayLike] = None,
+              baseline: Optional[npt.ArrayLike] = None) -> dict:
+    """Weighted (expected) confusion counts of a binary task.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        0/1 labels (bool and -1/+1 accepted).
+    y_pred : array-like of shape (n,)
+        Probabilities of predicting positive in [0, 1] (0/1 for hard predictions); the counts
+        are then expected counts of the stochastic classifier.
+    sample_weight : array-like of shape (n,), optional
+        Row weights (>= 0); default 1 each.
+    baseline : array-like of shape (n,), optional
+        A deployed model's 0/1 predictions, for the churn counts.
+
+    Returns
+    -------
+    dict
+        ``tp``, ``fp``, ``fn``, ``tn``, ``total`` and, with ``baseline``, ``changes``,
+        ``wins``, ``losses`` (floats).
+    """
     y, p, w, b = _binary_inputs(y_true, y_pred, sample_weight, baseline)
     return _core.count_slice(y, p, w, None, b)
 
 
-def compute(metric, y_true, y_pred, sample_weight=None, baseline=None):
+def compute(metric: str, y_true: Any, y_pred: Any,
+            sample_weight: Optional[npt.ArrayLike] = None,
+            baseline: Optional[npt.ArrayLike] = None) -> float:
     """One metric of labels and predictions.
 
     Binary tasks (1-D 0/1 ``y_true``): any catalogue metric (``"f1"``, ``"fbeta:0.5"``,
@@ -76,6 +131,34 @@ def compute(metric, y_true, y_pred, sample_weight=None, baseline=None):
     ``average_precision`` of scores. Multi-label (2-D indicator ``y_true`` and ``y_pred``) and
     multiclass tasks: the scores of :func:`evaluate` (``instance_f1``, ``micro_f1``,
     ``macro_f1``, ``hamming_loss``, ``accuracy``...).
+
+    Parameters
+    ----------
+    metric : str
+        A catalogue name, optionally with its parameter (``"fbeta:2"``), ``"roc_auc"``,
+        ``"average_precision"`` or any expression of :func:`evaluate`.
+    y_true : array-like
+        1-D 0/1 labels, 1-D classes, or a 2-D 0/1 indicator (dense or scipy.sparse).
+    y_pred : array-like
+        Probabilities or 0/1 predictions (binary), scores (ranking metrics), classes
+        (multiclass) or a 0/1 indicator (multi-label).
+    sample_weight : array-like of shape (n,), optional
+        Row weights (>= 0).
+    baseline : array-like of shape (n,), optional
+        A deployed model's 0/1 predictions (churn, wins, losses).
+
+    Returns
+    -------
+    float
+        The metric's value (expected value for probabilities), with the catalogue's
+        convention for zero denominators.
+
+    Raises
+    ------
+    ValueError
+        An unknown metric, labels that are not 0/1, or arrays of different lengths.
+    TypeError
+        ``metric`` not a string or non-numeric arrays.
     """
     if not isinstance(metric, str):
         raise TypeError(f"metric must be a string, got {type(metric).__name__}")
@@ -104,8 +187,28 @@ def _catalogue_names():
     return _NAMES
 
 
-def roc_auc(y_true, scores, sample_weight=None):
-    """Exact ROC AUC (tied scores count half); ValueError without positives or negatives."""
+def roc_auc(y_true: npt.ArrayLike, scores: npt.ArrayLike,
+            sample_weight: Optional[npt.ArrayLike] = None) -> float:
+    """Exact weighted ROC AUC (tied scores count half).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        0/1 labels.
+    scores : array-like of shape (n,)
+        Finite scores; larger means more likely positive.
+    sample_weight : array-like of shape (n,), optional
+        Row weights (>= 0).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        No positives or no negatives (of positive weight), or arrays of different lengths.
+    """
     y = binary_labels(y_true)
     s = float_array(scores, "scores", ndim=1, finite=True)
     if s.shape[0] != y.shape[0]:
@@ -113,8 +216,23 @@ def roc_auc(y_true, scores, sample_weight=None):
     return _core.roc_auc(s, y, optional_weights(sample_weight, y.shape[0]))
 
 
-def average_precision(y_true, scores, sample_weight=None):
-    """Step-wise average precision (scikit-learn's definition)."""
+def average_precision(y_true: npt.ArrayLike, scores: npt.ArrayLike,
+                      sample_weight: Optional[npt.ArrayLike] = None) -> float:
+    """Step-wise average precision (scikit-learn's definition, ties grouped).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        0/1 labels.
+    scores : array-like of shape (n,)
+        Finite scores; larger means more likely positive.
+    sample_weight : array-like of shape (n,), optional
+        Row weights (>= 0).
+
+    Returns
+    -------
+    float
+    """
     y = binary_labels(y_true)
     s = float_array(scores, "scores", ndim=1, finite=True)
     if s.shape[0] != y.shape[0]:
@@ -122,9 +240,23 @@ def average_precision(y_true, scores, sample_weight=None):
     return _core.average_precision(s, y, optional_weights(sample_weight, y.shape[0]))
 
 
-def multilabel_scores(y_true, y_pred, sample_weight=None):
-    """instance_f1, instance_jaccard, micro_f1, macro_f1, hamming_loss, subset_accuracy of 0/1
-    indicator matrices (dense or scipy.sparse)."""
+def multilabel_scores(y_true: Any, y_pred: Any,
+                      sample_weight: Optional[npt.ArrayLike] = None) -> dict:
+    """Multi-label scores of 0/1 indicator matrices.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like or scipy.sparse matrix of shape (n, n_labels)
+        0/1 indicators of the true and the predicted label sets.
+    sample_weight : array-like of shape (n,), optional
+        Row weights (>= 0).
+
+    Returns
+    -------
+    dict
+        ``instance_f1``, ``instance_jaccard``, ``micro_f1``, ``macro_f1``, ``hamming_loss``,
+        ``subset_accuracy`` (floats).
+    """
     ti, tx, L = label_sets(y_true, "y_true")
     pi, px, Lp = label_sets(y_pred, "y_pred")
     if L != Lp or len(ti) != len(pi):
@@ -132,14 +264,47 @@ def multilabel_scores(y_true, y_pred, sample_weight=None):
     return _core.multilabel_scores(ti, tx, pi, px, L, optional_weights(sample_weight, len(ti) - 1))
 
 
-def multiclass_scores(y_true, y_pred, sample_weight=None, labels=None):
-    """accuracy and macro_f1 (one-vs-rest F1 averaged over classes)."""
+def multiclass_scores(y_true: npt.ArrayLike, y_pred: npt.ArrayLike,
+                      sample_weight: Optional[npt.ArrayLike] = None,
+                      labels: Optional[Iterable] = None) -> dict:
+    """Multiclass accuracy and macro F1 (one-vs-rest F1 averaged over classes).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,)
+        True and predicted classes (any hashable values).
+    sample_weight : array-like of shape (n,), optional
+        Row weights (>= 0).
+    labels : sequence, optional
+        The classes, in order; default: the sorted values seen in either array.
+
+    Returns
+    -------
+    dict
+        ``accuracy`` and ``macro_f1``.
+    """
     t, p, names_ = _encode_classes(y_true, y_pred, labels)
     return _core.multiclass_scores(t, p, len(names_), optional_weights(sample_weight, len(t)))
 
 
-def parse(text):
-    """Parses an expression or constraint; ParseError (a ValueError) points at the column."""
+def parse(text: str) -> Any:
+    """Parse an expression or constraint of the expression language (docs/expressions.md).
+
+    Parameters
+    ----------
+    text : str
+        E.g. ``"tpr[sex=Female] - tpr[sex=Male]"`` or ``"ppr[g=a] >= 0.8 * ppr[g=b]"``.
+
+    Returns
+    -------
+    rateopt._core.Expression
+        With ``text``, ``is_constraint``, ``relation`` and ``rates``.
+
+    Raises
+    ------
+    rateopt.ParseError
+        A syntax error; the message points at the column.
+    """
     return _core.Expression.parse(text)
 
 
@@ -150,7 +315,24 @@ def parse(text):
 class ExpressionValue:
     """The value of one expression; for constraints also the right-hand side, the violation
     (``lhs - rhs`` for ``<=``, ``rhs - lhs`` for ``>=``, ``|lhs - rhs|`` for ``==``; <= 0 when
-    satisfied) and whether it is satisfied."""
+    satisfied) and whether it is satisfied.
+
+    Attributes
+    ----------
+    text : str
+        The expression as parsed.
+    value : float
+        Its value (a constraint: its left-hand side).
+    is_constraint : bool
+    relation : str
+        ``"<="``, ``">="`` or ``"=="`` (constraints), else ``""``.
+    rhs : float
+        The right-hand side (NaN for expressions).
+    violation : float
+        See above (NaN for expressions).
+    satisfied : bool
+        True for expressions.
+    """
     text: str
     value: float
     is_constraint: bool = False
@@ -159,7 +341,7 @@ class ExpressionValue:
     violation: float = float("nan")
     satisfied: bool = True
 
-    def __float__(self):
+    def __float__(self) -> float:
         return float(self.value)
 
 
@@ -167,11 +349,13 @@ class Evaluation(dict):
     """Mapping expression text (as given) -> :class:`ExpressionValue`, in input order."""
 
     @property
-    def satisfied(self):
+    def satisfied(self) -> bool:
         """True when every constraint among the expressions is satisfied."""
         return all(v.satisfied for v in self.values())
 
-    def to_frame(self):
+    def to_frame(self) -> Any:
+        """A pandas DataFrame indexed by ``text``, one column per field of
+        :class:`ExpressionValue`."""
         import pandas as pd
 
         return pd.DataFrame([v.__dict__ for v in self.values()]).set_index("text")
@@ -259,8 +443,11 @@ def _data_entry(name, y_true, y_pred, scores, groups, sample_weight, baseline, l
     return (name, ds, prob, scores, pip, pix, classes)
 
 
-def evaluate(y_true, y_pred, expressions, groups=None, sample_weight=None, scores=None,
-             baseline=None, label_names=None, datasets=None):
+def evaluate(y_true: Any, y_pred: Any, expressions: Union[str, Iterable[str]],
+             groups: Any = None, sample_weight: Optional[npt.ArrayLike] = None,
+             scores: Optional[npt.ArrayLike] = None, baseline: Optional[npt.ArrayLike] = None,
+             label_names: Optional[Iterable[str]] = None,
+             datasets: Optional[dict] = None) -> "Evaluation":
     """Exact values of metric expressions and constraints.
 
     Parameters
@@ -276,8 +463,10 @@ def evaluate(y_true, y_pred, expressions, groups=None, sample_weight=None, score
         E.g. ``"f1"``, ``"tpr[sex=Female] - tpr[sex=Male]"``,
         ``"ppr[sex=Female] >= 0.8 * ppr[sex=Male]"`` (docs/expressions.md).
     groups : DataFrame, named Series or dict name -> column, optional
-        Columns that slices refer to (``sex=Female``); numeric columns match numerically.
-    sample_weight : array-like, optional
+        Columns that slices refer to (``sex=Female``); numeric columns match numerically. A
+        1-D array or list is the column ``group``; a 2-D array, columns ``group_0``, ...
+    sample_weight : array-like of shape (n,), optional
+        Row weights (>= 0); rates are weighted.
     scores : array-like, optional
         Scores for roc_auc / average_precision (default: y_pred).
     baseline : array-like, optional
@@ -291,7 +480,20 @@ def evaluate(y_true, y_pred, expressions, groups=None, sample_weight=None, score
 
     Returns
     -------
-    Evaluation : dict expression -> ExpressionValue (``.value``, ``.satisfied``, ...).
+    Evaluation
+        A dict expression -> :class:`ExpressionValue` (``.value``, ``.satisfied``, ...), in
+        the order given; ``to_frame()`` makes a DataFrame of it.
+
+    Raises
+    ------
+    rateopt.ParseError
+        An expression that does not parse.
+    rateopt.NotFoundError
+        A slice column or value, metric or dataset that does not exist.
+    ValueError
+        Inputs of different lengths, labels of the wrong kind.
+    TypeError
+        An expression that is not a string.
     """
     if isinstance(expressions, str):
         expressions = [expressions]

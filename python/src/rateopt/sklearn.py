@@ -11,7 +11,10 @@ picklable (the C++ model pickles as its JSON).
 """
 from __future__ import annotations
 
+from typing import Any, Optional
+
 import numpy as np
+import numpy.typing as npt
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, column_or_1d
@@ -26,13 +29,23 @@ __all__ = ["LogisticRegression", "BayesOptimalClassifier"]
 class _LinearModelMixin:
     """Prediction through a fitted ``_core.Classifier`` in ``model_``."""
 
-    def _features(self, X):
+    def _features(self, X: Any) -> Any:
         check_is_fitted(self, "model_")
         X = self._validate_data(X, accept_sparse="csr", dtype=np.float64, reset=False)
         return feature_matrix(X)
 
-    def decision_function(self, X):
-        """Score of the deterministic component (>0 predicts ``classes_[1]``)."""
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Score of the deterministic component (> 0 predicts ``classes_[1]``).
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or numeric DataFrame of shape (n, n_features)
+
+        Returns
+        -------
+        numpy.ndarray of shape (n,)
+            ``X @ coef_[0] + intercept_[0]``.
+        """
         fm = self._features(X)
         return self.model_.decision_function(fm, n_threads=self.n_threads)
 
@@ -45,22 +58,45 @@ class LogisticRegression(_LinearModelMixin, ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    C : float, inverse regularisation strength (> 0).
-    fit_intercept : bool
-    tol : float, relative gradient tolerance (> 0).
-    max_iter : int, L-BFGS iterations (> 0).
-    memory : int, L-BFGS history (> 0).
-    n_threads : int, threads (0 = all cores); results do not depend on it.
+    C : float, default 1.0
+        Inverse regularisation strength (> 0): larger fits the training data more closely.
+    fit_intercept : bool, default True
+        Fit an unpenalised intercept ``b``; False fixes it at 0.
+    tol : float, default 1e-6
+        Relative gradient tolerance (> 0) of the stopping rule.
+    max_iter : int, default 1000
+        Most solver iterations (> 0); ``status_`` says whether they sufficed.
+    memory : int, default 10
+        History length of the L-BFGS solver (> 0).
+    n_threads : int, default 0
+        Threads (0 = all cores); the fitted model does not depend on it.
 
     Attributes
     ----------
-    classes_, coef_ (1, n_features), intercept_ (1,), n_iter_ (1,), n_features_in_,
-    feature_names_in_ (DataFrame input), status_ (``converged`` / ``max_iterations``),
-    model_ (the ``rateopt._core.Classifier``; ``model_.to_json()`` is the CLI's model format).
+    classes_ : numpy.ndarray of shape (2,)
+        The two classes; ``classes_[1]`` is the positive one.
+    coef_ : numpy.ndarray of shape (1, n_features)
+    intercept_ : numpy.ndarray of shape (1,)
+    n_iter_ : numpy.ndarray of shape (1,)
+        Iterations run.
+    n_features_in_ : int
+    feature_names_in_ : numpy.ndarray of str
+        The column names, when ``X`` was a DataFrame.
+    status_ : str
+        ``"converged"``, ``"max_iterations"`` or ``"numerical_error"``.
+    objective_ : float
+        The objective at the fitted model.
+    model_ : rateopt._core.Classifier
+        The C++ model; ``model_.save(path)`` writes the CLI's model format.
+
+    Examples
+    --------
+    >>> clf = rateopt.LogisticRegression(C=1.0).fit(X, y)           # doctest: +SKIP
+    >>> clf.predict_proba(X)[:, 1]                                   # doctest: +SKIP
     """
 
-    def __init__(self, C=1.0, fit_intercept=True, tol=1e-6, max_iter=1000, memory=10,
-                 n_threads=0):
+    def __init__(self, C: float = 1.0, fit_intercept: bool = True, tol: float = 1e-6,
+                 max_iter: int = 1000, memory: int = 10, n_threads: int = 0):
         self.C = C
         self.fit_intercept = fit_intercept
         self.tol = tol
@@ -68,7 +104,27 @@ class LogisticRegression(_LinearModelMixin, ClassifierMixin, BaseEstimator):
         self.memory = memory
         self.n_threads = n_threads
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: Any, y: npt.ArrayLike,
+            sample_weight: Optional[npt.ArrayLike] = None) -> "LogisticRegression":
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or numeric DataFrame of shape (n, n_features)
+        y : array-like of shape (n,)
+            Two classes (any values); the larger (``classes_[1]``) is the positive class.
+        sample_weight : array-like of shape (n,), optional
+            Row weights (>= 0); default 1 each.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            ``y`` with other than 2 classes, non-finite features, negative weights.
+        """
         X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
@@ -93,12 +149,33 @@ class LogisticRegression(_LinearModelMixin, ClassifierMixin, BaseEstimator):
         self.objective_ = r["objective"]
         return self
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or numeric DataFrame of shape (n, n_features)
+
+        Returns
+        -------
+        numpy.ndarray of shape (n, 2)
+            ``[P(classes_[0]), P(classes_[1])]`` per row.
+        """
         fm = self._features(X)
         p = self.model_.predict(fm, mode="probability", n_threads=self.n_threads)
         return np.column_stack([1.0 - p, p])
 
-    def predict(self, X):
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted classes: ``classes_[1]`` where the score is > 0.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or numeric DataFrame of shape (n, n_features)
+
+        Returns
+        -------
+        numpy.ndarray of shape (n,)
+        """
         scores = self.decision_function(X)
         return self.classes_[(scores > 0).astype(int)]
 
@@ -137,26 +214,71 @@ class BayesOptimalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
 
     Parameters
     ----------
-    estimator : classifier with predict_proba
-    metric : str, default "f1" (any metric of ``rateopt.decide``)
-    model : {"independent", "gfm", "multiclass"}
-    method : str, the decide method ("auto")
-    n_threads : int, threads over instances (0 = all cores)
+    estimator : scikit-learn classifier
+        Any classifier with ``predict_proba`` (multi-label: one probability per label, e.g.
+        ``MultiOutputClassifier``; ``model="gfm"``: one with ``kneighbors``). A clone is fitted.
+    metric : str, default "f1"
+        The metric whose expectation the predictions maximise: any metric of
+        :func:`rateopt.decide` (``"f1"``, ``"fbeta:2"``, ``"jaccard"``, ...).
+    model : {"independent", "gfm", "multiclass"}, default "independent"
+        How the probabilities are read: independent marginals, the neighbours' label sets as
+        samples of the joint distribution, or one-of-m class probabilities.
+    method : {"auto", "brute", "exact", "quadratic", "fast"}, default "auto"
+        The algorithm of :func:`rateopt.decide`.
+    n_threads : int, default 0
+        Threads over the rows of a batch (0 = all cores); results do not depend on it.
 
     Attributes
     ----------
-    estimator_ : the fitted clone; classes_; n_features_in_; task_ ("binary", "multilabel",
-    "multiclass"); last_decision_ is not kept (predict is stateless).
+    estimator_ : estimator
+        The fitted clone of ``estimator``.
+    classes_ : numpy.ndarray
+        Binary and multiclass: the classes; multi-label: ``arange(n_labels)``.
+    n_features_in_ : int
+    feature_names_in_ : numpy.ndarray of str
+        The column names, when ``X`` was a DataFrame.
+    task_ : {"binary", "multilabel", "multiclass"}
+    train_labels_ : numpy.ndarray of shape (n, n_labels)
+        ``model="gfm"`` only: the training label sets the neighbours index.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression as SkLR
+    >>> clf = rateopt.BayesOptimalClassifier(SkLR(), metric="f1").fit(X, y)  # doctest: +SKIP
+    >>> clf.predict(X_test)         # the top-k rows, k maximising E[F1]      # doctest: +SKIP
     """
 
-    def __init__(self, estimator, metric="f1", model="independent", method="auto", n_threads=0):
+    def __init__(self, estimator: Any, metric: str = "f1", model: str = "independent",
+                 method: str = "auto", n_threads: int = 0):
         self.estimator = estimator
         self.metric = metric
         self.model = model
         self.method = method
         self.n_threads = n_threads
 
-    def fit(self, X, y, **fit_params):
+    def fit(self, X: Any, y: Any, **fit_params: Any) -> "BayesOptimalClassifier":
+        """Fit a clone of ``estimator`` on (X, y).
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or DataFrame
+            Passed to the estimator as given (it may be a pipeline over a DataFrame).
+        y : array-like
+            Binary labels, multiclass labels (with ``model="multiclass"``) or a 2-D 0/1
+            indicator matrix (multi-label).
+        **fit_params
+            Passed to ``estimator.fit`` (e.g. ``sample_weight``).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            An unknown ``model``, a target the model cannot use, or ``model="gfm"`` with an
+            estimator without ``kneighbors``.
+        """
         if self.model not in ("independent", "gfm", "multiclass"):
             raise ValueError(f"model must be independent, gfm or multiclass, got {self.model!r}")
         # X goes to the wrapped estimator as given (it may be a pipeline over a DataFrame).
@@ -216,18 +338,49 @@ class BayesOptimalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                                     for j, (p, c) in enumerate(zip(proba, classes))])
         return np.asarray(proba, dtype=np.float64)
 
-    def predict_proba(self, X):
-        """The wrapped estimator's probabilities, unchanged."""
+    def predict_proba(self, X: Any) -> Any:
+        """The wrapped estimator's probabilities, unchanged.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or DataFrame
+
+        Returns
+        -------
+        numpy.ndarray or list of numpy.ndarray
+            Whatever ``estimator_.predict_proba`` returns.
+        """
         check_is_fitted(self, "estimator_")
         self._check_input(X)
         return self.estimator_.predict_proba(X)
 
-    def decision_function(self, X):
+    def decision_function(self, X: Any) -> np.ndarray:
+        """The wrapped estimator's ``decision_function``, unchanged.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or DataFrame
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         check_is_fitted(self, "estimator_")
         return self.estimator_.decision_function(X)
 
-    def decide(self, X):
-        """The rateopt decision(s) behind predict: a Decision (binary) or a BatchDecision."""
+    def decide(self, X: Any) -> Any:
+        """The rateopt decision(s) behind predict.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or DataFrame
+
+        Returns
+        -------
+        rateopt.Decision or rateopt.BatchDecision
+            Binary: one :class:`~rateopt.Decision` over all rows of ``X``; multi-label and
+            multiclass: a :class:`~rateopt.BatchDecision`, one decision per row.
+        """
         check_is_fitted(self, "estimator_")
         self._check_input(X)
         opts = dict(metric=self.metric, method=self.method, n_threads=self.n_threads)
@@ -243,8 +396,19 @@ class BayesOptimalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return decide(np.asarray(self._positive_probabilities(X), dtype=np.float64),
                       model="independent", **opts)
 
-    def predict(self, X):
-        """Binary: labels (classes_); multi-label and multiclass: a 0/1 indicator matrix."""
+    def predict(self, X: Any) -> np.ndarray:
+        """The metric-optimal predictions.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or DataFrame
+
+        Returns
+        -------
+        numpy.ndarray
+            Binary: labels (entries of ``classes_``) of shape (n,); multi-label and multiclass:
+            a 0/1 indicator matrix of shape (n, n_labels or n_classes).
+        """
         d = self.decide(X)
         if self.task_ == "binary":
             return self.classes_[d.indicator.astype(int)]
