@@ -205,10 +205,17 @@ class _LoadedBase(ClassifierMixin, BaseEstimator):
         else:
             m = np.asarray(X.to_numpy() if _is_pandas(X) else X)
             if m.dtype.kind not in "biuf":
-                raise TypeError(f"X must hold numbers (the model's {self.n_features_in_} "
-                                f"features), got dtype {m.dtype}; a DataFrame of raw CSV "
-                                "columns needs every column the features come from: "
-                                f"{', '.join(getattr(self, 'feature_sources_', []))}")
+                sources = list(getattr(self, "feature_sources_", []))
+                shown = ", ".join(sources[:12]) + (", ..." if len(sources) > 12 else "")
+                missing = []
+                if _is_pandas(X) and hasattr(X, "columns"):
+                    missing = [c for c in sources if c not in set(map(str, X.columns))]
+                raise TypeError(
+                    f"X must hold numbers (the model's {self.n_features_in_} features), got "
+                    f"dtype {m.dtype}" + (
+                        f"; a DataFrame of raw CSV columns needs every column the features "
+                        f"come from ({shown})" if sources else "") + (
+                        f"; missing: {', '.join(missing[:12])}" if missing else ""))
             if m.ndim != 2:
                 raise ValueError(f"X must be 2-D (rows x features), got shape {m.shape}")
             m = np.ascontiguousarray(m, dtype=np.float64)
