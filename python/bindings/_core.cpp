@@ -30,6 +30,7 @@
 #include "rateopt/logistic.hpp"
 #include "rateopt/metrics.hpp"
 #include "rateopt/model.hpp"
+#include "rateopt/postprocess.hpp"
 #include "rateopt/ramp.hpp"
 #include "rateopt/train.hpp"
 #include "rateopt/train_options.hpp"
@@ -463,6 +464,44 @@ py::dict train(const std::string& objective, bool maximize,
                   "deterministic"_a = values_to_dict(r.deterministic),
                   "num_candidates"_a = r.num_candidates, "history"_a = history,
                   "problem"_a = description, "lower_bound"_a = r.lower_bound, "gap"_a = r.gap);
+}
+
+// Post-processing (postprocess.hpp, the CLI's --solver postprocess): exact randomised group
+// thresholds of `base`'s score (one linear component) by one LP over the problem's data.
+// ThresholdClassifier passes any estimator's score as a one-column feature matrix and the base
+// s = 1 * x + 0.
+py::dict postprocess_thresholds(const std::string& objective, bool maximize,
+                                const std::vector<std::string>& constraints, const py::list& data,
+                                const Classifier& base, std::vector<std::string> group_columns,
+                                int n_threads) {
+  std::vector<std::shared_ptr<Dataset>> keep;
+  const auto named = training_data(data, keep);
+  ProblemSpec spec;
+  spec.objective = objective;
+  spec.maximize = maximize;
+  spec.constraints = constraints;
+  PostprocessOptions o;
+  o.group_columns = std::move(group_columns);
+  o.n_threads = n_threads;
+  PostprocessResult r;
+  std::string description;
+  {
+    py::gil_scoped_release release;
+    const RateProblem problem = RateProblem::build(spec, named);
+    description = problem.describe();
+    r = postprocess(problem, base, o);
+  }
+  py::list groups;
+  for (const PostprocessGroup& g : r.groups)
+    groups.append(py::dict("key"_a = g.key, "rows"_a = g.rows, "cuts"_a = g.cuts));
+  return py::dict("model"_a = std::move(r.classifier),
+                  "status"_a = std::string(to_string(r.status)),
+                  "stochastic"_a = values_to_dict(r.stochastic),
+                  "deterministic"_a = values_to_dict(r.deterministic),
+                  "lp_objective"_a = maximize ? -r.lp_objective : r.lp_objective,
+                  "violation_budget"_a = r.violation_budget, "group_columns"_a = r.group_columns,
+                  "groups"_a = groups, "lp_columns"_a = r.lp_columns, "seconds"_a = r.seconds,
+                  "problem"_a = description);
 }
 
 // Goh et al.'s ramp solver over problems written in the expression language: the problem is
@@ -1013,6 +1052,11 @@ PYBIND11_MODULE(_core, m) {
         "options"_a,
         "Rate-constrained training (train.hpp); data: list of (name, Dataset); options: keys of "
         "train_options().");
+  m.def("postprocess", &rateopt::python::postprocess_thresholds, "objective"_a, "maximize"_a,
+        "constraints"_a, "data"_a, "base"_a, "group_columns"_a = std::vector<std::string>{},
+        "n_threads"_a = 0,
+        "Exact randomised group thresholds of base's score (postprocess.hpp, the CLI's --solver "
+        "postprocess); data: list of (name, Dataset).");
   m.def("train_options", &train_options,
         "The rate-training option table (train_options.hpp): one dict per option with key, flag, "
         "type, default, check, solvers, help.");

@@ -11,8 +11,9 @@ from pyhelpers import import_rateopt
 import_rateopt()
 
 
-def run_example(source_dir, name):
-    proc = subprocess.run([sys.executable, str(source_dir / "examples/python" / name)],
+def run_example(source_dir, name, *args):
+    proc = subprocess.run([sys.executable, str(source_dir / "examples/python" / name),
+                           *map(str, args)],
                           capture_output=True, text=True, timeout=600, env=dict(os.environ))
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
@@ -52,3 +53,36 @@ def test_multilabel_emotions(source_dir):
     assert abs(expected - opt) < 0.05  # the model's own estimate is close to the realised F1
     assert number(r"rateopt.decide f1: .* labels per row ([\d.]+)", out) > number(
         r"threshold 0.5: .* labels per row ([\d.]+)", out)
+
+
+def test_report_adult(source_dir, tmp_path):
+    out = run_example(source_dir, "report_adult.py", source_dir / "data/adult", "--png", tmp_path)
+    assert "train rows: 30162, test rows: 15060" in out
+    assert "80% rule violated" in out  # the logistic regression's ppr ratio on the test data
+    ratio = number(r"ppr ratio Female / Male: ([\d.]+)", out)
+    assert 0.25 < ratio < 0.45
+    for method in ("RateConstrainedClassifier", "ThresholdClassifier"):
+        # Trained under |gap| <= 0.02: the training gap meets it, the test gap is near it.
+        train_gap = number(method + r".*bound 0.02: train gap ([\d.]+)", out)
+        test_gap = number(method + r".*bound 0.02: train gap [\d.]+, test error [\d.]+, "
+                          r"test gap ([\d.]+)", out)
+        assert train_gap <= 0.02 + 1e-3 and test_gap < 0.05
+    lr_gap = number(r"logistic regression \(unconstrained\): bound -: train gap [\d.]+, "
+                    r"test error [\d.]+, test gap ([\d.]+)", out)
+    assert lr_gap > 0.12
+    for png in ("adult-report.png", "adult-tradeoff.png"):
+        assert (tmp_path / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_threshold_adult(source_dir):
+    out = run_example(source_dir, "threshold_adult.py")
+    assert "train rows: 30162, test rows: 15060" in out
+    assert out.count("status converged") == 2
+    # The randomised rules meet each constraint on the training data exactly (printed to 6
+    # decimals), at a small cost in error over the unconstrained model.
+    assert len(re.findall(r"train randomised: .*violation 0\.000000", out)) == 2
+    base = number(r"train unconstrained: error ([\d.]+)", out)
+    for err in re.findall(r"train randomised: error ([\d.]+)", out):
+        assert base <= float(err) < base + 0.03
+    assert number(r"train randomised: error [\d.]+, ppr\[sex=Female\] / ppr\[sex=Male\] "
+                  r"([\d.]+)", out) >= 0.8 - 1e-4

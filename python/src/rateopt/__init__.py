@@ -136,6 +136,18 @@ def __getattr__(name):
         from . import train as _train
 
         return getattr(_train, name)
+    if name in ("report", "Report"):
+        # pandas loads only when a report is made. Importing the submodule rateopt.report binds
+        # the module to this name; the function replaces it (the module is callable too).
+        import importlib
+
+        mod = importlib.import_module(".report", __name__)
+        globals()["report"] = mod.report
+        return getattr(mod, name)
+    if name == "ThresholdClassifier":
+        from . import threshold as _threshold
+
+        return _threshold.ThresholdClassifier
     if name == "plot":
         import importlib
 
@@ -146,4 +158,4 @@ def __getattr__(name):
 __all__ = ["decide", "Decision", "BatchDecision", "gfm_from_samples", "select_threshold",
            "select_top_k", "tune_threshold", "evaluate", "metrics", "load_model", "predict_model",
            "LogisticRegression", "BayesOptimalClassifier", "ParseError", "NotFoundError",
-           "IoError", "RateoptError", "__version__"]
+           "IoError", "RateoptError", "__version__", "report", "Report", "ThresholdClassifier"]

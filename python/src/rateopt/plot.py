@@ -231,8 +231,14 @@ def plot_tradeoff(results, ax=None, split="test", title="Error against constrain
             for p, x, y in zip(points, xs, ys):
                 if p.bound is None:
                     continue
+                # Error falls as the violation grows: labels go above-right of the points
+                # for even methods and below-left for odd ones, off the (descending) curves.
                 ax.annotate(bound_format.format(p.bound), (x, y), textcoords="offset points",
-                            xytext=(4, 3), fontsize=7, color=ax.get_lines()[-1].get_color())
+                            xytext=(5, 4) if k % 2 == 0 else (-5, -11), fontsize=7,
+                            ha="left" if k % 2 == 0 else "right",
+                            color=ax.get_lines()[-1].get_color(),
+                            bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none",
+                                      alpha=0.7))
     ax.set_xlabel(xlabel or f"constraint violation ({split})")
     ax.set_ylabel(ylabel or f"error ({split})")
     if title:
