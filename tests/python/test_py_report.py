@@ -215,3 +215,17 @@ def test_matches_fairlearn_metric_frame():
                                        mf.group_min()[METRICS].to_numpy(dtype=float), atol=1e-12)
             np.testing.assert_allclose(r.group_max()[METRICS].to_numpy(),
                                        mf.group_max()[METRICS].to_numpy(dtype=float), atol=1e-12)
+
+
+def test_import_stays_light_and_the_name_stays_the_function():
+    import subprocess
+
+    code = ("import sys, rateopt; heavy = [m for m in ('pandas', 'sklearn', 'matplotlib') "
+            "if m in sys.modules]; assert not heavy, heavy; "
+            "import rateopt.report; assert callable(rateopt.report); "
+            "r = rateopt.report([0, 1, 1], [0, 1, 0], ['a', 'a', 'b'], 'tpr'); "
+            "assert list(r.by_group['tpr']) == [1.0, 0.0], r.by_group; "
+            "assert rateopt.Report is type(r)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ), timeout=120)
+    assert proc.returncode == 0, proc.stderr

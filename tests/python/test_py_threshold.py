@@ -246,3 +246,19 @@ def test_errors_and_infeasible_constraints():
     with pytest.warns(UserWarning, match="smallest largest violation"):
         bad.fit(X, y, sensitive_features={"g": g})
     assert bad.status_ == "infeasible" and bad.report_["violation_budget"] > 0
+
+
+def test_sample_weights_are_the_rates_weights():
+    X, y, g = make_data(seed=8)
+    w = np.random.default_rng(8).random(len(y)) + 0.2
+    cons = ["abs(ppr[g=a] - ppr[g=b]) <= 0.01"]
+    clf = rateopt.ThresholdClassifier(LogisticRegression(), constraints=cons,
+                                      predict_mode="stochastic")
+    clf.fit(X, y, sensitive_features={"g": g}, sample_weight=w)
+    p = clf.predict_proba(X, sensitive_features={"g": g})[:, 1]
+    ev = rateopt.evaluate(y, p, ["error"] + cons, groups={"g": g}, sample_weight=w)
+    assert ev[cons[0]].violation <= 1e-6
+    assert ev["error"].value == pytest.approx(clf.report_["lp_objective"], abs=1e-9)
+    # The estimator was fitted with the weights too.
+    ref = LogisticRegression().fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(clf.estimator_.coef_, ref.coef_)
