@@ -8,8 +8,10 @@ pandas and scipy.sparse input and offers scikit-learn estimators. See docs/pytho
 * :mod:`rateopt.metrics` and :func:`evaluate`: the metric catalogue and the expression
   language over rates on slices (``"tpr[sex=Female] - tpr[sex=Male] <= 0.05"``);
 * estimators: :class:`LogisticRegression`, :class:`BayesOptimalClassifier` (and, when the train
-  engine is built, :class:`RateConstrainedClassifier`, :class:`RampClassifier`);
-* :mod:`rateopt.plot`: trade-off curves (matplotlib).
+  engine is built, :class:`RateConstrainedClassifier`, :class:`RampClassifier`), and
+  :class:`ThresholdClassifier` (exact per-group thresholds of any estimator's score);
+* :func:`report`: every metric per group and overall, with differences and ratios (pandas);
+* :mod:`rateopt.plot`: trade-off curves, method comparisons and per-group bars (matplotlib).
 
 Errors: bad input raises ValueError (``ParseError`` and ``NotFoundError`` are subclasses) or
 TypeError, with the C++ message; unreadable files raise ``IoError`` (an OSError).
