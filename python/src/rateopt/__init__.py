@@ -11,6 +11,8 @@ pandas and scipy.sparse input and offers scikit-learn estimators. See docs/pytho
   engine is built, :class:`RateConstrainedClassifier`, :class:`RampClassifier`), and
   :class:`ThresholdClassifier` (exact per-group thresholds of any estimator's score);
 * :func:`report`: every metric per group and overall, with differences and ratios (pandas);
+* :func:`load_model`: a model file of ``rateopt train`` or ``save_model`` as a fitted estimator
+  whose predictions equal ``rateopt predict``'s;
 * :mod:`rateopt.plot`: trade-off curves, method comparisons and per-group bars (matplotlib).
 
 Errors: bad input raises ValueError (``ParseError`` and ``NotFoundError`` are subclasses) or
