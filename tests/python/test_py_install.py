@@ -1,12 +1,12 @@
 """Packaging: the sdist and pip install.
 
-* ``test_sdist_holds_the_sources`` (always, ~1 s): ``setup.py sdist`` (MANIFEST.in) holds every
+* ``test_sdist_holds_the_sources`` (always, ~3 s): ``setup.py sdist`` (MANIFEST.in) holds every
   file the CMake build of ``rateopt._core`` reads (CMakeLists.txt, cmake/, include/, src/, the
   bindings, the package) plus cli/, LICENSE and README, and nothing of build trees, tests or data.
-* ``test_wheel_from_sdist`` (RATEOPT_TEST_SDIST=1; compiles the core, ~9 min on 2 cores): the
-  sdist alone builds a wheel (``pip wheel --no-build-isolation --no-deps``, showing the build
-  notice and the Ninja progress), which installs into a fresh venv and imports from outside the
-  source tree.
+* ``test_wheel_from_sdist`` (RATEOPT_TEST_SDIST=1; compiles the core, 7-9 min on 2 cores,
+  measured 423 s): the sdist alone builds a wheel (``pip wheel --no-build-isolation
+  --no-deps``, showing the build notice and the Ninja progress), which installs into a fresh
+  venv and imports from outside the source tree.
 * ``test_pip_install_into_venv`` (RATEOPT_TEST_PIP_INSTALL=1, as slow): ``pip install
   --no-build-isolation .`` from a copy of the source tree into a fresh venv (offline).
 """
