@@ -341,6 +341,56 @@ struct TrainResult {
 [[nodiscard]] TrainResult train_rate_constrained(const RateProblem& problem,
                                                  const TrainOptions& options = {});
 
+// ---- any base model: prediction oracles ------------------------------------------------------
+
+// A cost-sensitive oracle that answers with the *predictions* of the classifier it fitted rather
+// than a linear model, so the model class can be anything that fits a weighted classification
+// problem (gradient boosting, forests, pipelines; the reduction of Agarwal et al. 2018: labels
+// 1{c_i < 0}, weights |c_i|). Given the costs (OracleCosts::rows: one vector per dataset, one
+// entry per row; OracleCosts::atoms: the per-atom costs, empty for the cutting-plane solver), it
+// returns the fitted classifier's prediction on every row of every dataset: one vector per
+// dataset (RateProblem::data() order) with the dataset's row count, entries in [0, 1] (0/1 for a
+// deterministic classifier). The caller keeps its classifiers: answer k is the classifier of the
+// k-th call (0-based), and the result refers to answers by that index. Exceptions thrown by the
+// oracle propagate out of train_with_prediction_oracle unchanged.
+using PredictionOracle = std::function<std::vector<std::vector<double>>(const OracleCosts&)>;
+
+struct PredictionOracleResult {
+  TrainSolver solver = TrainSolver::kAuto;           // kCuttingPlane or kOracle (never kAuto)
+  Termination status = Termination::kMaxIterations;  // as TrainResult::status
+  int iterations = 0;                                // rounds run
+  double seconds = 0;
+  int oracle_calls = 0;  // answers given; every index below is < oracle_calls
+  // The stochastic classifier: weight of each answer (oracle_calls entries, sum 1, at most m + 1
+  // non-zero), and the deterministic pick (an answer index; see best_candidate).
+  std::vector<double> mixture;
+  std::size_t best = 0;
+  ProblemValues stochastic;     // training values of the mixture
+  ProblemValues deterministic;  // training values of answer `best`
+  // Training values of every answer (oracle_calls entries; an answer Algorithm 1 did not keep as
+  // a candidate has mixture weight 0 but its values are still listed).
+  std::vector<ProblemValues> answers;
+  // The certificate (cutting-plane solver): a Lagrangian lower bound on the objective of any
+  // mixture of classifiers the oracle can return, gap = stochastic objective - lower_bound (as
+  // minimised); NaN for Algorithm 1.
+  double lower_bound = std::numeric_limits<double>::quiet_NaN();
+  double gap = std::numeric_limits<double>::quiet_NaN();
+  std::vector<IterationRecord> history;
+};
+
+// Trains a stochastic classifier over the answers of a prediction oracle. Problems linear in
+// rates run the cutting-plane solver (solver kAuto or kCuttingPlane; one oracle call per round,
+// plus the deterministic pick's ray search; TrainOptions::iterations bounds the rounds, the
+// certificate stops them); other problems (ratios such as F1 or precision, KLD, G-mean, ...) and
+// solver kOracle run Narasimhan et al.'s Algorithm 1 (algorithm1_oracle.cpp), one oracle call per
+// round for `iterations` rounds, no certificate. The gradient solvers (proxy, three-player,
+// ratio) need a differentiable model and are refused (InvalidArgument), as are options that only
+// concern the linear model (initial). The problem's features are never read: a caller whose
+// model reads its own data can build the datasets with placeholder features.
+[[nodiscard]] PredictionOracleResult train_with_prediction_oracle(const RateProblem& problem,
+                                                                  const TrainOptions& options,
+                                                                  const PredictionOracle& oracle);
+
 // The registry: every solver `train` can run, in `auto`'s order of preference.
 struct TrainSolverInfo {
   TrainSolver solver = TrainSolver::kAuto;

@@ -504,6 +504,67 @@ py::dict postprocess_thresholds(const std::string& objective, bool maximize,
                   "problem"_a = description);
 }
 
+// Rate-constrained training of any base model (train.hpp, train_with_prediction_oracle): the
+// Python callable `oracle` gets the per-row costs (a list of float64 arrays, one per dataset) and
+// returns the predictions of the classifier it fitted (a sequence of arrays, one per dataset,
+// values in [0, 1]); answer k is its k-th call. The GIL is released while C++ plays the game and
+// taken back for each call; an exception the callable raises (KeyboardInterrupt included) travels
+// out of the solver as error_already_set and is restored as the Python exception.
+py::dict train_with_oracle(const std::string& objective, bool maximize,
+                           const std::vector<std::string>& constraints, const py::list& data,
+                           const py::dict& opts, const py::function& oracle) {
+  std::vector<std::shared_ptr<Dataset>> keep;
+  const auto named = training_data(data, keep);
+  ProblemSpec spec;
+  spec.objective = objective;
+  spec.maximize = maximize;
+  spec.constraints = constraints;
+  TrainOptions o;
+  for (const auto& [k, v] : opts) {
+    const std::string key = py::str(k).cast<std::string>();
+    set_train_option(o, key, option_value(key, v));
+  }
+  const PredictionOracle answer = [&oracle](const OracleCosts& oc) {
+    py::gil_scoped_acquire gil;
+    py::list costs;
+    for (const std::vector<double>& c : oc.rows) costs.append(to_numpy(c));
+    const py::object result = oracle(costs);
+    std::vector<std::vector<double>> out;
+    for (const py::handle h : result) {
+      const auto a = Array<double>::ensure(h);
+      if (!a || a.ndim() != 1)
+        throw InvalidArgument(
+            "train_with_oracle: the oracle must return one 1-D array of "
+            "predictions per dataset");
+      out.emplace_back(a.data(), a.data() + a.size());
+    }
+    return out;
+  };
+  std::string description;
+  PredictionOracleResult r;
+  {
+    py::gil_scoped_release release;
+    const RateProblem problem = RateProblem::build(spec, named);
+    description = problem.describe();
+    r = train_with_prediction_oracle(problem, o, answer);
+  }
+  py::list history;
+  for (const auto& h : r.history)
+    history.append(py::dict("iteration"_a = h.iteration, "objective"_a = h.objective,
+                            "max_violation"_a = h.max_violation, "lagrangian"_a = h.lagrangian,
+                            "gap"_a = h.gap, "seconds"_a = h.seconds));
+  py::list answers;
+  for (const ProblemValues& v : r.answers) answers.append(values_to_dict(v));
+  return py::dict("mixture"_a = to_numpy(r.mixture), "best"_a = r.best,
+                  "solver"_a = std::string(to_string(r.solver)),
+                  "status"_a = std::string(to_string(r.status)), "iterations"_a = r.iterations,
+                  "seconds"_a = r.seconds, "oracle_calls"_a = r.oracle_calls,
+                  "stochastic"_a = values_to_dict(r.stochastic),
+                  "deterministic"_a = values_to_dict(r.deterministic), "answers"_a = answers,
+                  "history"_a = history, "problem"_a = description, "lower_bound"_a = r.lower_bound,
+                  "gap"_a = r.gap);
+}
+
 // Goh et al.'s ramp solver over problems written in the expression language: the problem is
 // analysed by RateProblem (objective and constraints must be linear in rates) and handed to
 // fit_ramp in per-row form by the library's ramp_problem (ramp.hpp), as the CLI does.
@@ -1057,6 +1118,12 @@ PYBIND11_MODULE(_core, m) {
         "n_threads"_a = 0,
         "Exact randomised group thresholds of base's score (postprocess.hpp, the CLI's --solver "
         "postprocess); data: list of (name, Dataset).");
+  m.def("train_with_oracle", &rateopt::python::train_with_oracle, "objective"_a, "maximize"_a,
+        "constraints"_a, "data"_a, "options"_a, "oracle"_a,
+        "Rate-constrained training of any base model (train.hpp, train_with_prediction_oracle); "
+        "oracle(costs: list of arrays, one per dataset) -> list of 0/1 prediction arrays of the "
+        "classifier it fitted. Returns the mixture over the oracle's answers (by call index) and "
+        "the deterministic pick.");
   m.def("train_options", &train_options,
         "The rate-training option table (train_options.hpp): one dict per option with key, flag, "
         "type, default, check, solvers, help.");

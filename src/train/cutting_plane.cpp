@@ -57,9 +57,11 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// One column of the master LP: a classifier and its exact training values.
+// One column of the master LP: a classifier and its exact training values. The classifier is a
+// linear model, or (prediction oracles) the index of the oracle's answer.
 struct Column {
-  LinearModel model;
+  std::optional<LinearModel> model;
+  std::size_t answer = SIZE_MAX;
   std::vector<double> atoms;
   double f = 0;           // objective as minimised
   std::vector<double> g;  // constraints (<= 0 feasible)
@@ -184,16 +186,29 @@ std::optional<LogisticRegressionResult> weighted_fit(const FeatureMatrix& x,
 
 class CuttingPlane {
  public:
-  CuttingPlane(const RateProblem& problem, const TrainOptions& options)
-      : problem_(problem), p_(problem.impl()), o_(options), x_(stack_rows(p_)) {
+  // With `predict`, the columns are the prediction oracle's answers (one per query) and the
+  // features are never read.
+  CuttingPlane(const RateProblem& problem, const TrainOptions& options,
+               const PredictionOracle* predict = nullptr)
+      : problem_(problem),
+        p_(problem.impl()),
+        o_(options),
+        predict_(predict),
+        x_(predict ? FeatureMatrix{} : stack_rows(p_)) {
     for (const TrainingData& td : p_.data) {
       offsets_.push_back(rows_);
       rows_ += td.data->num_rows();
     }
-    group_features_ = group_indicator_features();
+    if (!predict_) group_features_ = group_indicator_features();
   }
 
   TrainResult run();
+
+  // After run(): the LP's weights over the columns and the deterministic pick (column indices;
+  // with a prediction oracle, column i is answer i).
+  [[nodiscard]] const std::vector<double>& weights() const { return weights_; }
+  [[nodiscard]] std::size_t best() const { return best_; }
+  [[nodiscard]] const std::vector<std::size_t>& answers() const { return answers_; }
 
   // The Lagrangian bound for candidates found by another solver (values f, g only): the master
   // LP's multipliers over them, one oracle call there, the smallest Lagrangian over the
@@ -206,7 +221,7 @@ class CuttingPlane {
                        g.begin() + static_cast<std::ptrdiff_t>((i + 1) * m));
     }
     const Master master = solve_master(cols, m, o_.multiplier_bound);
-    for (LinearModel& model : oracle(master.mu)) cols.push_back(evaluate(std::move(model)));
+    for (Column& c : columns_at(master.mu)) cols.push_back(std::move(c));
     double lb = kInf;
     for (const Column& c : cols) lb = std::min(lb, lagrangian(c, master.mu));
     return lb;
@@ -229,6 +244,36 @@ class CuttingPlane {
       const std::size_t off = offsets_[a.dataset];
       for (std::size_t r = 0; r < a.rows.size(); ++r) c[off + a.rows[r]] += beta[k] * a.coef[r];
     }
+    return c;
+  }
+
+  // The columns of the oracle's answers at mu.
+  std::vector<Column> columns_at(std::span<const double> mu) {
+    std::vector<Column> fresh;
+    if (predict_) {
+      fresh.push_back(evaluate_answer(mu));
+      return fresh;
+    }
+    for (LinearModel& model : oracle(mu)) fresh.push_back(evaluate(std::move(model)));
+    return fresh;
+  }
+
+  // The prediction oracle's answer at mu, checked and evaluated.
+  Column evaluate_answer(std::span<const double> mu) {
+    const std::vector<double> cost = row_costs(mu);
+    std::vector<std::vector<double>> per(p_.data.size());
+    for (std::size_t d = 0; d < p_.data.size(); ++d)
+      per[d].assign(
+          cost.begin() + static_cast<std::ptrdiff_t>(offsets_[d]),
+          cost.begin() + static_cast<std::ptrdiff_t>(offsets_[d] + p_.data[d].data->num_rows()));
+    std::vector<std::vector<double>> pred = (*predict_)(OracleCosts{per, {}});
+    check_predictions(problem_, pred, oracle_calls_);
+    Column c;
+    c.atoms = problem_.atom_values(pred);
+    const ProblemValues v = problem_.evaluate(c.atoms);
+    c.f = p_.objective_sign * v.objective;
+    c.g = v.constraints;
+    c.answer = static_cast<std::size_t>(oracle_calls_++);
     return c;
   }
 
@@ -361,6 +406,7 @@ class CuttingPlane {
   const RateProblem& problem_;
   const RateProblem::Impl& p_;
   const TrainOptions& o_;
+  const PredictionOracle* predict_ = nullptr;
   FeatureMatrix x_;
   std::vector<std::size_t> offsets_;
   std::size_t rows_ = 0;
@@ -368,6 +414,9 @@ class CuttingPlane {
   std::optional<LinearModel> warm_;
   long lr_iterations_ = 0;
   int oracle_calls_ = 0;
+  std::vector<double> weights_;
+  std::size_t best_ = 0;
+  std::vector<std::size_t> answers_;
 };
 
 TrainResult CuttingPlane::run() {
@@ -384,11 +433,7 @@ TrainResult CuttingPlane::run() {
   if (o_.initial) warm_ = *o_.initial;
 
   std::vector<Column> cols;
-  const auto add_columns = [&](std::span<const double> mu) {
-    std::vector<Column> fresh;
-    for (LinearModel& model : oracle(mu)) fresh.push_back(evaluate(std::move(model)));
-    return fresh;
-  };
+  const auto add_columns = [&](std::span<const double> mu) { return columns_at(mu); };
 
   std::vector<double> mu_center(m, 0.0), mu_q(m, 0.0);
   std::vector<std::vector<double>> queries;
@@ -544,14 +589,17 @@ TrainResult CuttingPlane::run() {
   const std::size_t best = best_candidate(f, g, m, tol);
   result.deterministic = problem_.evaluate(cols[best].atoms);
 
+  weights_ = sr.weights;
+  best_ = best;
+  for (const Column& c : cols) answers_.push_back(c.answer);
   Classifier& clf = result.classifier;
   clf.kind = "rate_constrained";
   clf.link = Link::kThreshold;
   clf.encoding = p_.data[0].data->encoding();
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < n && !predict_; ++i) {
     if (sr.weights[i] > 0 || i == best) {
       if (i == best) clf.best = clf.components.size();
-      clf.components.push_back(cols[i].model);
+      clf.components.push_back(*cols[i].model);
       clf.mixture.push_back(sr.weights[i]);
     }
   }
@@ -627,6 +675,35 @@ double lagrangian_lower_bound(const RateProblem& problem, const TrainOptions& op
 TrainResult train_cutting_plane(const RateProblem& problem, const TrainOptions& options) {
   CuttingPlane solver(problem, options);
   return solver.run();
+}
+
+PredictionOracleResult train_cutting_plane_predictions(const RateProblem& problem,
+                                                       const TrainOptions& options,
+                                                       const PredictionOracle& oracle) {
+  CuttingPlane solver(problem, options, &oracle);
+  TrainResult r = solver.run();
+  PredictionOracleResult out;
+  out.solver = TrainSolver::kCuttingPlane;
+  out.status = r.status;
+  out.iterations = r.iterations;
+  out.seconds = r.seconds;
+  out.oracle_calls = r.oracle_calls;
+  const auto calls = static_cast<std::size_t>(r.oracle_calls);
+  out.mixture.assign(calls, 0.0);
+  out.answers.resize(calls);
+  const std::vector<std::size_t>& answer = solver.answers();
+  for (std::size_t i = 0; i < answer.size(); ++i) {
+    RATEOPT_CHECK(answer[i] < calls, "cutting-plane solver: column {} has no answer", i);
+    out.mixture[answer[i]] += solver.weights()[i];
+    out.answers[answer[i]] = r.candidates[i];
+  }
+  out.best = answer[solver.best()];
+  out.stochastic = std::move(r.stochastic);
+  out.deterministic = std::move(r.deterministic);
+  out.lower_bound = r.lower_bound;
+  out.gap = r.gap;
+  out.history = std::move(r.history);
+  return out;
 }
 
 }  // namespace rateopt

@@ -127,6 +127,17 @@ Iterate GameState::evaluate(const LinearModel& model) {
   return it;
 }
 
+Iterate GameState::evaluate_answer(std::span<const std::vector<double>> predictions,
+                                   std::size_t answer) {
+  answers_ = true;
+  check_predictions(problem_, predictions, answer);
+  Iterate it;
+  it.atoms = problem_.atom_values(predictions);
+  it.values = problem_.evaluate(it.atoms);
+  it.answer = answer;
+  return it;
+}
+
 bool GameState::checkpoint(int t, const Iterate& it) {
   const std::vector<double>& atoms = it.atoms;
   // Early stop: the uniform mixture of each window's iterates (its mean atoms) against the
@@ -149,6 +160,7 @@ bool GameState::checkpoint(int t, const Iterate& it) {
       o_.checkpoint_every > 0 ? o_.checkpoint_every : std::max(1, o_.iterations / 100);
   if (t % every == 0 || last) {
     cand_models_.push_back(it.model);
+    cand_answers_.push_back(it.answer);
     cand_atoms_.push_back(atoms);
     cand_values_.push_back(it.values);
   }
@@ -563,14 +575,16 @@ TrainResult GameState::finish() {
   for (const Function& fn : p_.constraints) all_linear = all_linear && is_linear(fn);
   if (result.stochastic.max_violation() > o_.tolerance) {
     result.status = Termination::kInfeasible;
-  } else if (all_linear) {
+  } else if (all_linear && !answers_) {
     result.lower_bound = lagrangian_lower_bound(problem_, o_, f, g, m);
     result.gap = p_.objective_sign * result.stochastic.objective - result.lower_bound;
     result.status = result.gap <= o_.tolerance ? Termination::kConverged : Termination::kFeasible;
   } else {
     result.status = Termination::kFeasible;
   }
-  assemble_classifier(result, weights, best);
+  final_weights_ = weights;
+  final_best_ = best;
+  if (!answers_) assemble_classifier(result, weights, best);
   return result;
 }
 

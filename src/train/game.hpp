@@ -35,6 +35,7 @@ struct Iterate {
   LinearModel model;
   std::vector<double> atoms;
   ProblemValues values;
+  std::size_t answer = SIZE_MAX;  // prediction oracles: the index of the answer (no model)
 };
 
 // The players of the Lagrangian game over a RateProblem, and the candidates they leave:
@@ -61,6 +62,11 @@ class GameState {
   // The exact rates of theta (its scores are kept for model_gradient_step) or of a model.
   [[nodiscard]] Iterate evaluate(std::span<const double> theta);
   [[nodiscard]] Iterate evaluate(const LinearModel& model);
+  // The exact rates of a prediction oracle's answer (checked by check_predictions). Once called,
+  // the game's candidates are answers: finish() gives no certificate and no classifier
+  // components; read final_weights() / final_best() / candidate_answers() instead.
+  [[nodiscard]] Iterate evaluate_answer(std::span<const std::vector<double>> predictions,
+                                        std::size_t answer);
   // Keeps the iterate as a candidate every checkpoint_every rounds and at the last; true when
   // round t is the last (T reached, or the early-stop window fired).
   bool checkpoint(int t, const Iterate& it);
@@ -75,6 +81,11 @@ class GameState {
 
   // Per-atom costs of the model player's linear Lagrangian at (mu, lambda).
   [[nodiscard]] std::vector<double> lagrangian_costs() const;
+  // The per-row costs (one vector per dataset) of the atom costs beta.
+  [[nodiscard]] std::vector<std::vector<double>> oracle_row_costs(
+      const std::vector<double>& beta) const {
+    return row_costs(beta);
+  }
   // One ramp-hinge gradient step of theta on the atom costs beta (at the scores of the last
   // evaluate(theta)); returns the surrogate Lagrangian.
   double model_gradient_step(std::vector<double>& theta, const std::vector<double>& beta);
@@ -86,6 +97,11 @@ class GameState {
   // The candidates as a TrainResult: shrunk stochastic classifier, best iterate, status and
   // certificate, options.
   [[nodiscard]] TrainResult finish();
+  // After finish(): the mixture weight of each candidate, the deterministic pick, and (prediction
+  // answers) each candidate's answer index.
+  [[nodiscard]] const std::vector<double>& final_weights() const { return final_weights_; }
+  [[nodiscard]] std::size_t final_best() const { return final_best_; }
+  [[nodiscard]] const std::vector<std::size_t>& candidate_answers() const { return cand_answers_; }
 
  private:
   void setup_slacks();
@@ -129,6 +145,10 @@ class GameState {
   std::vector<std::vector<std::size_t>> batch_perm_;
   // Candidates, early stop, progress.
   std::vector<LinearModel> cand_models_;
+  std::vector<std::size_t> cand_answers_;
+  bool answers_ = false;  // candidates are prediction-oracle answers
+  std::vector<double> final_weights_;
+  std::size_t final_best_ = 0;
   std::vector<std::vector<double>> cand_atoms_;
   std::vector<ProblemValues> cand_values_;
   std::vector<double> window_sum_;

@@ -104,6 +104,19 @@ struct RateProblem::Impl {
                                             std::span<const double> f, std::span<const double> g,
                                             std::size_t m);
 
+// Prediction oracles (train_with_prediction_oracle, prediction_oracle.cpp): the cutting-plane
+// solver over the oracle's answers (cutting_plane.cpp) and Algorithm 1 over them
+// (algorithm1_oracle.cpp).
+[[nodiscard]] PredictionOracleResult train_cutting_plane_predictions(
+    const RateProblem& problem, const TrainOptions& options, const PredictionOracle& oracle);
+[[nodiscard]] PredictionOracleResult train_oracle_game_predictions(const RateProblem& problem,
+                                                                   const TrainOptions& options,
+                                                                   const PredictionOracle& oracle);
+// Throws InvalidArgument unless `predictions` (answer `answer` of a prediction oracle) has one
+// vector per dataset, each with the dataset's row count and entries in [0, 1].
+void check_predictions(const RateProblem& problem, std::span<const std::vector<double>> predictions,
+                       std::size_t answer);
+
 // A CSR copy of a dense matrix whose share of non-zero entries is at most max_density (one-hot
 // features are mostly zeros; scoring a CSR copy reads a fraction of the memory); nullopt when
 // the matrix is already sparse or denser than that. Entry values and order are unchanged.
