@@ -154,10 +154,15 @@ int run_eval(int argc, const char* const* argv) {
     return kExitUsage;
   }
 
-  // Parse every expression first so that a typo fails before any file is read.
+  // Parse every expression first so that a typo fails before any file is read (group shorthands
+  // over two stand-in values: their real values come with the data).
   std::vector<Expression> expressions;
   expressions.reserve(metrics.size());
-  for (const auto& m : metrics) expressions.push_back(Expression::parse(m));
+  const ColumnLevels stand_in = [](std::string_view, std::string_view) {
+    return std::vector<std::string>{"a", "b"};
+  };
+  for (const auto& m : metrics)
+    expressions.push_back(Expression::parse(expand_group_shorthands(m, stand_in)));
 
   Predictions pred;
   Dataset ds;
@@ -190,7 +195,12 @@ int run_eval(int argc, const char* const* argv) {
   const NamedData named[] = {{"", &ds, &pred}};
   std::vector<ExpressionValue> values;
   values.reserve(expressions.size());
-  for (const auto& e : expressions) values.push_back(evaluate_expression(e, named));
+  for (std::size_t k = 0; k < metrics.size(); ++k) {
+    const std::string text = expand_group_shorthands(metrics[k], named);
+    if (text != metrics[k]) expressions[k] = Expression::parse(text);
+    values.push_back(evaluate_expression(expressions[k], named));
+    values.back().text = metrics[k];  // as written, shorthands included
+  }
 
   if (as_json) {
     nlohmann::json out;

@@ -33,10 +33,13 @@ nlohmann::json evaluate_sections(const ProblemSpec& spec, const Classifier& clf,
   for (std::size_t d = 0; d < data.size(); ++d)
     named.push_back({data[d].first, data[d].second, &preds[d]});
   nlohmann::json out;
-  out["objective"] = evaluate_expression(Expression::parse(spec.objective), named).value;
+  out["objective"] =
+      evaluate_expression(Expression::parse(expand_group_shorthands(spec.objective, named)), named)
+          .value;
   nlohmann::json cons = nlohmann::json::array();
   for (const std::string& c : spec.constraints) {
-    const ExpressionValue v = evaluate_expression(Expression::parse(c), named);
+    const ExpressionValue v =
+        evaluate_expression(Expression::parse(expand_group_shorthands(c, named)), named);
     cons.push_back({{"constraint", c},
                     {"lhs", v.value},
                     {"rhs", v.rhs},

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <limits>
 #include <span>
 #include <string>
@@ -130,5 +131,33 @@ struct ExpressionValue {
 };
 [[nodiscard]] ExpressionValue evaluate_expression(const Expression& expr,
                                                   std::span<const NamedData> data);
+
+// ---- group shorthands (docs/expressions.md, "Every group of a column") ------------------------
+
+// The values of a column, for the shorthands: (dataset name, "" = the first; column name) ->
+// the values the column takes there, in order of first appearance. Throws NotFound for an
+// unknown dataset or column.
+using ColumnLevels =
+    std::function<std::vector<std::string>(std::string_view dataset, std::string_view column)>;
+
+// Rewrites the group shorthands of `text` into plain expressions over every value v1..vk of a
+// column (missing values excluded), before Expression::parse:
+//   parity(RATE, COL)    ->  max(abs(RATE[COL=v1] - RATE[COL=v2]), abs(RATE[COL=v1] - ...), ...)
+//                            (every pair once), so `parity(ppr, sex) <= 0.01` bounds every
+//                            pairwise gap and trains as k(k-1) linear constraints;
+//   max_over(RATE, COL)  ->  max(RATE[COL=v1], ..., RATE[COL=vk])  (the worst group);
+//   min_over(RATE, COL)  ->  min(RATE[COL=v1], ..., RATE[COL=vk]).
+// RATE is one rate, `name[:param][@dataset][[slice]]` (its slice conditions are kept, its
+// dataset gives the levels); COL a column name, quoted if needed. Text without shorthands comes
+// back unchanged. Throws ParseError (a malformed call), InvalidArgument (a column with too few
+// values: parity needs two) and what `levels` throws.
+[[nodiscard]] std::string expand_group_shorthands(std::string_view text,
+                                                  const ColumnLevels& levels);
+// The same with the levels of named data (the first entry is the default dataset).
+[[nodiscard]] std::string expand_group_shorthands(std::string_view text,
+                                                  std::span<const NamedData> data);
+// The values column `column` of `data` takes (levels with at least one row, in order of first
+// appearance). Throws NotFound listing the columns.
+[[nodiscard]] std::vector<std::string> column_levels(const Dataset& data, std::string_view column);
 
 }  // namespace rateopt

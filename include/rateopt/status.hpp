@@ -13,6 +13,8 @@ enum class Termination {
   kInfeasible,      // constraints cannot be met (certificate or best violation in the result)
   kNumericalError,  // line search / factorisation failed; the result holds the last good iterate
   kFeasible,        // constraints met, but the optimality certificate did not reach the tolerance
+  kInterrupted,     // stopped on request (TrainOptions::should_stop, e.g. Ctrl-C in Python); the
+                    // result holds what was found so far
 };
 
 [[nodiscard]] std::string_view to_string(Termination t) noexcept;

@@ -306,6 +306,10 @@ struct TrainOptions {
   std::optional<LinearModel> initial;                    // warm start (default: zero)
   CostSensitiveOracle oracle;                            // kOracle only
   std::function<void(const IterationRecord&)> progress;  // called every progress_every rounds
+  // Polled once per round (and per oracle call of the deterministic-model search): returning
+  // true stops training after that round with status kInterrupted and the candidates so far
+  // (Python's Ctrl-C check). May also throw; the exception then leaves train() unchanged.
+  std::function<bool()> should_stop;
   int progress_every = 100;
 };
 

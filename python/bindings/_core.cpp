@@ -428,9 +428,29 @@ py::list train_options() {
   return out;
 }
 
+// Ctrl-C while C++ trains: Python's SIGINT handler only flags the signal, and the interpreter
+// runs it (raising KeyboardInterrupt) when PyErr_CheckSignals is called. Training polls this once
+// per round with the GIL taken back for the call; true means the KeyboardInterrupt is pending.
+bool python_interrupt_pending() {
+  py::gil_scoped_acquire gil;
+  return PyErr_CheckSignals() != 0;
+}
+
+// A Python callable as the progress callback of the game solvers (verbose output): it gets a dict
+// per record; an exception it raises stops training and propagates.
+std::function<void(const IterationRecord&)> python_progress(const py::object& callback) {
+  if (callback.is_none()) return {};
+  return [callback](const IterationRecord& h) {
+    py::gil_scoped_acquire gil;
+    callback(py::dict("iteration"_a = h.iteration, "objective"_a = h.objective,
+                      "max_violation"_a = h.max_violation, "lagrangian"_a = h.lagrangian,
+                      "gap"_a = h.gap, "seconds"_a = h.seconds));
+  };
+}
+
 py::dict train(const std::string& objective, bool maximize,
                const std::vector<std::string>& constraints, const py::list& data,
-               const py::dict& opts) {
+               const py::dict& opts, const py::object& progress, int progress_every) {
   std::vector<std::shared_ptr<Dataset>> keep;
   const auto named = training_data(data, keep);
   ProblemSpec spec;
@@ -444,6 +464,9 @@ py::dict train(const std::string& objective, bool maximize,
     set_train_option(o, key, option_value(key, v));
   }
   if (o.solver == TrainSolver::kOracle) o.oracle = weighted_logistic_oracle(o.c, o.n_threads);
+  o.progress = python_progress(progress);
+  if (progress_every > 0) o.progress_every = progress_every;
+  o.should_stop = python_interrupt_pending;
   std::string description;
   TrainResult r;
   {
@@ -452,6 +475,8 @@ py::dict train(const std::string& objective, bool maximize,
     description = problem.describe();
     r = rateopt::train(problem, o);
   }
+  // Stopped by Ctrl-C: the KeyboardInterrupt PyErr_CheckSignals raised is still pending.
+  if (r.status == Termination::kInterrupted) throw py::error_already_set();
   py::list history;
   for (const auto& h : r.history)
     history.append(py::dict("iteration"_a = h.iteration, "objective"_a = h.objective,
@@ -570,7 +595,7 @@ py::dict train_with_oracle(const std::string& objective, bool maximize,
 // fit_ramp in per-row form by the library's ramp_problem (ramp.hpp), as the CLI does.
 py::dict fit_ramp_expressions(const std::string& objective, bool maximize,
                               const std::vector<std::string>& constraints, const py::list& data,
-                              const py::dict& opts) {
+                              const py::dict& opts, const py::object& progress) {
   std::vector<std::shared_ptr<Dataset>> keep;
   const auto named = training_data(data, keep);
   RampOptions o;
@@ -586,6 +611,16 @@ py::dict fit_ramp_expressions(const std::string& objective, bool maximize,
   get("max_outer_iterations", o.max_outer_iterations);
   get("seed", o.seed);
   get("n_threads", o.n_threads);
+  // After every MM step: Ctrl-C (the pending KeyboardInterrupt propagates out of fit_ramp) and the
+  // verbose callback.
+  o.progress = [progress](const MmIteration& h) {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    if (!progress.is_none())
+      progress(py::dict("iteration"_a = h.iteration, "phase1"_a = h.phase1,
+                        "objective"_a = h.objective, "max_violation"_a = h.max_violation,
+                        "feasible"_a = h.feasible, "accepted"_a = h.accepted));
+  };
   RampResult r;
   std::string description;
   {
@@ -927,7 +962,6 @@ PYBIND11_MODULE(_core, m) {
       [](const std::vector<std::string>& expressions, const py::list& data) {
         // data: list of (name, Dataset, prob_positive, scores, set_indptr, set_indices, classes).
         std::vector<Expression> exprs;
-        for (const auto& e : expressions) exprs.push_back(Expression::parse(e));
         std::vector<EvalData> keep;
         for (const auto& item : data) {
           const auto t = item.cast<py::tuple>();
@@ -942,10 +976,16 @@ PYBIND11_MODULE(_core, m) {
         }
         std::vector<NamedData> named;
         for (const auto& d : keep) named.push_back({d.name, d.data.get(), d.predictions.get()});
+        // Group shorthands (parity, max_over, min_over) expand over the data's columns.
+        for (const auto& e : expressions)
+          exprs.push_back(Expression::parse(expand_group_shorthands(e, named)));
         std::vector<ExpressionValue> values;
         {
           py::gil_scoped_release release;
-          for (const auto& e : exprs) values.push_back(evaluate_expression(e, named));
+          for (std::size_t k = 0; k < exprs.size(); ++k) {
+            values.push_back(evaluate_expression(exprs[k], named));
+            values.back().text = expressions[k];  // as written
+          }
         }
         py::list out;
         for (std::size_t k = 0; k < values.size(); ++k) {
@@ -1110,9 +1150,11 @@ PYBIND11_MODULE(_core, m) {
       "feature_names"_a = std::vector<std::string>{});
 
   m.def("train", &rateopt::python::train, "objective"_a, "maximize"_a, "constraints"_a, "data"_a,
-        "options"_a,
+        "options"_a, "progress"_a = py::none(), "progress_every"_a = 0,
         "Rate-constrained training (train.hpp); data: list of (name, Dataset); options: keys of "
-        "train_options().");
+        "train_options(); progress: a callable getting a dict per progress record (every "
+        "progress_every rounds, 0: the solver's default). Ctrl-C raises KeyboardInterrupt "
+        "within a round.");
   m.def("postprocess", &rateopt::python::postprocess_thresholds, "objective"_a, "maximize"_a,
         "constraints"_a, "data"_a, "base"_a, "group_columns"_a = std::vector<std::string>{},
         "n_threads"_a = 0,
@@ -1128,5 +1170,7 @@ PYBIND11_MODULE(_core, m) {
         "The rate-training option table (train_options.hpp): one dict per option with key, flag, "
         "type, default, check, solvers, help.");
   m.def("fit_ramp", &fit_ramp_expressions, "objective"_a, "maximize"_a, "constraints"_a, "data"_a,
-        "options"_a, "Goh et al.'s ramp solver over linear rate expressions.");
+        "options"_a, "progress"_a = py::none(),
+        "Goh et al.'s ramp solver over linear rate expressions; progress: a callable getting a "
+        "dict per MM step. Ctrl-C raises KeyboardInterrupt after the current MM step.");
 }

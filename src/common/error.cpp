@@ -52,6 +52,8 @@ std::string_view to_string(Termination t) noexcept {
       return "feasible";
     case Termination::kNumericalError:
       return "numerical_error";
+    case Termination::kInterrupted:
+      return "interrupted";
   }
   return "unknown";
 }

@@ -449,6 +449,7 @@ TrainResult CuttingPlane::run() {
   Master master;
   double gap = kInf;
   int rounds = 0;
+  bool interrupted = false;  // TrainOptions::should_stop
   // Rounds until the certificate holds (or the round budget is spent); resumable.
   int t = 0;
   const auto rounds_until_certified = [&] {
@@ -498,6 +499,11 @@ TrainResult CuttingPlane::run() {
         ++t;
         break;
       }
+      if (o_.should_stop && o_.should_stop()) {
+        interrupted = true;
+        ++t;
+        break;
+      }
       // Wentges smoothing; a query whose columns did not improve the LP is followed by one at the
       // LP's own multipliers.
       alpha = (t > 0 && !improved) ? 0.0 : 0.5;
@@ -524,7 +530,7 @@ TrainResult CuttingPlane::run() {
     return false;
   };
   int search_calls = 0;
-  if (m > 0 && !any_feasible(cols)) {
+  if (m > 0 && !interrupted && !any_feasible(cols)) {
     std::vector<double> base = master.mu;
     if (std::all_of(base.begin(), base.end(), [](double v) { return v <= 0; })) base.assign(m, 1.0);
     // Returns whether an active constraint is still violated by the probe's first answer (the
@@ -535,6 +541,7 @@ TrainResult CuttingPlane::run() {
       for (std::size_t j = 0; j < m; ++j) mu[j] = s * base[j];
       std::vector<Column> fresh = add_columns(mu);
       ++search_calls;
+      interrupted = interrupted || (o_.should_stop && o_.should_stop());
       found = found || any_feasible(fresh);
       bool active_violated = true;
       for (const Column& c : fresh) {
@@ -546,14 +553,14 @@ TrainResult CuttingPlane::run() {
       return active_violated;
     };
     double lo = 1, hi = 0;
-    for (double s = 2; s <= 256 && !found; s *= 2) {
+    for (double s = 2; s <= 256 && !found && !interrupted; s *= 2) {
       if (!probe(s)) {
         hi = s;
         break;
       }
       lo = s;
     }
-    for (int step = 0; hi > 0 && !found && step < 8; ++step) {
+    for (int step = 0; hi > 0 && !found && step < 8 && !interrupted; ++step) {
       const double mid = std::sqrt(lo * hi);
       (probe(mid) ? lo : hi) = mid;
     }
@@ -562,7 +569,7 @@ TrainResult CuttingPlane::run() {
   // The ray search's columns can undercut the bound at earlier query points (the oracle is not
   // exact): when the certificate no longer holds over all columns, resume the rounds from the
   // LP's multipliers over all of them.
-  if (search_calls > 0 && t < o_.iterations) {
+  if (search_calls > 0 && t < o_.iterations && !interrupted) {
     master = solve_master(cols, m, big_m);
     lb_best = -kInf;
     for (const std::vector<double>& mu : queries)
@@ -615,7 +622,8 @@ TrainResult CuttingPlane::run() {
   result.lower_bound = lb_best;
   result.gap = sr.objective - lb_best;
   const bool feasible = result.stochastic.max_violation() <= tol;
-  result.status = !feasible           ? Termination::kInfeasible
+  result.status = interrupted         ? Termination::kInterrupted
+                  : !feasible         ? Termination::kInfeasible
                   : result.gap <= tol ? Termination::kConverged
                                       : Termination::kFeasible;
   // Every option of the table (train_options.hpp), then the problem and the solver that ran.

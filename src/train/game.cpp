@@ -168,6 +168,10 @@ bool GameState::checkpoint(int t, const Iterate& it) {
 }
 
 bool GameState::end_round(int t, const ProblemValues& values, double lagrangian, bool last) {
+  if (!last && o_.should_stop && o_.should_stop()) {
+    interrupted_ = true;
+    last = true;
+  }
   if ((o_.progress_every > 0 && (t % o_.progress_every == 0)) || last) {
     IterationRecord rec{t, values.objective, values.max_violation(), lagrangian, elapsed()};
     result_.history.push_back(rec);
@@ -573,7 +577,9 @@ TrainResult GameState::finish() {
   // feasible.
   bool all_linear = is_linear(p_.objective);
   for (const Function& fn : p_.constraints) all_linear = all_linear && is_linear(fn);
-  if (result.stochastic.max_violation() > o_.tolerance) {
+  if (interrupted_) {
+    result.status = Termination::kInterrupted;
+  } else if (result.stochastic.max_violation() > o_.tolerance) {
     result.status = Termination::kInfeasible;
   } else if (all_linear && !answers_) {
     result.lower_bound = lagrangian_lower_bound(problem_, o_, f, g, m);

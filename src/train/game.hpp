@@ -155,6 +155,7 @@ class GameState {
   std::optional<double> window_objective_;
   TrainResult result_;
   int rounds_;
+  bool interrupted_ = false;  // TrainOptions::should_stop asked to stop
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -137,7 +137,11 @@ double cut_threshold(std::span<const double> s, std::size_t c) {
 std::vector<std::string> slice_columns(const RateProblem& problem) {
   std::vector<std::string> columns;
   const auto add = [&](const std::string& text) {
-    const Expression e = Expression::parse(text);
+    const Expression e =
+        Expression::parse(expand_group_shorthands(text, [&](std::string_view, std::string_view c) {
+          // Only the column names matter here: one stand-in value is enough.
+          return std::vector<std::string>{std::string(c), std::string(c) + "'"};
+        }));
     for (const RateRef& r : e.rates())
       for (const Condition& c : r.slice.conditions)
         if (std::find(columns.begin(), columns.end(), c.column) == columns.end())

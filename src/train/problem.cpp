@@ -720,8 +720,15 @@ RateProblem RateProblem::build(const ProblemSpec& spec, std::vector<TrainingData
     p.num_features = std::max(p.num_features, p.data[d].data->num_features());
   }
   Builder builder(p);
+  // Group shorthands (parity, max_over, min_over) expand over the training data's columns.
+  const ColumnLevels levels = [&](std::string_view dataset,
+                                  std::string_view column) -> std::vector<std::string> {
+    for (const TrainingData& td : p.data)
+      if (dataset.empty() || td.name == dataset) return column_levels(*td.data, column);
+    throw NotFound(fmt::format("no dataset named '{}'", dataset));
+  };
   const auto add_expr = [&](const std::string& text) {
-    p.exprs.push_back(Expression::parse(text));
+    p.exprs.push_back(Expression::parse(expand_group_shorthands(text, levels)));
     std::vector<std::size_t> map;
     for (const RateRef& r : p.exprs.back().rates()) map.push_back(builder.leaf_of(r));
     p.expr_leaves.push_back(std::move(map));

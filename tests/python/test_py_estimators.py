@@ -240,3 +240,27 @@ def test_bad_problems():
         rateopt.RateConstrainedClassifier(constraints="ppr >= 0.5").fit(X, y)
     with pytest.raises(ValueError, match="linear"):
         rateopt.RampClassifier(objective="f1", maximize=True).fit(X, y)
+
+
+def test_bayes_optimal_binary_predictions_do_not_depend_on_batching():
+    X, y, _ = make_data(n=400, seed=9)
+    Xt, _, _ = make_data(n=301, seed=10)
+    boc = rateopt.BayesOptimalClassifier(rateopt.LogisticRegression(), metric="f1").fit(X, y)
+    # threshold_: the E[F1]-optimal top k* of the training probabilities, halfway to the next.
+    p = np.sort(boc.predict_proba(X)[:, 1])[::-1]
+    k = len(rateopt.decide(p, metric="f1").selected)
+    assert 0 < k < len(p) and p[k] < boc.threshold_ < p[k - 1]
+    whole = boc.predict(Xt)
+    pieces = np.concatenate([boc.predict(Xt[i:i + 37]) for i in range(0, len(Xt), 37)])
+    assert np.array_equal(whole, pieces)
+    assert np.array_equal(boc.predict(Xt[:1]), whole[:1])
+    assert np.array_equal(whole, (boc.predict_proba(Xt)[:, 1] >= boc.threshold_).astype(int))
+    # binary_decision="batch": one decision per batch, as rateopt.decide on that batch.
+    batch = rateopt.BayesOptimalClassifier(rateopt.LogisticRegression(), metric="f1",
+                                           binary_decision="batch").fit(X, y)
+    q = batch.predict_proba(Xt[:50])[:, 1]
+    assert np.array_equal(batch.predict(Xt[:50]),
+                          rateopt.decide(q, metric="f1").indicator.astype(int))
+    with pytest.raises(ValueError, match="binary_decision"):
+        rateopt.BayesOptimalClassifier(rateopt.LogisticRegression(),
+                                       binary_decision="rows").fit(X, y)

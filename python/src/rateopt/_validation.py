@@ -358,20 +358,42 @@ def column(name: Any, values: Any, n: int) -> tuple:
     return (str(name), levels, np.ascontiguousarray(codes), None)
 
 
-def group_columns(groups, n):
-    """groups: None, a DataFrame, a Series (named), or a mapping name -> column."""
+def group_columns(groups, n, what="sensitive_features"):
+    """The slice columns of ``what`` as (name, levels, codes, numeric) tuples.
+
+    Accepted: None; a DataFrame (one column each); a named Series; a dict name -> column; a
+    1-D numpy array or list (the column ``group``, so slices read ``ppr[group=b]``); a 2-D array
+    or a list of rows (columns ``group_0``, ``group_1``, ...). Every column needs n entries. A
+    dict is never split per fold by scikit-learn's cross-validation (arrays, Series and
+    DataFrames are), so a dict whose columns do not have n entries gets that hint.
+    """
     if groups is None:
         return []
     if _is_pandas(groups) and hasattr(groups, "columns"):
         return [column(c, groups[c], n) for c in groups.columns]
     if _is_pandas(groups):
-        if groups.name is None:
-            raise ValueError("a pandas Series passed as groups needs a name")
-        return [column(groups.name, groups, n)]
+        name = "group" if groups.name is None else groups.name
+        return [column(name, groups, n)]
     if isinstance(groups, dict):
+        for k, v in groups.items():
+            m = len(v) if hasattr(v, "__len__") else None
+            if m is not None and m != n:
+                raise ValueError(
+                    f"{what}['{k}'] has {m} entries, expected {n} (one per row of X); "
+                    "scikit-learn's cross-validation (GridSearchCV, cross_val_score) splits "
+                    "arrays, Series and DataFrames per fold but not dicts: pass a DataFrame")
         return [column(k, v, n) for k, v in groups.items()]
-    raise TypeError("groups must be a pandas DataFrame, a named Series or a dict of columns, "
-                    f"got {type(groups).__name__}")
+    if isinstance(groups, (np.ndarray, list, tuple)):
+        a = np.asarray(groups, dtype=object) if isinstance(groups, (list, tuple)) else groups
+        if a.ndim == 1:
+            return [column("group", a, n)]
+        if a.ndim == 2:
+            if a.shape[0] != n:
+                raise ValueError(f"{what} has {a.shape[0]} rows, expected {n} (one per row of X)")
+            return [column(f"group_{j}", a[:, j], n) for j in range(a.shape[1])]
+        raise ValueError(f"{what} must be 1-D or 2-D, got shape {a.shape}")
+    raise TypeError(f"{what} must be a pandas DataFrame or Series, a dict of columns, a numpy "
+                    f"array or a list, got {type(groups).__name__}")
 
 
 def feature_matrix(X: Any) -> Any:

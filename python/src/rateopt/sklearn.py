@@ -201,10 +201,16 @@ class BayesOptimalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     ``fit`` fits a clone of ``estimator``; ``predict`` turns its probabilities into the
     predictions that maximise the *expected* metric (``rateopt.decide``):
 
-    * binary ``y``: one decision over the whole batch passed to ``predict`` -- the top-k
-      examples by probability, k chosen to maximise E[metric] over the batch (so a prediction
-      depends on the batch it is part of: this is what optimising a non-decomposable metric
-      such as F1 on a test set means);
+    * binary ``y``, ``binary_decision="threshold"`` (the default): a probability threshold
+      ``threshold_`` chosen at ``fit`` as the expected-metric-optimal decision over the training
+      rows' probabilities (the top k* rows, k* maximising E[metric]; the threshold halfway
+      between the k*-th and the next probability), applied row by row, so a row's prediction
+      never depends on the other rows predicted with it (Natarajan et al. 2016: the optimal
+      classifier for such metrics thresholds P(y=1|x));
+    * binary ``y``, ``binary_decision="batch"``: one decision over the whole batch passed to
+      ``predict`` -- the top-k examples by probability, k chosen to maximise E[metric] over the
+      batch (a prediction depends on the batch it is part of: this optimises the metric of that
+      very test set);
     * multi-label ``y`` (2-D 0/1 indicator): one decision per row over its labels, from the
       per-label probabilities of e.g. ``MultiOutputClassifier`` or ``OneVsRestClassifier``;
       with ``model="gfm"`` and a nearest-neighbours estimator (``kneighbors``), from the
@@ -227,6 +233,9 @@ class BayesOptimalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         The algorithm of :func:`rateopt.decide`.
     n_threads : int, default 0
         Threads over the rows of a batch (0 = all cores); results do not depend on it.
+    binary_decision : {"threshold", "batch"}, default "threshold"
+        Binary ``y`` only: a threshold fixed at ``fit`` (predictions row by row) or one
+        decision per ``predict`` batch (see above).
 
     Attributes
     ----------
@@ -238,6 +247,9 @@ class BayesOptimalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     feature_names_in_ : numpy.ndarray of str
         The column names, when ``X`` was a DataFrame.
     task_ : {"binary", "multilabel", "multiclass"}
+    threshold_ : float
+        Binary only: the probability at or above which a row is predicted positive
+        (``binary_decision="threshold"``).
     train_labels_ : numpy.ndarray of shape (n, n_labels)
         ``model="gfm"`` only: the training label sets the neighbours index.
 
@@ -249,12 +261,13 @@ class BayesOptimalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     """
 
     def __init__(self, estimator: Any, metric: str = "f1", model: str = "independent",
-                 method: str = "auto", n_threads: int = 0):
+                 method: str = "auto", n_threads: int = 0, binary_decision: str = "threshold"):
         self.estimator = estimator
         self.metric = metric
         self.model = model
         self.method = method
         self.n_threads = n_threads
+        self.binary_decision = binary_decision
 
     def fit(self, X: Any, y: Any, **fit_params: Any) -> "BayesOptimalClassifier":
         """Fit a clone of ``estimator`` on (X, y).
@@ -281,6 +294,9 @@ class BayesOptimalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         """
         if self.model not in ("independent", "gfm", "multiclass"):
             raise ValueError(f"model must be independent, gfm or multiclass, got {self.model!r}")
+        if self.binary_decision not in ("threshold", "batch"):
+            raise ValueError("binary_decision must be 'threshold' or 'batch', got "
+                             f"{self.binary_decision!r}")
         # X goes to the wrapped estimator as given (it may be a pipeline over a DataFrame).
         self._check_feature_names(X, reset=True)
         self._check_n_features(X, reset=True)
@@ -318,6 +334,15 @@ class BayesOptimalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             self.classes_ = np.arange(y.shape[1])
         else:
             self.classes_ = np.asarray(self.estimator_.classes_)
+        if self.task_ == "binary":
+            # The expected-metric-optimal top k* over the training rows' probabilities, as a
+            # threshold halfway to the next probability (inf: predict no row positive).
+            p = np.sort(self._positive_probabilities(X))[::-1]
+            k = len(decide(p, metric=self.metric, method=self.method,
+                           n_threads=self.n_threads).selected)
+            self.threshold_ = (float("inf") if k == 0 else
+                               float(p[k - 1]) if k == len(p) else
+                               float(p[k - 1] + (p[k] - p[k - 1]) / 2))
         return self
 
     def _check_input(self, X):
@@ -409,6 +434,11 @@ class BayesOptimalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             Binary: labels (entries of ``classes_``) of shape (n,); multi-label and multiclass:
             a 0/1 indicator matrix of shape (n, n_labels or n_classes).
         """
+        check_is_fitted(self, "estimator_")
+        if self.task_ == "binary" and self.binary_decision == "threshold":
+            self._check_input(X)
+            positive = self._positive_probabilities(X) >= self.threshold_
+            return self.classes_[positive.astype(int)]
         d = self.decide(X)
         if self.task_ == "binary":
             return self.classes_[d.indicator.astype(int)]

@@ -1,0 +1,251 @@
+// The group shorthands of the expression language (docs/expressions.md, "Every group of a
+// column"): parity(RATE, COLUMN), max_over(RATE, COLUMN) and min_over(RATE, COLUMN), rewritten
+// into plain expressions over the values the column takes in the data, before parsing.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/check.hpp"
+#include "rateopt/dataset.hpp"
+#include "rateopt/error.hpp"
+#include "rateopt/expr.hpp"
+
+namespace rateopt {
+
+namespace {
+
+constexpr std::string_view kShorthands[] = {"parity", "max_over", "min_over"};
+
+bool is_ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool is_ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// A column name or value as the slice grammar reads it back: as is when it holds only letters,
+// digits and '_', '-', '.', '+' or inner spaces; else "quoted" with '"' and '\\' escaped.
+std::string slice_token(std::string_view v) {
+  const bool plain = !v.empty() && v.front() != ' ' && v.back() != ' ' &&
+                     std::all_of(v.begin(), v.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+                              c == '.' || c == '+' || c == ' ';
+                     });
+  if (plain) return std::string(v);
+  std::string out = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Index just past the quoted text starting at s[i] (a quote), honouring '\' escapes.
+std::size_t skip_quoted(std::string_view s, std::size_t i) {
+  const char q = s[i++];
+  while (i < s.size() && s[i] != q) i += s[i] == '\\' ? 2 : 1;
+  return std::min(i + 1, s.size());
+}
+
+[[noreturn]] void fail(std::string_view text, std::string_view call, const std::string& what) {
+  throw ParseError("", 0, 0, fmt::format("{}: {} (in '{}')", call, what, text));
+}
+
+// RATE of a shorthand: name[:param][@dataset][[slice]]. Returns the text before the slice, the
+// inside of the slice (empty when none) and the dataset name (empty: the first dataset).
+struct RateText {
+  std::string head, slice, dataset;
+};
+RateText parse_rate(std::string_view text, std::string_view call, std::string_view rate) {
+  RateText r;
+  std::size_t i = 0;
+  const auto bad = [&] {
+    fail(text, call,
+         fmt::format("its first argument '{}' must be one rate, e.g. ppr, tpr@valid or "
+                     "fbeta:2[age=30]",
+                     rate));
+  };
+  if (rate.empty() || !is_ident_start(rate[0])) bad();
+  while (i < rate.size() && is_ident_char(rate[i])) ++i;
+  if (i < rate.size() && rate[i] == ':') {
+    ++i;
+    const std::size_t start = i;
+    while (i < rate.size() && (std::isalnum(static_cast<unsigned char>(rate[i])) ||
+                               rate[i] == '.' || rate[i] == '+' || rate[i] == '-'))
+      ++i;
+    if (i == start) bad();
+  }
+  if (i < rate.size() && rate[i] == '@') {
+    const std::size_t start = ++i;
+    while (i < rate.size() && is_ident_char(rate[i])) ++i;
+    if (i == start) bad();
+    r.dataset = std::string(rate.substr(start, i - start));
+  }
+  r.head = std::string(rate.substr(0, i));
+  if (i < rate.size()) {
+    if (rate[i] != '[' || rate.back() != ']') bad();
+    r.slice = std::string(trim(rate.substr(i + 1, rate.size() - i - 2)));
+    if (r.slice.empty()) bad();
+  }
+  return r;
+}
+
+// COLUMN of a shorthand: an identifier or a quoted name.
+std::string parse_column(std::string_view text, std::string_view call, std::string_view col) {
+  if (col.size() >= 2 && (col.front() == '"' || col.front() == '\'') && col.back() == col.front()) {
+    std::string out;
+    for (std::size_t i = 1; i + 1 < col.size(); ++i) {
+      if (col[i] == '\\' && i + 2 < col.size()) ++i;
+      out += col[i];
+    }
+    if (!out.empty()) return out;
+  } else if (!col.empty() && is_ident_start(col[0]) &&
+             std::all_of(col.begin(), col.end(), is_ident_char)) {
+    return std::string(col);
+  }
+  fail(text, call,
+       fmt::format("its second argument '{}' must be a column name (quote names with other "
+                   "characters)",
+                   col));
+}
+
+std::string expand_call(std::string_view text, std::string_view call, std::string_view rate_arg,
+                        std::string_view column_arg, const ColumnLevels& levels) {
+  const RateText rate = parse_rate(text, call, rate_arg);
+  const std::string column = parse_column(text, call, column_arg);
+  const std::vector<std::string> values = levels(rate.dataset, column);
+  const std::size_t need = call == "parity" ? 2 : 1;
+  if (values.size() < need)
+    throw InvalidArgument(fmt::format(
+        "{}({}, {}): column '{}' takes {} value(s) in {}; {} needs at least {} (in "
+        "'{}')",
+        call, rate_arg, column_arg, column, values.size(),
+        rate.dataset.empty() ? std::string("the data") : "dataset '" + rate.dataset + "'", call,
+        need, text));
+  std::vector<std::string> rates;
+  for (const std::string& v : values)
+    rates.push_back(fmt::format("{}[{}{}={}]", rate.head,
+                                rate.slice.empty() ? "" : rate.slice + ", ", slice_token(column),
+                                slice_token(v)));
+  std::string out = call == "min_over" ? "min(" : "max(";
+  bool first = true;
+  const auto add = [&](const std::string& s) {
+    out += first ? "" : ", ";
+    out += s;
+    first = false;
+  };
+  if (call == "parity") {
+    for (std::size_t a = 0; a < rates.size(); ++a)
+      for (std::size_t b = a + 1; b < rates.size(); ++b)
+        add(fmt::format("abs({} - {})", rates[a], rates[b]));
+  } else {
+    for (const std::string& r : rates) add(r);
+  }
+  return out + ")";
+}
+
+}  // namespace
+
+std::string expand_group_shorthands(std::string_view text, const ColumnLevels& levels) {
+  std::string out;
+  std::size_t i = 0;
+  int bracket = 0;  // inside a slice: names there are columns and values, never calls
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '"' || c == '\'') {
+      const std::size_t end = skip_quoted(text, i);
+      out.append(text.substr(i, end - i));
+      i = end;
+      continue;
+    }
+    if (c == '[') ++bracket;
+    if (c == ']' && bracket > 0) --bracket;
+    if (bracket == 0 && is_ident_start(c) && (i == 0 || !is_ident_char(text[i - 1]))) {
+      std::size_t j = i;
+      while (j < text.size() && is_ident_char(text[j])) ++j;
+      const std::string_view name = text.substr(i, j - i);
+      std::size_t k = j;
+      while (k < text.size() && std::isspace(static_cast<unsigned char>(text[k]))) ++k;
+      const bool shorthand =
+          std::find(std::begin(kShorthands), std::end(kShorthands), name) != std::end(kShorthands);
+      if (shorthand && k < text.size() && text[k] == '(') {
+        // The arguments: split at commas outside parentheses, brackets and quotes.
+        std::vector<std::string_view> args;
+        std::size_t start = k + 1, p = k + 1;
+        int depth = 0;
+        bool closed = false;
+        while (p < text.size()) {
+          const char d = text[p];
+          if (d == '"' || d == '\'') {
+            p = skip_quoted(text, p);
+            continue;
+          }
+          if (d == '(' || d == '[') ++depth;
+          if ((d == ')' || d == ']') && depth > 0) {
+            --depth;
+          } else if (d == ')' && depth == 0) {
+            args.push_back(trim(text.substr(start, p - start)));
+            closed = true;
+            break;
+          } else if (d == ',' && depth == 0) {
+            args.push_back(trim(text.substr(start, p - start)));
+            start = p + 1;
+          }
+          ++p;
+        }
+        if (!closed) fail(text, name, "missing ')'");
+        if (args.size() != 2)
+          fail(text, name,
+               fmt::format("takes two arguments, a rate and a column (e.g. {}(ppr, sex)), got {}",
+                           name, args.size()));
+        out += expand_call(text, name, args[0], args[1], levels);
+        i = p + 1;
+        continue;
+      }
+      out.append(name);
+      i = j;
+      continue;
+    }
+    out += c;
+    ++i;
+  }
+  return out;
+}
+
+std::string expand_group_shorthands(std::string_view text, std::span<const NamedData> data) {
+  return expand_group_shorthands(
+      text, [&](std::string_view dataset, std::string_view column) -> std::vector<std::string> {
+        const NamedData* d = data.empty() ? nullptr : &data[0];
+        if (!dataset.empty()) {
+          d = nullptr;
+          for (const NamedData& nd : data)
+            if (nd.name == dataset) d = &nd;
+          if (d == nullptr) throw NotFound(fmt::format("no dataset named '{}'", dataset));
+        }
+        RATEOPT_CHECK(d != nullptr && d->data != nullptr, "no data to expand '{}' over", column);
+        return column_levels(*d->data, column);
+      });
+}
+
+std::vector<std::string> column_levels(const Dataset& data, std::string_view column) {
+  const Column& c = data.column(column);  // NotFound lists the columns
+  std::vector<char> seen(c.levels.size(), 0);
+  for (std::int32_t code : c.codes)
+    if (code >= 0) seen[static_cast<std::size_t>(code)] = 1;
+  std::vector<std::string> out;
+  for (std::size_t l = 0; l < c.levels.size(); ++l)
+    if (seen[l]) out.push_back(c.levels[l]);
+  return out;
+}
+
+}  // namespace rateopt
