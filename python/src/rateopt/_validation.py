@@ -358,6 +358,40 @@ def column(name: Any, values: Any, n: int) -> tuple:
     return (str(name), levels, np.ascontiguousarray(codes), None)
 
 
+# Probabilities this close outside [0, 1] are rounding (a softmax or a sum printed with 16
+# digits: 1.000000000000001) and are clipped; anything further out is an error of the core.
+PROBABILITY_SLACK = 1e-9
+
+
+def clip_probabilities(a: np.ndarray) -> np.ndarray:
+    """``a`` with entries in [-1e-9, 0) set to 0 and in (1, 1 + 1e-9] set to 1 (a copy only when
+    something changes); other values are left for the core's range check."""
+    low = (a < 0) & (a >= -PROBABILITY_SLACK)
+    high = (a > 1) & (a <= 1 + PROBABILITY_SLACK)
+    if low.any() or high.any():
+        a = a.copy()
+        a[low] = 0.0
+        a[high] = 1.0
+    return a
+
+
+def multioutput_positive(probs: Any) -> Optional[np.ndarray]:
+    """The (n, m) positive-class probabilities of a list of m (n, 2) arrays, the output of
+    ``MultiOutputClassifier.predict_proba`` and of scikit-learn's native multi-label
+    estimators; None when ``probs`` is not such a list."""
+    if not isinstance(probs, (list, tuple)) or not probs:
+        return None
+    arrays = [np.asarray(p) for p in probs]
+    if not all(a.ndim == 2 and a.shape[1] == 2 for a in arrays):
+        return None
+    n = arrays[0].shape[0]
+    if any(a.shape[0] != n for a in arrays):
+        raise ValueError("probs looks like MultiOutputClassifier.predict_proba output (a list of "
+                         "(n, 2) arrays) but the arrays have different row counts: "
+                         f"{[a.shape[0] for a in arrays]}")
+    return np.column_stack([a[:, 1] for a in arrays]).astype(np.float64)
+
+
 def group_columns(groups, n, what="sensitive_features"):
     """The slice columns of ``what`` as (name, levels, codes, numeric) tuples.
 

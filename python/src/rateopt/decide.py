@@ -19,7 +19,8 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._validation import _is_pandas, float_array, index_sets, label_sets
+from ._validation import (_is_pandas, clip_probabilities, float_array, index_sets, label_sets,
+                          multioutput_positive)
 
 __all__ = ["decide", "Decision", "BatchDecision", "gfm_from_samples", "select_threshold",
            "select_top_k", "tune_threshold", "utility"]
@@ -231,11 +232,17 @@ def decide(probs: Any = None, metric: str = "f1", model: str = "independent",
         raise ValueError("probs is required")
     extra = dict(truncation=float(truncation), early_stop=bool(early_stop),
                  fast_tolerance=float(fast_tolerance))
+    if model == "independent":
+        # MultiOutputClassifier.predict_proba: one (n, 2) array per label -> (n, labels).
+        stacked = multioutput_positive(probs)
+        if stacked is not None:
+            probs = stacked
     if isinstance(probs, (list, tuple)) and probs and not np.isscalar(probs[0]):
-        rows = [float_array(p, f"probs[{k}]", ndim=1) for k, p in enumerate(probs)]
+        rows = [clip_probabilities(float_array(p, f"probs[{k}]", ndim=1))
+                for k, p in enumerate(probs)]
         packed = _core.decide_rows(rows, model=model, n_threads=int(n_threads), **opts, **extra)
         return BatchDecision(packed, [len(r) for r in rows])
-    a = float_array(probs, "probs", ndim=(1, 2))
+    a = clip_probabilities(float_array(probs, "probs", ndim=(1, 2)))
     if a.ndim == 1:
         d = _core.decide(a, model=model, **opts, **extra)
         return Decision(d.selected, d.expected, d.expected_by_k if all_k else None, d.method,

@@ -18,8 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._validation import (_is_pandas, _is_sparse, binary_labels, float_array, group_columns,
-                          label_sets, optional_weights, to_numpy)
+from ._validation import (_is_pandas, _is_sparse, binary_labels, clip_probabilities, float_array,
+                          group_columns, label_sets, optional_weights, to_numpy)
 
 __all__ = ["MetricInfo", "catalogue", "names", "compute", "confusion", "roc_auc",
            "average_precision", "multilabel_scores", "multiclass_scores", "evaluate",
@@ -387,7 +387,25 @@ def _is_binary_vector(a):
     return set(np.unique(a).tolist()) <= {0, 1}
 
 
-def _data_entry(name, y_true, y_pred, scores, groups, sample_weight, baseline, label_names):
+def _binary_pos_label(t, y_pred, pos_label):
+    """Binary labels from y_true ``t`` with the positive class ``pos_label``; y_pred holding the
+    same kind of labels (not probabilities) is converted too. Returns (values, y_pred)."""
+    seen = list(dict.fromkeys(t.tolist()))
+    if pos_label not in seen:
+        raise ValueError(f"pos_label {pos_label!r} is not a label of y_true (labels: "
+                         f"{', '.join(map(repr, seen[:10]))})")
+    if len(seen) > 2:
+        raise ValueError(f"pos_label makes binary labels, but y_true has {len(seen)} labels: "
+                         f"{', '.join(map(repr, seen[:10]))}")
+    values = np.ascontiguousarray(t == pos_label, dtype=np.int32)
+    p = np.asarray(y_pred) if y_pred is not None else None
+    if p is not None and p.dtype.kind not in "biuf":
+        p = (p == pos_label).astype(np.float64)
+    return values, p
+
+
+def _data_entry(name, y_true, y_pred, scores, groups, sample_weight, baseline, label_names,
+                pos_label=None):
     """One named dataset for _core.evaluate: (name, Dataset, prob, scores, indptr, indices,
     classes)."""
     kind, values, sip, six, label_names_out = "none", None, None, None, []
@@ -395,7 +413,7 @@ def _data_entry(name, y_true, y_pred, scores, groups, sample_weight, baseline, l
     if y_true is None:
         if y_pred is None:
             raise ValueError("give y_true or y_pred")
-        prob = float_array(y_pred, "y_pred", ndim=1)
+        prob = clip_probabilities(float_array(y_pred, "y_pred", ndim=1))
         n = prob.shape[0]
     elif _is_sparse(y_true) or np.ndim(to_numpy(y_true, "y_true")) == 2:
         kind = "multilabel"
@@ -415,14 +433,25 @@ def _data_entry(name, y_true, y_pred, scores, groups, sample_weight, baseline, l
         if t.ndim != 1:
             raise ValueError(f"y_true must be 1-D or a 2-D indicator, got shape {t.shape}")
         n = t.shape[0]
-        if _is_binary_vector(t) and label_names is None:
+        if pos_label is not None or (_is_binary_vector(t) and label_names is None):
             kind = "binary"
-            values = binary_labels(t)
+            if pos_label is not None:
+                values, y_pred = _binary_pos_label(t, y_pred, pos_label)
+            else:
+                values = binary_labels(t)
             label_names_out = ["0", "1"]
-            prob = float_array(y_pred, "y_pred", ndim=1)
+            prob = clip_probabilities(float_array(y_pred, "y_pred", ndim=1))
             if prob.shape[0] != n:
                 raise ValueError(f"y_pred has {prob.shape[0]} entries, y_true has {n}")
         else:
+            p = np.asarray(y_pred)
+            two = list(dict.fromkeys(t.tolist()))
+            if len(two) == 2 and label_names is None and p.dtype.kind == "f":
+                raise ValueError(
+                    f"y_true has the two labels {two[0]!r} and {two[1]!r} and y_pred holds "
+                    "probabilities: pass pos_label= (e.g. pos_label="
+                    f"{two[1]!r}) to evaluate binary rates (without it, labels other than 0/1 "
+                    "are classes of a multiclass problem, and y_pred must hold classes)")
             kind = "multiclass"
             values, classes, label_names_out = _encode_classes(t, y_pred, label_names)
     if scores is not None:
@@ -447,7 +476,7 @@ def evaluate(y_true: Any, y_pred: Any, expressions: Union[str, Iterable[str]],
              groups: Any = None, sample_weight: Optional[npt.ArrayLike] = None,
              scores: Optional[npt.ArrayLike] = None, baseline: Optional[npt.ArrayLike] = None,
              label_names: Optional[Iterable[str]] = None,
-             datasets: Optional[dict] = None) -> "Evaluation":
+             datasets: Optional[dict] = None, pos_label: Any = None) -> "Evaluation":
     """Exact values of metric expressions and constraints.
 
     Parameters
@@ -477,6 +506,10 @@ def evaluate(y_true: Any, y_pred: Any, expressions: Union[str, Iterable[str]],
         Further datasets referenced as ``rate@name``, each a dict with keys ``y_true``,
         ``y_pred`` and optionally ``groups``, ``sample_weight``, ``scores``, ``baseline``,
         ``label_names``.
+    pos_label : label, optional
+        The positive class of binary labels that are not 0/1 (``">50K"``, ``"yes"``): y_true
+        becomes 1 where it equals ``pos_label`` (it must have at most two labels), and a y_pred
+        of labels (not probabilities) likewise. Also applies to ``datasets``.
 
     Returns
     -------
@@ -502,7 +535,7 @@ def evaluate(y_true: Any, y_pred: Any, expressions: Union[str, Iterable[str]],
         if not isinstance(e, str):
             raise TypeError(f"expressions must be strings, got {type(e).__name__}")
     entries = [_data_entry("", y_true, y_pred, scores, groups, sample_weight, baseline,
-                           label_names)]
+                           label_names, pos_label)]
     for name, d in (datasets or {}).items():
         if not isinstance(d, dict):
             raise TypeError(f"datasets['{name}'] must be a dict with y_true, y_pred, ...")
@@ -512,7 +545,7 @@ def evaluate(y_true: Any, y_pred: Any, expressions: Union[str, Iterable[str]],
             raise ValueError(f"datasets['{name}'] has unknown keys {sorted(unknown)}")
         entries.append(_data_entry(str(name), d.get("y_true"), d.get("y_pred"), d.get("scores"),
                                    d.get("groups"), d.get("sample_weight"), d.get("baseline"),
-                                   d.get("label_names")))
+                                   d.get("label_names"), pos_label))
     out = Evaluation()
     for text, r in zip(expressions, _core.evaluate(expressions, entries)):
         if r["is_constraint"]:
