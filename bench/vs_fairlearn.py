@@ -15,6 +15,13 @@ Usage:
       --fairlearn /work/scratch/fairlearn --narwhals /work/scratch/narwhals/src \
       [--rateopt build/release/rateopt] [--rateopt-args '--solver proxy'] \
       [--datasets adult,compas,law] [--constraints dp,eo,eopp,p80] [--seeds 0,1,2] [--quick]
+      [--wrapped | --wrapped-only] [--rateopt-python build/release/python]
+
+--wrapped adds the "wrapped estimator" rows: on Adult under demographic parity (group as a
+feature and not), fairlearn's ExponentiatedGradient wrapping HistGradientBoostingClassifier
+against rateopt.RateConstrainedClassifier(estimator=<the same HGB>) (the Python package from
+--rateopt-python), rateopt trained at EG's training violation; --wrapped-only runs just those
+(default output: vs-fairlearn-wrapped in the temp folder).
 """
 import argparse
 import hashlib
@@ -215,6 +222,8 @@ def worker(job_path):
     xtr, ytr, atr, xte, ate = z["xtr"], z["ytr"], z["atr"], z["xte"], z["ate"]
     c, method, eps = job["constraint"], job["method"], job["eps"]
     base = LogisticRegression(C=1.0, solver=job["lr_solver"], max_iter=job["lr_max_iter"])
+    if method in ("eg-hgb", "rateopt-hgb"):
+        return wrapped_worker(job, xtr, ytr, atr, xte, ate)
     if method == "eg":
         moment = {"dp": lambda: DemographicParity(difference_bound=eps),
                   "eo": lambda: EqualizedOdds(difference_bound=eps),
@@ -262,10 +271,57 @@ def worker(job_path):
               open(job["out"] + ".json", "w"))
 
 
-def run_peer(args, work, key, data_npz, method, c):
-    job = {"paths": [args.narwhals, args.fairlearn], "data": data_npz, "constraint": c,
-           "method": method, "eps": args.eps, "lr_solver": args.lr_solver,
-           "lr_max_iter": args.lr_max_iter, "out": os.path.join(work, f"{key}-{method}-{c}.npz")}
+def hgb(job):
+    """The wrapped base model, the same for both tools."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    return HistGradientBoostingClassifier(max_iter=job["hgb_max_iter"], learning_rate=0.1,
+                                          max_leaf_nodes=31, early_stopping=False,
+                                          random_state=0)
+
+
+def wrapped_worker(job, xtr, ytr, atr, xte, ate):
+    """EG(HGB) or RateConstrainedClassifier(estimator=HGB) under demographic parity: fit
+    cost, expected predictions (EG: _pmf_predict; rateopt: predict_proba)."""
+    rss0 = vm_kib("self", "VmRSS") or 0
+    if job["method"] == "eg-hgb":
+        from fairlearn.reductions import DemographicParity, ExponentiatedGradient
+        model = ExponentiatedGradient(hgb(job), DemographicParity(difference_bound=job["eps"]))
+        w0, c0 = time.perf_counter(), time.process_time()
+        model.fit(xtr, ytr, sensitive_features=atr)
+        wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+        ptr = np.asarray(model._pmf_predict(xtr))[:, 1]
+        pte = np.asarray(model._pmf_predict(xte))[:, 1]
+        extra = {"eg_iterations": int(len(model.predictors_)),
+                 "eg_oracle_calls": int(model.n_oracle_calls_),
+                 "eg_support": int(np.sum(np.asarray(model.weights_) > 0))}
+    else:
+        import rateopt
+        groups = pd.DataFrame({"g": np.where(atr == 1, "A", "B")})
+        b = job["bound"]
+        model = rateopt.RateConstrainedClassifier(
+            constraints=[f"ppr[g=A] - ppr[g=B] <= {b:.6f}", f"ppr[g=B] - ppr[g=A] <= {b:.6f}"],
+            estimator=hgb(job))
+        w0, c0 = time.perf_counter(), time.process_time()
+        model.fit(xtr, ytr, groups=groups)
+        wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+        ptr = model.predict_proba(xtr)[:, 1]
+        pte = model.predict_proba(xte)[:, 1]
+        r = model.report_
+        extra = {"status": model.status_, "solver": r["solver"], "iterations": r["iterations"],
+                 "oracle_calls": r["oracle_calls"], "components": len(model.model_.components),
+                 "gap": float(model.gap_), "hgb_fit_s": float(r.get("fit_seconds", 0.0)),
+                 "bound": b}
+    rss1 = vm_kib("self", "VmHWM") or 0
+    np.savez(job["out"], ptr=ptr, pte=pte)
+    json.dump({"wall_s": wall, "cpu_s": cpu, "peak_rss_mib": rss1 / 1024.0,
+               "rss_before_fit_mib": rss0 / 1024.0, **extra}, open(job["out"] + ".json", "w"))
+
+
+def run_peer(args, work, key, data_npz, method, c, bound=None):
+    job = {"paths": [args.narwhals, args.fairlearn, args.rateopt_python], "data": data_npz,
+           "constraint": c, "method": method, "eps": args.eps, "lr_solver": args.lr_solver,
+           "lr_max_iter": args.lr_max_iter, "hgb_max_iter": args.hgb_max_iter, "bound": bound,
+           "out": os.path.join(work, f"{key}-{method}-{c}.npz")}
     job_path = job["out"] + ".job.json"
     json.dump(job, open(job_path, "w"))
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
@@ -400,6 +456,109 @@ def run_rateopt(args, work, key, files, spec, variant, c, bound, tag, base=None)
             "num_features": enc.get("num_features"), "constraints": cons, "bound": used,
             "command": shlex.join(cmd) + (f" (after {base[1]['command']})" if base else "")}
     return preds["train"], preds["test"], info
+
+
+# ---------------------------------------------------------------------------------------------
+# Wrapped estimator: EG(HGB) vs RateConstrainedClassifier(estimator=HGB), Adult, DP.
+# ---------------------------------------------------------------------------------------------
+
+WRAPPED_TOOLS = ("fairlearn EG (HGB)", "rateopt (HGB)")
+
+
+def run_wrapped(args, work):
+    tr, te, spec = adult(0)
+    g = spec["group"]
+    ytr = (tr[spec["label"]].astype(str) == spec["positive"]).astype(int).to_numpy()
+    yte = (te[spec["label"]].astype(str) == spec["positive"]).astype(int).to_numpy()
+    atr = (tr[g] == spec["protected"]).astype(int).to_numpy()
+    ate = (te[g] == spec["protected"]).astype(int).to_numpy()
+    results = []
+    for variant in ("feature", "excluded"):
+        cat = spec["categorical"] + ([g] if variant == "feature" else [])
+        xtr, xte, _ = encode(tr, te, spec["numeric"], cat)
+        data_npz = os.path.join(work, f"adult-wrapped-{variant}.npz")
+        np.savez(data_npz, xtr=xtr, ytr=ytr, atr=atr, xte=xte, ate=ate)
+        base = dict(dataset="adult", seed=0, variant=variant, n_train=len(tr), n_test=len(te),
+                    n_features=xtr.shape[1], hgb_max_iter=args.hgb_max_iter)
+        rows = {}
+        for method, tool in (("eg-hgb", WRAPPED_TOOLS[0]), ("rateopt-hgb", WRAPPED_TOOLS[1])):
+            bound = None
+            if method == "rateopt-hgb":  # EG's training violation, rounded up
+                bound = math.ceil(rows["eg-hgb"]["train_violation"] * 1e6) / 1e6
+            print(f"wrapped: Adult/{variant}: {tool}", file=sys.stderr, flush=True)
+            ptr, pte, info = run_peer(args, work, f"adult-0-{variant}", data_npz, method, "dp",
+                                      bound)
+            mtr, mte = metrics(ptr, ytr, atr), metrics(pte, yte, ate)
+            r = dict(base, tool=tool, constraint="dp", train_error=mtr["error"],
+                     test_error=mte["error"], train_rates=mtr, test_rates=mte,
+                     train_violation=violation(mtr, "dp"), test_violation=violation(mte, "dp"),
+                     **info)
+            rows[method] = r
+            results.append(r)
+        se_de, se_dv = paired_bootstrap(np.asarray(pte, float),
+                                        np.asarray(np.load(os.path.join(
+                                            work, f"adult-0-{variant}-eg-hgb-dp.npz"))["pte"]),
+                                        yte, ate, "dp")
+        rows["rateopt-hgb"].update(se_de=se_de, se_dv=se_dv)
+    return results
+
+
+def wrapped_section(results, args):
+    """The "Wrapped estimator" section of the report (empty without such rows)."""
+    rows = [r for r in results if r["tool"] in WRAPPED_TOOLS]
+    if not rows:
+        return []
+    L = ["## Wrapped estimator (HistGradientBoostingClassifier)", "",
+         "Adult, demographic parity. Both tools wrap the same "
+         f"`HistGradientBoostingClassifier(max_iter={rows[0]['hgb_max_iter']}, "
+         "learning_rate=0.1, max_leaf_nodes=31, early_stopping=False, random_state=0)` on the same "
+         "rows and features (Adult's fixed split; one-hot categoricals and standardised numerics, "
+         "the group column a feature or not), one OpenMP thread: "
+         f"`ExponentiatedGradient(HGB, DemographicParity(difference_bound={args.eps}))` against "
+         "`rateopt.RateConstrainedClassifier(estimator=HGB)` trained at EG's training DP gap "
+         "(two-sided, rounded up to 1e-6; the cutting-plane solver, each best response a "
+         "weighted HGB fit). Both fits run in a fresh Python process (`fit` only, "
+         "`time.perf_counter` / `time.process_time`); errors and violations come from the "
+         "expected predictions (EG `_pmf_predict`, rateopt `predict_proba`); fits: EG's "
+         "`n_oracle_calls_` (HGB fits), rateopt's oracle calls (HGB fits). Verdict: the rule of the main tables "
+         f"(+-{TOL}), with paired-bootstrap standard errors.",
+         "",
+         "| group | tool | test error | test DP gap | train error | train DP gap | fits | "
+         "fit wall s | fit CPU s | verdict |",
+         "|---|---|---|---|---|---|---|---|---|---|"]
+    for variant in ("feature", "excluded"):
+        eg = next((r for r in rows if r["variant"] == variant and r["tool"] == WRAPPED_TOOLS[0]),
+                  None)
+        ro = next((r for r in rows if r["variant"] == variant and r["tool"] == WRAPPED_TOOLS[1]),
+                  None)
+        if eg is None or ro is None:
+            continue
+        de, dv = ro["test_error"] - eg["test_error"], ro["test_violation"] - eg["test_violation"]
+        se = f" +- {ro['se_de']:.4f} / {ro['se_dv']:.4f}" if "se_de" in ro else ""
+        name = "as a feature" if variant == "feature" else "not a feature"
+        for tool, r, v, fits in (
+                ("EG (HGB)", eg, "", eg.get("eg_oracle_calls", eg.get("eg_iterations", ""))),
+                ("**rateopt (HGB)**" + fmt_status({"statuses": [ro.get("status", "")]}), ro,
+                 f"**{verdict(de, dv)}** (de {de:+.4f}, dv {dv:+.4f}{se})",
+                 ro.get("oracle_calls", ""))):
+            L.append(f"| {name} | {tool} | {r['test_error']:.4f} | {r['test_violation']:.4f} | "
+                     f"{r['train_error']:.4f} | {r['train_violation']:.4f} | {fits} | "
+                     f"{r['wall_s']:.1f} | {r['cpu_s']:.1f} | {v} |")
+    L.append("")
+    for variant in ("feature", "excluded"):
+        eg = [r for r in rows if r["variant"] == variant and r["tool"] == WRAPPED_TOOLS[0]]
+        ro = [r for r in rows if r["variant"] == variant and r["tool"] == WRAPPED_TOOLS[1]]
+        if eg and ro:
+            L.append(f"- group {'as a feature' if variant == 'feature' else 'not a feature'}: "
+                     f"fit CPU rateopt {ro[0]['cpu_s']:.1f} s vs EG {eg[0]['cpu_s']:.1f} s "
+                     f"({eg[0]['cpu_s'] / max(ro[0]['cpu_s'], 1e-9):.1f}x); rateopt "
+                     f"{ro[0].get('oracle_calls')} HGB fits ({ro[0].get('hgb_fit_s', 0):.1f} s of "
+                     f"them in HGB), {ro[0].get('components')} fitted models kept, certificate "
+                     f"gap {ro[0].get('gap', float('nan')):.4f}; EG "
+                     f"{eg[0].get('eg_oracle_calls')} HGB fits, {eg[0].get('eg_iterations')} "
+                     f"distinct predictors, {eg[0].get('eg_support')} in its mixture.")
+    L.append("")
+    return L
 
 
 # ---------------------------------------------------------------------------------------------
@@ -777,6 +936,9 @@ def write_report(results, args, command, out):
           ]
     if args.notes:
         L += ["", *args.notes]
+    wrapped = wrapped_section(results, args)
+    if wrapped:
+        L += [""] + wrapped
     with open(out + ".md", "w") as f:
         f.write("\n".join(L) + "\n")
     print(f"wrote {out}.md and {out}.json", file=sys.stderr)
@@ -804,6 +966,14 @@ def main():
     ap.add_argument("--out", default=None, help="output prefix (default docs/results/vs-fairlearn; "
                     "with --quick, vs-fairlearn-quick in the temp folder)")
     ap.add_argument("--json", default=None, help="rewrite the markdown from a results JSON")
+    ap.add_argument("--wrapped", action="store_true",
+                    help="also run the wrapped-estimator rows (EG vs rateopt wrapping HGB)")
+    ap.add_argument("--wrapped-only", action="store_true",
+                    help="only the wrapped-estimator rows")
+    ap.add_argument("--hgb-max-iter", type=int, default=50,
+                    help="boosting iterations of the wrapped HistGradientBoostingClassifier")
+    ap.add_argument("--rateopt-python", default=os.path.join(ROOT, "build/release/python"),
+                    help="folder holding the rateopt Python package (wrapped rows)")
     args = ap.parse_args()
     args.notes = []
     add_peer_paths(args)
@@ -822,7 +992,8 @@ def main():
         args.datasets, args.constraints = "adult", "dp"
     if args.out is None:
         args.out = (os.path.join(tempfile.gettempdir(), "vs-fairlearn-quick") if args.quick
-                    else os.path.join(ROOT, "docs/results/vs-fairlearn"))
+                    else os.path.join(tempfile.gettempdir(), "vs-fairlearn-wrapped")
+                    if args.wrapped_only else os.path.join(ROOT, "docs/results/vs-fairlearn"))
     command = "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 " + shlex.join(
         [os.path.relpath(os.path.abspath(__file__), ROOT)] + sys.argv[1:])
     if args.json:
@@ -830,6 +1001,18 @@ def main():
         args.rateopt_version = blob.get("rateopt_version", "rateopt")
         args.rateopt_binary = blob.get("rateopt_binary", {})
         return write_report(blob["results"], args, blob["command"], args.out)
+    if args.wrapped_only:
+        with tempfile.TemporaryDirectory(prefix="vs-fairlearn-wrapped-") as work:
+            results = run_wrapped(args, work)
+        json.dump({"command": command, "results": results}, open(args.out + ".json", "w"),
+                  indent=1)
+        L = ["# rateopt vs fairlearn: wrapped estimator", "", "```sh", command, "```", "",
+             f"fairlearn {args.fairlearn_version}, scikit-learn {args.sklearn_version}, rateopt "
+             f"package from `{args.rateopt_python}`.", ""] + wrapped_section(results, args)
+        with open(args.out + ".md", "w") as f:
+            f.write("\n".join(L) + "\n")
+        print(f"wrote {args.out}.md and {args.out}.json", file=sys.stderr)
+        return 0
     if not os.access(args.rateopt, os.X_OK):
         print(f"vs_fairlearn: rateopt binary not found at {args.rateopt} (build it, or pass "
               "--rateopt)", file=sys.stderr)
@@ -864,6 +1047,8 @@ def main():
             seeds = [0] if name == "adult" else [int(s) for s in args.seeds.split(",")]
             for seed in seeds:
                 results += run_split(args, work, name, seed, constraints)
+        if args.wrapped:
+            results += run_wrapped(args, work)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     write_report(results, args, command, args.out)
     return 0

@@ -15,7 +15,8 @@ _core = rateopt._core
 
 # Keywords of RateConstrainedClassifier that are not training options: the problem, the
 # prediction mode, and deprecated aliases (oracle_c -> c).
-PYTHON_ONLY = {"objective", "constraints", "maximize", "predict_mode", "oracle_c"}
+PYTHON_ONLY = {"objective", "constraints", "maximize", "predict_mode", "oracle_c",
+               "estimator"}
 
 
 def init_defaults(cls):

@@ -37,7 +37,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from . import _core
+from . import _core, _wrapped
 from ._validation import check_int, column, feature_matrix, group_columns
 
 __all__ = ["RateConstrainedClassifier", "RampClassifier"]
@@ -222,6 +222,14 @@ class RateConstrainedClassifier(_RateEstimator):
         "cutting-plane" and "oracle").
     oracle_c : float, deprecated alias of ``c`` (FutureWarning; removed in a later version)
     predict_mode : {"auto", "deterministic", "stochastic"}, default "auto" (see the module docstring)
+    estimator : scikit-learn classifier or None, default None. When given, the model class is
+        this estimator instead of linear models: each best response fits a clone of it with
+        ``sample_weight`` (a Pipeline: its last step's), labels 1{cost < 0} and weights |cost|
+        (Agarwal et al. 2018; Narasimhan et al. 2019, Algorithm 1), and ``model_`` is a
+        ``rateopt._wrapped.WrappedMixture`` of fitted clones (no ``coef_``). ``X`` reaches the
+        estimator as given (e.g. a DataFrame for a Pipeline). Problems linear in rates run the
+        cutting-plane solver (one fit per round, with its certificate), others Algorithm 1
+        (``iterations`` fits; set it, e.g. 50). See docs/python.md, "Any base model".
 
     Attributes
     ----------
@@ -237,7 +245,7 @@ class RateConstrainedClassifier(_RateEstimator):
                  multiplier_rule="sgd", multiplier_bound=20.0, slack_step=0.01, l2=0.0, c=1.0,
                  fit_intercept=True, checkpoint_every=0, tolerance=1e-3, stop_window=0,
                  stop_tolerance=1e-3, shrink=True, batch_size=0, seed=0, n_threads=0,
-                 oracle_c=_DEPRECATED, predict_mode="auto"):
+                 oracle_c=_DEPRECATED, predict_mode="auto", estimator=None):
         self.objective = objective
         self.constraints = constraints
         self.maximize = maximize
@@ -262,6 +270,50 @@ class RateConstrainedClassifier(_RateEstimator):
         self.n_threads = n_threads
         self.oracle_c = oracle_c
         self.predict_mode = predict_mode
+        self.estimator = estimator
+
+    def fit(self, X, y, *args, **kwargs):
+        if self.estimator is None:
+            return super().fit(X, y, *args, **kwargs)
+        # Any base model (_wrapped.py): the shared fit over placeholder features; X goes to the
+        # estimator's clones as given.
+        return _wrapped.fit(self, super().fit, X, y, args, kwargs)
+
+    fit.__doc__ = _RateEstimator.fit.__doc__
+
+    def decision_function(self, X):
+        if self.estimator is None:
+            return super().decision_function(X)
+        _wrapped.check_input(self, X)
+        return self.model_.decision_function(X)
+
+    def predict_proba(self, X):
+        if self.estimator is None:
+            return super().predict_proba(X)
+        _wrapped.check_input(self, X)
+        p = self.model_.probability(X)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X, mode=None, seed=None):
+        if self.estimator is None:
+            return super().predict(X, mode=mode, seed=seed)
+        mode = self.predict_mode if mode is None else mode
+        if mode == "auto":
+            check_is_fitted(self, "model_")
+            mode = self.predict_mode_
+        if mode not in _MODES:
+            raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
+        _wrapped.check_input(self, X)
+        if mode == "deterministic":
+            out = self.model_.deterministic(X)
+        else:
+            seed = self.seed if seed is None else seed
+            out = _wrapped.draw(self.model_.probability(X), check_int(seed, "seed", 0))
+        return self.classes_[(out > 0.5).astype(int)]
+
+    decision_function.__doc__ = _RateEstimator.decision_function.__doc__
+    predict_proba.__doc__ = _RateEstimator.predict_proba.__doc__
+    predict.__doc__ = _RateEstimator.predict.__doc__
 
     def _train(self, constraints, data):
         # Every key of the option table, converted and checked by it (ValueError naming the key,
@@ -271,6 +323,8 @@ class RateConstrainedClassifier(_RateEstimator):
             warnings.warn("RateConstrainedClassifier: oracle_c is deprecated, use c (the same "
                           "value)", FutureWarning, stacklevel=3)
             opts["c"] = _option_value(self.oracle_c)
+        if self.estimator is not None:
+            return _wrapped.train(self, constraints, data, opts)
         return _core.train(self.objective, bool(self.maximize), constraints, data, opts)
 
     def _more_tags(self):
