@@ -9,8 +9,9 @@
   linear in rates (same expression syntax); one linear model whose randomised form predicts
   positive with probability ``clamp((1 + score) / 2, 0, 1)``.
 
-Groups for slices (``sex=Female``) come with ``fit(X, y, groups=...)`` as a DataFrame, a named
-Series or a dict of columns; they are not features. The training data is the default dataset
+Groups for slices (``sex=Female``) come with ``fit(X, y, sensitive_features=...)`` as a
+DataFrame, a Series, a dict of columns, a numpy array or a list (``groups=`` is a keyword alias);
+they are not features. The training data is the default dataset
 of the expressions (also reachable as ``@train``); further datasets (e.g. unlabelled data for a
 coverage constraint) go in ``fit(..., datasets={"name": {"X": ..., "y": ..., "groups": ...}})``.
 
@@ -89,19 +90,34 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
             raise ValueError(f"predict_mode must be one of {_MODES}, got {self.predict_mode!r}")
         return cons
 
-    def fit(self, X, y, groups=None, sample_weight=None, baseline=None, datasets=None):
-        """Fit on (X, y) with slice columns ``groups``.
+    def fit(self, X, y, sensitive_features=None, sample_weight=None, baseline=None,
+            datasets=None, *, groups=None):
+        """Fit on (X, y) with the slice columns ``sensitive_features``.
 
         Parameters
         ----------
         X : array-like or scipy.sparse matrix (n, d), or a numeric DataFrame
         y : binary labels (two classes; ``classes_[1]`` is the positive class)
-        groups : DataFrame, named Series or dict name -> column, optional
+        sensitive_features : the columns the expressions slice on (``ppr[sex=Female]``); they
+            are not features. A DataFrame (one column each), a Series (its name; ``group`` when
+            unnamed), a dict name -> column, a 1-D array or list (the column ``group``) or a 2-D
+            array (``group_0``, ``group_1``, ...). GridSearchCV and cross_val_score split
+            arrays, Series and DataFrames per fold when given to their ``fit`` as
+            ``sensitive_features=...`` (``clf__sensitive_features=...`` for a Pipeline step
+            named ``clf``); a dict is not split, so use a DataFrame there.
         sample_weight : array-like, optional
         baseline : 0/1 predictions of a deployed model, for churn constraints, optional
-        datasets : dict name -> {"X", "y" (optional), "groups", "sample_weight", "baseline"}
-            further datasets referenced as ``rate@name``.
+        datasets : dict name -> {"X", "y" (optional), "sensitive_features" (or "groups"),
+            "sample_weight", "baseline"}: further datasets referenced as ``rate@name``.
+        groups : alias of ``sensitive_features`` (keyword only). Not for GridSearchCV or
+            cross_val_score, which keep ``groups`` for their CV splitter and never pass it on.
         """
+        if groups is not None:
+            if sensitive_features is not None:
+                raise TypeError("pass the group columns once: sensitive_features= or its alias "
+                                "groups=, not both")
+            sensitive_features = groups
+        groups = sensitive_features
         cons = self._check_problem()
         X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)
@@ -125,9 +141,17 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
             wd = None
             if d.get("sample_weight") is not None:
                 wd = np.ascontiguousarray(_check_sample_weight(d["sample_weight"], Xd))
-            data.append((str(name), _binary_dataset(Xd, yd, wd, d.get("groups"),
-                                                    d.get("baseline"), names)))
-        r = self._train(cons, data)
+            gd = d.get("sensitive_features", d.get("groups"))
+            data.append((str(name), _binary_dataset(Xd, yd, wd, gd, d.get("baseline"), names)))
+        try:
+            r = self._train(cons, data)
+        except _core.NotFoundError as e:
+            if groups is not None or "column" not in str(e):
+                raise
+            raise _core.NotFoundError(
+                f"{e}; pass the group columns with fit(X, y, sensitive_features=...) (GridSearchCV "
+                "and cross_val_score keep groups= for their CV splitter: give them "
+                "sensitive_features=... instead)") from None
         self.model_ = r.pop("model")
         self.report_ = r
         self.status_ = r["status"]
@@ -163,6 +187,44 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
                     "meets them in expectation", UserWarning, stacklevel=2)
         return self
 
+    def _seed(self):
+        """``random_state`` when given (an int, or a RandomState drawn from once), else
+        ``seed``."""
+        rs = getattr(self, "random_state", None)
+        if rs is None:
+            return self.seed
+        if isinstance(rs, np.random.RandomState):
+            return int(rs.randint(np.iinfo(np.int32).max))
+        return check_int(rs, "random_state", 0)
+
+    def _threads(self):
+        """``n_jobs`` when given (-1 or None: every core), else ``n_threads``."""
+        nj = getattr(self, "n_jobs", None)
+        if nj is None:
+            return self.n_threads
+        nj = check_int(nj, "n_jobs")
+        return 0 if nj < 0 else nj
+
+    def _progress(self):
+        """The verbose callback: one line per progress record on stdout (None when quiet)."""
+        verbose = check_int(getattr(self, "verbose", 0) or 0, "verbose", 0)
+        if not verbose:
+            return None
+        name = type(self).__name__
+
+        def show(rec):
+            parts = [f"{name}: round {rec['iteration']:5d}"]
+            for key, label in (("objective", "objective"), ("max_violation", "max violation"),
+                               ("lagrangian", "bound"), ("gap", "gap")):
+                v = rec.get(key)
+                if v is not None and v == v:
+                    parts.append(f"{label} {v:.6g}")
+            if "seconds" in rec:
+                parts.append(f"({rec['seconds']:.2f} s)")
+            print("  ".join(parts), flush=True)
+
+        return show
+
     def _features(self, X):
         check_is_fitted(self, "model_")
         X = self._validate_data(X, accept_sparse="csr", dtype=np.float64, reset=False)
@@ -171,12 +233,12 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Score of the deterministic model (> 0 predicts ``classes_[1]``)."""
         fm = self._features(X)
-        return self.model_.decision_function(fm, n_threads=self.n_threads)
+        return self.model_.decision_function(fm, n_threads=self._threads())
 
     def predict_proba(self, X):
         """[P(classes_[0]), P(classes_[1])] of the stochastic classifier."""
         fm = self._features(X)
-        p = self.model_.predict(fm, mode="probability", n_threads=self.n_threads)
+        p = self.model_.predict(fm, mode="probability", n_threads=self._threads())
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X, mode=None, seed=None):
@@ -189,9 +251,9 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
         fm = self._features(X)
-        seed = self.seed if seed is None else seed
+        seed = self._seed() if seed is None else seed
         out = self.model_.predict(fm, mode=mode, seed=check_int(seed, "seed", 0),
-                                  n_threads=self.n_threads)
+                                  n_threads=self._threads())
         return self.classes_[(out > 0.5).astype(int)]
 
     def save_model(self, path):
@@ -222,6 +284,13 @@ class RateConstrainedClassifier(_RateEstimator):
         "cutting-plane" and "oracle").
     oracle_c : float, deprecated alias of ``c`` (FutureWarning; removed in a later version)
     predict_mode : {"auto", "deterministic", "stochastic"}, default "auto" (see the module docstring)
+    verbose : int, default 0. 1: a progress line per progress record on stdout (round,
+        objective, max violation, bound and gap where the solver has them); 2: every round.
+        Ctrl-C stops a fit within a round and raises KeyboardInterrupt.
+    random_state : int, numpy RandomState or None, default None: scikit-learn's name for the
+        seed; when given it replaces ``seed`` for the training draws and stochastic predictions.
+    n_jobs : int or None, default None: scikit-learn's name for the thread count; when given it
+        replaces ``n_threads`` (-1: every core). Results do not depend on it.
     estimator : scikit-learn classifier or None, default None. When given, the model class is
         this estimator instead of linear models: each best response fits a clone of it with
         ``sample_weight`` (a Pipeline: its last step's), labels 1{cost < 0} and weights |cost|
@@ -245,7 +314,8 @@ class RateConstrainedClassifier(_RateEstimator):
                  multiplier_rule="sgd", multiplier_bound=20.0, slack_step=0.01, l2=0.0, c=1.0,
                  fit_intercept=True, checkpoint_every=0, tolerance=1e-3, stop_window=0,
                  stop_tolerance=1e-3, shrink=True, batch_size=0, seed=0, n_threads=0,
-                 oracle_c=_DEPRECATED, predict_mode="auto", estimator=None):
+                 oracle_c=_DEPRECATED, predict_mode="auto", verbose=0, random_state=None,
+                 n_jobs=None, estimator=None):
         self.objective = objective
         self.constraints = constraints
         self.maximize = maximize
@@ -270,14 +340,22 @@ class RateConstrainedClassifier(_RateEstimator):
         self.n_threads = n_threads
         self.oracle_c = oracle_c
         self.predict_mode = predict_mode
+        self.verbose = verbose
+        self.random_state = random_state
+        self.n_jobs = n_jobs
         self.estimator = estimator
 
-    def fit(self, X, y, *args, **kwargs):
+    def fit(self, X, y, sensitive_features=None, sample_weight=None, baseline=None,
+            datasets=None, *, groups=None):
+        # The same signature as the shared fit: scikit-learn (metadata routing, and tools that
+        # look for the group keyword) reads it.
+        kwargs = dict(sensitive_features=sensitive_features, sample_weight=sample_weight,
+                      baseline=baseline, datasets=datasets, groups=groups)
         if self.estimator is None:
-            return super().fit(X, y, *args, **kwargs)
+            return super().fit(X, y, **kwargs)
         # Any base model (_wrapped.py): the shared fit over placeholder features; X goes to the
         # estimator's clones as given.
-        return _wrapped.fit(self, super().fit, X, y, args, kwargs)
+        return _wrapped.fit(self, super().fit, X, y, (), kwargs)
 
     fit.__doc__ = _RateEstimator.fit.__doc__
 
@@ -307,7 +385,7 @@ class RateConstrainedClassifier(_RateEstimator):
         if mode == "deterministic":
             out = self.model_.deterministic(X)
         else:
-            seed = self.seed if seed is None else seed
+            seed = self._seed() if seed is None else seed
             out = _wrapped.draw(self.model_.probability(X), check_int(seed, "seed", 0))
         return self.classes_[(out > 0.5).astype(int)]
 
@@ -319,13 +397,19 @@ class RateConstrainedClassifier(_RateEstimator):
         # Every key of the option table, converted and checked by it (ValueError naming the key,
         # the value and the expected range).
         opts = {o["key"]: _option_value(getattr(self, o["key"])) for o in _core.train_options()}
+        opts["seed"] = _option_value(self._seed())
+        opts["n_threads"] = _option_value(self._threads())
         if not (isinstance(self.oracle_c, str) and self.oracle_c == _DEPRECATED):
             warnings.warn("RateConstrainedClassifier: oracle_c is deprecated, use c (the same "
                           "value)", FutureWarning, stacklevel=3)
             opts["c"] = _option_value(self.oracle_c)
         if self.estimator is not None:
             return _wrapped.train(self, constraints, data, opts)
-        return _core.train(self.objective, bool(self.maximize), constraints, data, opts)
+        verbose = check_int(self.verbose or 0, "verbose", 0)
+        # verbose 1: the solver's own cadence (every iterations / 100 rounds for the games, every
+        # round for cutting-plane's few); 2 and more: every round.
+        return _core.train(self.objective, bool(self.maximize), constraints, data, opts,
+                           progress=self._progress(), progress_every=1 if verbose >= 2 else 0)
 
     def _more_tags(self):
         return {
@@ -356,12 +440,18 @@ class RampClassifier(_RateEstimator):
     max_mm_iterations, mm_tol, feasibility_tol, outer_tol, max_outer_iterations, seed,
     n_threads : RampOptions of ramp.hpp
     predict_mode : {"auto", "deterministic", "stochastic"}, default "auto" (see the module docstring)
+    verbose : int, default 0. 1: a progress line per progress record on stdout after every
+        majorisation-minimisation step. Ctrl-C stops a fit after the current step and raises KeyboardInterrupt.
+    random_state : int, numpy RandomState or None, default None: scikit-learn's name for the
+        seed; when given it replaces ``seed`` for the training draws and stochastic predictions.
+    n_jobs : int or None, default None: scikit-learn's name for the thread count; when given it
+        replaces ``n_threads`` (-1: every core). Results do not depend on it.
     """
 
     def __init__(self, objective="error", constraints=(), maximize=False, ramp_lambda=1e-4,
                  bias_feature=1.0, max_mm_iterations=10, mm_tol=1e-5, feasibility_tol=1e-3,
                  outer_tol=1e-4, max_outer_iterations=60, seed=0, n_threads=0,
-                 predict_mode="auto", l2=_DEPRECATED):
+                 predict_mode="auto", l2=_DEPRECATED, verbose=0, random_state=None, n_jobs=None):
         self.objective = objective
         self.constraints = constraints
         self.maximize = maximize
@@ -376,6 +466,9 @@ class RampClassifier(_RateEstimator):
         self.seed = seed
         self.n_threads = n_threads
         self.predict_mode = predict_mode
+        self.verbose = verbose
+        self.random_state = random_state
+        self.n_jobs = n_jobs
 
     def _train(self, constraints, data):
         lam = self.ramp_lambda
@@ -389,9 +482,10 @@ class RampClassifier(_RateEstimator):
                 "outer_tol": float(self.outer_tol),
                 "max_outer_iterations": check_int(self.max_outer_iterations,
                                                   "max_outer_iterations", 1),
-                "seed": check_int(self.seed, "seed", 0),
-                "n_threads": check_int(self.n_threads, "n_threads")}
-        r = _core.fit_ramp(self.objective, bool(self.maximize), constraints, data, opts)
+                "seed": check_int(self._seed(), "seed", 0),
+                "n_threads": check_int(self._threads(), "n_threads")}
+        r = _core.fit_ramp(self.objective, bool(self.maximize), constraints, data, opts,
+                           progress=self._progress())
         r["iterations"] = len(r["history"]) or 1
         return r
 
