@@ -71,3 +71,29 @@ def test_decide_takes_multioutput_predict_proba():
     assert np.array_equal(batch.indicator, ref.indicator)
     with pytest.raises(ValueError, match="different row counts"):
         rateopt.decide([proba[0], proba[1][:5]], metric="f1")
+
+
+@pytest.mark.parametrize("cls", ["RateConstrainedClassifier", "RampClassifier"])
+def test_estimators_pos_label_picks_the_positive_class(cls):
+    rng = np.random.default_rng(3)
+    n = 300
+    X = rng.normal(size=(n, 2))
+    g = np.where(rng.uniform(size=n) < 0.5, "a", "b")
+    yes = X[:, 0] + 0.3 * rng.normal(size=n) > 0.4
+    y = np.where(yes, "approve", "deny")  # sorted: approve < deny, so deny would be positive
+    est = getattr(rateopt, cls)
+    kw = dict(constraints=["ppr <= 0.3"])
+    if cls == "RampClassifier":
+        kw["max_mm_iterations"] = 3
+    fit = est(pos_label="approve", **kw).fit(X, y, sensitive_features={"g": g})
+    assert fit.classes_.tolist() == ["deny", "approve"]
+    p = fit.predict_proba(X)[:, 1]  # P(approve)
+    assert p.mean() <= 0.3 + 5e-3  # the constraint counts "approve" as positive
+    pred = fit.predict(X)
+    assert set(pred.tolist()) <= {"approve", "deny"}
+    # Without pos_label the larger sorted class ("deny") is positive: ppr <= 0.3 binds on it.
+    other = est(**kw).fit(X, y, sensitive_features={"g": g})
+    assert other.classes_.tolist() == ["approve", "deny"]
+    assert other.predict_proba(X)[:, 1].mean() <= 0.3 + 5e-3
+    with pytest.raises(ValueError, match="pos_label 'maybe' is not a class of y"):
+        est(pos_label="maybe", **kw).fit(X, y)

@@ -16,7 +16,7 @@ _core = rateopt._core
 # Keywords of RateConstrainedClassifier that are not training options: the problem, the
 # prediction mode, and deprecated aliases (oracle_c -> c).
 PYTHON_ONLY = {"objective", "constraints", "maximize", "predict_mode", "oracle_c", "verbose",
-               "random_state", "n_jobs", "estimator"}
+               "random_state", "n_jobs", "estimator", "pos_label"}
 
 
 def init_defaults(cls):

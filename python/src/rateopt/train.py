@@ -125,6 +125,13 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
         if len(self.classes_) != 2:
             raise ValueError(f"{type(self).__name__} is binary: y needs 2 classes, got "
                              f"{len(self.classes_)} class(es)")
+        pos_label = getattr(self, "pos_label", None)
+        if pos_label is not None:
+            if pos_label not in self.classes_.tolist():
+                raise ValueError(f"pos_label {pos_label!r} is not a class of y (classes: "
+                                 f"{', '.join(map(repr, self.classes_.tolist()))})")
+            if self.classes_[1] != pos_label:
+                self.classes_ = self.classes_[::-1].copy()  # classes_[1] is the positive class
         labels = np.ascontiguousarray(y == self.classes_[1], dtype=np.int32)
         w = None
         if sample_weight is not None:
@@ -291,6 +298,9 @@ class RateConstrainedClassifier(_RateEstimator):
         seed; when given it replaces ``seed`` for the training draws and stochastic predictions.
     n_jobs : int or None, default None: scikit-learn's name for the thread count; when given it
         replaces ``n_threads`` (-1: every core). Results do not depend on it.
+    pos_label : a class of y or None, default None: the positive class, the one rates such as
+        ``tpr`` and ``ppr`` count (``">50K"``); it becomes ``classes_[1]``. None: the larger of
+        the two sorted classes.
     estimator : scikit-learn classifier or None, default None. When given, the model class is
         this estimator instead of linear models: each best response fits a clone of it with
         ``sample_weight`` (a Pipeline: its last step's), labels 1{cost < 0} and weights |cost|
@@ -315,7 +325,7 @@ class RateConstrainedClassifier(_RateEstimator):
                  fit_intercept=True, checkpoint_every=0, tolerance=1e-3, stop_window=0,
                  stop_tolerance=1e-3, shrink=True, batch_size=0, seed=0, n_threads=0,
                  oracle_c=_DEPRECATED, predict_mode="auto", verbose=0, random_state=None,
-                 n_jobs=None, estimator=None):
+                 n_jobs=None, estimator=None, pos_label=None):
         self.objective = objective
         self.constraints = constraints
         self.maximize = maximize
@@ -343,6 +353,7 @@ class RateConstrainedClassifier(_RateEstimator):
         self.verbose = verbose
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.pos_label = pos_label
         self.estimator = estimator
 
     def fit(self, X, y, sensitive_features=None, sample_weight=None, baseline=None,
@@ -446,12 +457,16 @@ class RampClassifier(_RateEstimator):
         seed; when given it replaces ``seed`` for the training draws and stochastic predictions.
     n_jobs : int or None, default None: scikit-learn's name for the thread count; when given it
         replaces ``n_threads`` (-1: every core). Results do not depend on it.
+    pos_label : a class of y or None, default None: the positive class, the one rates such as
+        ``tpr`` and ``ppr`` count (``">50K"``); it becomes ``classes_[1]``. None: the larger of
+        the two sorted classes.
     """
 
     def __init__(self, objective="error", constraints=(), maximize=False, ramp_lambda=1e-4,
                  bias_feature=1.0, max_mm_iterations=10, mm_tol=1e-5, feasibility_tol=1e-3,
                  outer_tol=1e-4, max_outer_iterations=60, seed=0, n_threads=0,
-                 predict_mode="auto", l2=_DEPRECATED, verbose=0, random_state=None, n_jobs=None):
+                 predict_mode="auto", l2=_DEPRECATED, verbose=0, random_state=None, n_jobs=None,
+                 pos_label=None):
         self.objective = objective
         self.constraints = constraints
         self.maximize = maximize
@@ -469,6 +484,7 @@ class RampClassifier(_RateEstimator):
         self.verbose = verbose
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.pos_label = pos_label
 
     def _train(self, constraints, data):
         lam = self.ramp_lambda
