@@ -448,9 +448,6 @@ class BayesOptimalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return {
             "binary_only": True,
             "_xfail_checks": {
-                "check_methods_subset_invariance":
-                    "binary predictions are one decision over the whole batch (top-k by "
-                    "probability), so predicting a subset can differ by design",
                 "check_classifiers_train":
                     "predictions are the metric-optimal sets, not the argmax of predict_proba "
                     "or the sign of decision_function (the check requires that consistency)",
