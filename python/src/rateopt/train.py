@@ -280,16 +280,7 @@ class RateConstrainedClassifier(_RateEstimator):
     objective : str, an expression of rates, default "error"
     constraints : list of str, e.g. ``["tpr[sex=Female] >= tpr[sex=Male] - 0.05"]``
     maximize : bool, maximise the objective (e.g. ``"f1"``)
-    solver : {"auto", "cutting-plane", "proxy", "three-player", "ratio", "oracle"}
-        ("auto": cutting-plane for problems linear in rates, with an optimality certificate)
-    iterations, model_step, model_rule, multiplier_step, multiplier_rule, multiplier_bound,
-    slack_step, l2, c, fit_intercept, checkpoint_every, tolerance, stop_window, stop_tolerance,
-    shrink, batch_size, seed, n_threads :
-        the training options (docs/options.md, ``_core.train_options()``): the keys, defaults
-        and checks of TrainOptions (train.hpp), shared with ``rateopt train`` and its problem
-        files. ``c`` is the C of the weighted logistic-regression oracle (solvers
-        "cutting-plane" and "oracle").
-    oracle_c : float, deprecated alias of ``c`` (FutureWarning; removed in a later version)
+@TRAINING_OPTIONS@    oracle_c : float, deprecated alias of ``c`` (FutureWarning; removed in a later version)
     predict_mode : {"auto", "deterministic", "stochastic"}, default "auto" (see the module docstring)
     verbose : int, default 0. 1: a progress line per progress record on stdout (round,
         objective, max violation, bound and gap where the solver has them); 2: every round.
@@ -443,13 +434,30 @@ class RampClassifier(_RateEstimator):
     Parameters
     ----------
     objective, constraints, maximize : as RateConstrainedClassifier
-    ramp_lambda : float, lambda of the (lambda/2)(|w|^2 + b^2) regulariser (> 0; RampOptions
-        ``lambda``, ``rateopt train --solver ramp --lambda``)
+    ramp_lambda : float, default 1e-4
+        lambda of the (lambda/2)(|w|^2 + b^2) regulariser (> 0; ``rateopt train --solver ramp
+        --lambda``)
     l2 : deprecated alias of ``ramp_lambda`` (FutureWarning; it is not RateConstrainedClassifier's
         ``l2``, whose default and penalty differ)
-    bias_feature : float, the regularised bias feature (0: no bias)
-    max_mm_iterations, mm_tol, feasibility_tol, outer_tol, max_outer_iterations, seed,
-    n_threads : RampOptions of ramp.hpp
+    bias_feature : float, default 1.0
+        The constant feature appended to every row for the bias, which the regulariser then
+        also shrinks (LIBLINEAR's convention); 0: no bias.
+    max_mm_iterations : int, default 10
+        Majorisation-minimisation steps: each replaces the ramp loss by its convex upper bound
+        at the current model and solves that problem (> 0).
+    mm_tol : float, default 1e-5
+        Stop when a step lowers the ramp objective by less than this (>= 0).
+    feasibility_tol : float, default 1e-3
+        Constraint excess accepted as feasible, in the constraint's units (> 0).
+    outer_tol : float, default 1e-4
+        Accuracy of each step's constrained problem: its upper minus lower bound, in objective
+        units (> 0).
+    max_outer_iterations : int, default 60
+        Weighted-SVM solves per step (the outer loop over the constraint multipliers, > 0).
+    seed : int, default 0
+        Seed of the SVM solver's coordinate order and of stochastic predictions.
+    n_threads : int, default 0
+        Threads; <= 0: every core. Results do not depend on it.
     predict_mode : {"auto", "deterministic", "stochastic"}, default "auto" (see the module docstring)
     verbose : int, default 0. 1: a progress line per progress record on stdout after every
         majorisation-minimisation step. Ctrl-C stops a fit after the current step and raises KeyboardInterrupt.
@@ -516,3 +524,28 @@ class RampClassifier(_RateEstimator):
         }
 
 
+def _training_options_doc():
+    """The numpydoc entries of the training options, from the option table itself (the one
+    declaration shared with ``rateopt train``, its problem files and docs/options.md)."""
+    import textwrap
+
+    types = {"int": "int", "uint": "int", "float": "float", "bool": "bool", "solver": "str",
+             "step rule": "str"}
+    out = []
+    for o in _core.train_options():
+        head = f"    {o['key']} : {types.get(o['type'], o['type'])}, default {o['default']!r}"
+        text = o["help"]
+        if o["check"] and o["type"] not in ("solver", "step rule"):
+            text += f" Must be {o['check'].strip()}."
+        elif o["type"] in ("solver", "step rule"):
+            text += f" One of {o['check']}."
+        if len(o["solvers"]) < 5:
+            text += f" Read by: {', '.join(o['solvers'])}."
+        out.append(head)
+        out.extend(textwrap.wrap(text, 92, initial_indent="        ", break_on_hyphens=False,
+                                 subsequent_indent="        "))
+    return "\n".join(out) + "\n"
+
+
+RateConstrainedClassifier.__doc__ = RateConstrainedClassifier.__doc__.replace(
+    "@TRAINING_OPTIONS@", _training_options_doc())
