@@ -31,6 +31,7 @@ Prediction modes (``predict(X, mode=...)``, default the ``predict_mode`` paramet
 from __future__ import annotations
 
 import warnings
+from typing import Any, Optional, Union
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -90,8 +91,9 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
             raise ValueError(f"predict_mode must be one of {_MODES}, got {self.predict_mode!r}")
         return cons
 
-    def fit(self, X, y, sensitive_features=None, sample_weight=None, baseline=None,
-            datasets=None, *, groups=None):
+    def fit(self, X: Any, y: Any, sensitive_features: Any = None, sample_weight: Any = None,
+            baseline: Any = None, datasets: Optional[dict] = None, *,
+            groups: Any = None) -> "_RateEstimator":
         """Fit on (X, y) with the slice columns ``sensitive_features``.
 
         Parameters
@@ -237,18 +239,19 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
         X = self._validate_data(X, accept_sparse="csr", dtype=np.float64, reset=False)
         return feature_matrix(X)
 
-    def decision_function(self, X):
+    def decision_function(self, X: Any) -> np.ndarray:
         """Score of the deterministic model (> 0 predicts ``classes_[1]``)."""
         fm = self._features(X)
         return self.model_.decision_function(fm, n_threads=self._threads())
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: Any) -> np.ndarray:
         """[P(classes_[0]), P(classes_[1])] of the stochastic classifier."""
         fm = self._features(X)
         p = self.model_.predict(fm, mode="probability", n_threads=self._threads())
         return np.column_stack([1.0 - p, p])
 
-    def predict(self, X, mode=None, seed=None):
+    def predict(self, X: Any, mode: Optional[str] = None,
+                seed: Optional[int] = None) -> np.ndarray:
         """Labels from the deterministic model, or seeded stochastic draws (see the module
         docstring). ``mode`` and ``seed`` default to ``predict_mode`` and ``seed``."""
         mode = self.predict_mode if mode is None else mode
@@ -263,7 +266,7 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
                                   n_threads=self._threads())
         return self.classes_[(out > 0.5).astype(int)]
 
-    def save_model(self, path):
+    def save_model(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """The CLI's model format (``rateopt predict --model path``)."""
         check_is_fitted(self, "model_")
         self.model_.save(str(path))
@@ -347,8 +350,9 @@ class RateConstrainedClassifier(_RateEstimator):
         self.pos_label = pos_label
         self.estimator = estimator
 
-    def fit(self, X, y, sensitive_features=None, sample_weight=None, baseline=None,
-            datasets=None, *, groups=None):
+    def fit(self, X: Any, y: Any, sensitive_features: Any = None, sample_weight: Any = None,
+            baseline: Any = None, datasets: Optional[dict] = None, *,
+            groups: Any = None) -> "_RateEstimator":
         # The same signature as the shared fit: scikit-learn (metadata routing, and tools that
         # look for the group keyword) reads it.
         kwargs = dict(sensitive_features=sensitive_features, sample_weight=sample_weight,
@@ -361,20 +365,21 @@ class RateConstrainedClassifier(_RateEstimator):
 
     fit.__doc__ = _RateEstimator.fit.__doc__
 
-    def decision_function(self, X):
+    def decision_function(self, X: Any) -> np.ndarray:
         if self.estimator is None:
             return super().decision_function(X)
         _wrapped.check_input(self, X)
         return self.model_.decision_function(X)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: Any) -> np.ndarray:
         if self.estimator is None:
             return super().predict_proba(X)
         _wrapped.check_input(self, X)
         p = self.model_.probability(X)
         return np.column_stack([1.0 - p, p])
 
-    def predict(self, X, mode=None, seed=None):
+    def predict(self, X: Any, mode: Optional[str] = None,
+                seed: Optional[int] = None) -> np.ndarray:
         if self.estimator is None:
             return super().predict(X, mode=mode, seed=seed)
         mode = self.predict_mode if mode is None else mode
