@@ -29,7 +29,8 @@ int run_decide(int argc, const char* const* argv) {
       "rateopt decide"};
   std::string metric_name, model = "independent", method = "auto", input = "-", output = "-",
                            format = "jsonl";
-  bool column = false, all_k = false, early_stop = false;
+  bool column = false, all_k = false, early_stop = false, none_item = false, normalize = false;
+  int empty_score = 1;
   double truncation = 0.0;
   double tolerance = DecideOptions{}.fast_tolerance;
   int threads = 0;
@@ -59,6 +60,17 @@ int run_decide(int argc, const char* const* argv) {
                  "floor above ~1.7 million items; the bound reached is printed as error_bound)")
       ->check(CLI::Range(1e-300, 1e-2))
       ->capture_default_str();
+  app.add_option("--empty-score", empty_score,
+                 "F-beta / Jaccard of an empty prediction against an empty truth: 1, or 0 as "
+                 "scikit-learn's zero_division=0 and Kaggle's Instacart metric")
+      ->check(CLI::IsMember({0, 1}))
+      ->capture_default_str();
+  app.add_flag("--none-item", none_item,
+               "independent model, F-beta / Jaccard: the None pseudo-item (true iff no item is) "
+               "as one more candidate; jsonl output says \"none\": true when it is predicted");
+  app.add_flag("--normalize", normalize,
+               "multiclass: accept class rows summing to 1 within 1e-3 and divide them by their "
+               "sum (without it: within 1e-6)");
   app.add_option("--output,-o", output, "Output file ('-' = stdout)")->capture_default_str();
   app.add_option("--format", format,
                  "jsonl (selected, expected, ...), sets (the selected indices of each instance "
@@ -76,6 +88,15 @@ int run_decide(int argc, const char* const* argv) {
   options.early_stop = early_stop;
   options.truncation = truncation;
   options.fast_tolerance = tolerance;
+  options.empty_score = empty_score;
+  options.none_item = none_item;
+  if (none_item && model != "independent")
+    throw InvalidArgument("--none-item applies to the independent model");
+  if (none_item && format != "jsonl")
+    throw InvalidArgument(
+        "--none-item needs --format jsonl (sets and indicator rows have no place for None)");
+  if (normalize && model != "multiclass")
+    throw InvalidArgument("--normalize applies to the multiclass model");
 
   std::string text;
   const std::string file = input == "-" ? std::string("<stdin>") : input;
@@ -103,7 +124,24 @@ int run_decide(int argc, const char* const* argv) {
     at_line(parsed.lines,
             [&] { decisions = decide_gfm_batch(parsed.instances, metric, options, threads); });
   } else {
-    const DecideInstances parsed = parse_decide_instances(text, file, column);
+    DecideInstances parsed = parse_decide_instances(text, file, column);
+    if (model == "multiclass") {
+      // Rows must sum to 1 within 1e-6, or within 1e-3 with --normalize (then rescaled): softmax
+      // outputs printed with few decimals miss 1 by up to ~5e-5.
+      const double limit = normalize ? 1e-3 : 1e-6;
+      for (std::size_t i = 0; i < parsed.instances.size(); ++i) {
+        auto& row = parsed.instances[i];
+        double sum = 0;
+        for (const double v : row) sum += v;
+        if (!(std::abs(sum - 1) <= limit))
+          throw ParseError(
+              file, column ? 0 : parsed.lines[i], 0,
+              fmt::format("the class probabilities sum to {}, expected 1 within {}{}", sum, limit,
+                          normalize ? "" : " (--normalize accepts 1e-3 and rescales)"));
+        if (normalize)
+          for (double& v : row) v /= sum;
+      }
+    }
     for (const auto& v : parsed.instances) sizes.push_back(v.size());
     at_line(parsed.lines, [&] {
       decisions =
@@ -144,6 +182,13 @@ int run_decide(int argc, const char* const* argv) {
     if (all_k) {
       auto& arr = j["expected_by_k"] = nlohmann::json::array();
       for (double v : d.expected_by_k) arr.push_back(finite_or_string(v));
+    }
+    if (none_item) {
+      j["none"] = d.none;
+      if (all_k) {
+        auto& arr = j["expected_by_k_none"] = nlohmann::json::array();
+        for (double v : d.expected_by_k_none) arr.push_back(finite_or_string(v));
+      }
     }
     if (d.error_bound > 0) j["error_bound"] = d.error_bound;
     j["method"] = std::string(to_string(d.method));  // the path taken (auto resolves by n)

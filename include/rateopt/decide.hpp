@@ -12,9 +12,13 @@
 //   multiclass   class probabilities summing to 1; the truth is one class, the prediction a set.
 //
 // Conventions (the same as metrics.hpp): a rate whose denominator is zero equals 1; F-beta and
-// Jaccard of an empty prediction against an empty truth equal 1; hmean of two zero rates is 0.
-// The empty prediction (k = 0) is always a candidate. Ties between equal probabilities are
-// broken by lower index; ties between equal expectations by smaller k.
+// Jaccard of an empty prediction against an empty truth equal DecideOptions::empty_score (1 by
+// default; scikit-learn's zero_division=0 and Kaggle's Instacart metric use 0); hmean of two zero
+// rates is 0. The empty prediction (k = 0) is always a candidate. Ties between equal
+// probabilities are broken by lower index; ties between equal expectations by smaller k, where
+// expectations within the tie tolerance of the best count as equal (docs/decide.md 1.1: 8 ulp
+// for GFM and multiclass; for the independent methods also twice the method's error bound plus
+// twice a rounding allowance, so exact ties resolve the same way under every method).
 //
 // Methods (independent setting):
 //   kBrute      all 2^n subsets, exact (n <= 20): the reference oracle.
@@ -89,6 +93,17 @@ struct DecideOptions {
                                   // to the rounding floor for n items where that is larger
                                   // (above ~1.7M items: 1.25e-12 + 4.4e-19 n; error_bound says
                                   // what held)
+  // F-beta and Jaccard of an empty prediction against an empty truth, in [0, 1]: 1 (default) or 0
+  // (scikit-learn's f1_score(average='samples', zero_division=0), Kaggle's Instacart metric).
+  // Changes E of the empty set only: E[0] = empty_score * P(y = 0) (independent, GFM); the
+  // multiclass truth is never empty. A value other than 1 with another metric: InvalidArgument.
+  double empty_score = 1.0;
+  // Independent model, F-beta / Jaccard (InvalidArgument otherwise): the `None` pseudo-item of
+  // the Instacart kernels. None is one more label, true iff no item is; the prediction is a set
+  // of items, optionally with None, scored by the metric over items + None (so the truth is
+  // never empty and empty_score does not apply). Decision::none says whether None is predicted.
+  // Methods as without it (two runs of the method); not with early_stop.
+  bool none_item = false;
 };
 
 struct Decision {
@@ -99,6 +114,8 @@ struct Decision {
   double error_bound = 0;  // kFast: bound on |E[k] - exact| for every k; 0 if exact
                            // (kExact with truncation > 0, incl. kAuto's 1e-15 for
                            // non-fractional metrics: the dropped probability mass)
+  bool none = false;       // none_item: the None pseudo-item is predicted (with `selected`)
+  std::vector<double> expected_by_k_none;  // none_item and all_k: E of top-k + None, k = 0..n
 };
 
 // Independent items. Probabilities must be finite and in [0, 1] (InvalidArgument otherwise).

@@ -15,8 +15,9 @@
 //   {"samples": [[label indices], ...], "weights": [...], "m": M}   weights and m optional;
 //   {"indicators": [[0/1 per label], ...], "weights": [...]}         0/1 rows of length m.
 // P must be a distribution (check_gfm_distribution below). "samples" are label-index lists;
-// when every sample is a 0/1 list of one length >= 2 and "m" is not given, the line is ambiguous
-// (indicator rows read as index lists) and rejected with a hint.
+// when every sample is a 0/1 list of one length >= 2 and neither "m" nor "format" is given, the
+// line is ambiguous (indicator rows read as index lists) and rejected with a hint. "format":
+// "indicator" reads "samples" as 0/1 rows (as "indicators"), "format": "indices" as index lists.
 //
 // Thread-safety: all functions are pure. Complexity: linear in the text, plus O(m^2) per GFM line.
 #pragma once

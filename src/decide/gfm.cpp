@@ -5,7 +5,7 @@
 //   Delta[i][k] = sum_s p_is W[s][k] = E[(1 + b^2) y_i / (b^2 s_y + k)],
 // and for every prediction h with |h| = k >= 1, E[F_beta(y, h)] = sum_{i in h} Delta[i][k]
 // exactly. So the best set of size k is the top k of column k of Delta, and the empty prediction
-// scores P(y = 0) (F(empty, empty) = 1).
+// scores P(y = 0) F(empty, empty), F(empty, empty) = DecideOptions::empty_score (1 by default).
 //
 // Cost, with r = the labels whose row of P is not all zero and c = the cardinalities s whose
 // column of P is not all zero (r, c <= m):
@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "decide/conventions.hpp"
 #include "decide/gfm_internal.hpp"
 #include "decide/ties.hpp"
 #include "rateopt/decide.hpp"
@@ -160,9 +161,12 @@ void check_gfm_call(const DecideMetric& metric, const DecideOptions& options,
                 "{}: GFM maximises F-beta only (metric 'f1' or 'fbeta:B'), got '{}'", who,
                 metric.name());
   check_method(options.method, who);
+  detail::check_conventions(metric, options, who, false);
 }
 
-Decision solve_gfm(const LiveGfm& g, double beta, bool all_k) {
+// empty_score = F(empty prediction, empty truth) (DecideOptions): the empty set scores
+// empty_score * P(y = 0).
+Decision solve_gfm(const LiveGfm& g, double beta, bool all_k, double empty_score) {
   const std::size_t m = g.m;
   const double b2 = beta * beta;
   const double scale = 1 + b2;
@@ -189,7 +193,7 @@ Decision solve_gfm(const LiveGfm& g, double beta, bool all_k) {
   };
 
   std::vector<double> expected(m + 1, 0.0);
-  expected[0] = g.p_zero;
+  expected[0] = empty_score * g.p_zero;
   std::size_t best = 0;
   std::vector<std::uint32_t> order(g.rows.size());
   std::vector<double> sorted(g.rows.size());
@@ -364,7 +368,7 @@ Decision decide_gfm(const GfmInput& input, const DecideMetric& metric,
     for (std::size_t b = 0; b < g.cards.size(); ++b)
       g.pc(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) =
           input.p[g.rows[a] * m + g.cards[b] - 1];
-  return solve_gfm(g, metric.beta(), options.all_k);
+  return solve_gfm(g, metric.beta(), options.all_k, options.empty_score);
 }
 
 Decision decide_gfm_samples(LabelSetsView samples, std::span<const double> weights, std::size_t m,
@@ -413,7 +417,7 @@ Decision decide_gfm_samples(LabelSetsView samples, std::span<const double> weigh
   for (Eigen::Index a = 0; a < g.pc.size(); ++a)
     if (g.pc.data()[a] != 0) g.pc.data()[a] /= total;
   g.p_zero /= total;
-  return solve_gfm(g, metric.beta(), options.all_k);
+  return solve_gfm(g, metric.beta(), options.all_k, options.empty_score);
 }
 
 }  // namespace rateopt

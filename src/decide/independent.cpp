@@ -6,11 +6,14 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "common/check.hpp"
+#include "decide/conventions.hpp"
 #include "decide/independent_impl.hpp"
+#include "decide/poisson_binomial.hpp"
 #include "decide/ties.hpp"
 #include "rateopt/decide.hpp"
 
@@ -29,11 +32,6 @@ constexpr std::size_t kFastCrossoverJaccard = 768;
 constexpr double kAutoTruncation = 1e-15;
 // Inputs of at least this size are sorted by a radix sort.
 constexpr std::size_t kRadixMin = 2048;
-
-// argmax_k E[k], smallest k among ties (docs/decide.md); NaN entries never win.
-std::size_t argmax_k(const std::vector<double>& e) {
-  return detail::argmax_with_ties(e);
-}
 
 // Natarajan's heuristic: the first k >= 1 with E[k] >= E[k+1] (n if none), against k = 0.
 std::size_t early_stop_k(const std::vector<double>& e) {
@@ -168,6 +166,70 @@ IndependentExpectations run_auto(std::span<const double> p, const DecideMetric& 
   return run_exact(p, metric, options, truncation);
 }
 
+IndependentExpectations run_method(DecideMethod method, std::span<const double> p,
+                                   const DecideMetric& metric, const DecideOptions& options) {
+  switch (method) {
+    case DecideMethod::kExact:
+      return run_exact(p, metric, options, options.truncation);
+    case DecideMethod::kQuadratic:
+      return run_quadratic(p, metric, options);
+    case DecideMethod::kFast:
+      return run_fast(p, metric, options);
+    case DecideMethod::kBrute:
+    case DecideMethod::kAuto:
+      break;
+  }
+  return run_auto(p, metric, options);
+}
+
+// Twice the error bound plus twice the rounding allowance: expectations this close to the best
+// count as tied (ties.hpp, docs/decide.md 1.1).
+double tie_extra(std::size_t n, double error_bound) {
+  return 2 * (error_bound + detail::rounding_allowance_independent(n));
+}
+
+// The choice among the candidates of none_item: top-k without None (size k) and top-k with None
+// (size k + 1), ordered by size and, within a size, the set without None first; the first within
+// the tie tolerance of the best wins. Returns (k, none).
+std::pair<std::size_t, bool> choose_with_none(const std::vector<double>& without,
+                                              const std::vector<double>& with, double extra) {
+  const std::size_t n = without.size() - 1;
+  std::vector<double> merged;
+  std::vector<std::pair<std::size_t, bool>> label;
+  merged.reserve(2 * n + 2);
+  label.reserve(2 * n + 2);
+  merged.push_back(without[0]);
+  label.emplace_back(0, false);
+  for (std::size_t size = 1; size <= n + 1; ++size) {
+    if (size <= n) {
+      merged.push_back(without[size]);
+      label.emplace_back(size, false);
+    }
+    merged.push_back(with[size - 1]);
+    label.emplace_back(size - 1, true);
+  }
+  return label[detail::argmax_with_ties(merged, extra)];
+}
+
+// E[top-k + None] for k = 0..n from a run of the same method on the items with a p = 0 item in
+// front: that item, always predicted and never positive, stands for None when some item is
+// positive (one more false positive); when none is, None is the one true positive, P(y = 0)
+// times metric(tp = 1, fp = k, fn = 0). Exact as the method is (docs/decide.md 2.5).
+std::vector<double> expected_with_none(const std::vector<double>& sorted, DecideMethod method,
+                                       const DecideMetric& metric, const DecideOptions& options,
+                                       double& error_bound) {
+  const std::size_t n = sorted.size();
+  std::vector<double> augmented(n + 1, 0.0);
+  std::copy(sorted.begin(), sorted.end(), augmented.begin() + 1);
+  IndependentExpectations r = run_method(method, augmented, metric, options);
+  error_bound = std::max(error_bound, r.error_bound);
+  const double p_zero = std::exp(detail::log_prob_no_success(sorted));
+  std::vector<double> with(n + 1);
+  for (std::size_t k = 0; k <= n; ++k)
+    with[k] = r.expected[k + 1] + p_zero * metric.utility(1, double(k), 0, double(n - k));
+  return with;
+}
+
 // Brute force: the best subset of every size; `selected` may be a set that is not top-k when the
 // metric is not TP-monotone (then it is the true optimum, unlike every other method).
 Decision decide_brute(const Sorted& s, const DecideMetric& metric, const DecideOptions& options) {
@@ -175,12 +237,29 @@ Decision decide_brute(const Sorted& s, const DecideMetric& metric, const DecideO
   RATEOPT_CHECK(n <= detail::kMaxBruteItems,
                 "decide_independent: method 'brute' handles at most {} items, got {}",
                 detail::kMaxBruteItems, n);
-  const auto brute = detail::expected_brute(s.p, metric, n <= detail::kMaxOutcomeEnumeration);
-  const std::size_t k =
-      options.early_stop ? early_stop_k(brute.best_by_k) : argmax_k(brute.best_by_k);
+  const bool none = options.none_item;
+  auto without = none ? detail::expected_brute_none(s.p, metric, false)
+                      : detail::expected_brute(s.p, metric, n <= detail::kMaxOutcomeEnumeration);
+  if (!none && detail::has_empty_convention(metric)) {  // the only set of size 0 is empty
+    without.best_by_k[0] *= options.empty_score;
+    without.top_k[0] *= options.empty_score;
+  }
+  const double extra = tie_extra(n, 0);
+  std::size_t k = 0;
+  bool with_none = false;
+  detail::BruteExpectations with;
+  if (none) {
+    with = detail::expected_brute_none(s.p, metric, true);
+    std::tie(k, with_none) = choose_with_none(without.best_by_k, with.best_by_k, extra);
+  } else {
+    k = options.early_stop ? early_stop_k(without.best_by_k)
+                           : detail::argmax_with_ties(without.best_by_k, extra);
+  }
+  const detail::BruteExpectations& brute = with_none ? with : without;
   const double best = brute.best_by_k[k];
   Decision d;
   d.method = DecideMethod::kBrute;
+  d.none = with_none;
   std::uint32_t set = brute.best_set_by_k[k];
   d.expected = best;
   // Theorem 1: for TP-monotone metrics the top-k set attains the maximum; prefer it (ties of
@@ -191,7 +270,10 @@ Decision decide_brute(const Sorted& s, const DecideMetric& metric, const DecideO
   }
   for (std::size_t i = 0; i < n; ++i)
     if ((set >> i) & 1u) d.selected.push_back(s.order[i]);
-  if (options.all_k) d.expected_by_k = brute.best_by_k;
+  if (options.all_k) {
+    d.expected_by_k = without.best_by_k;
+    if (none) d.expected_by_k_none = with.best_by_k;
+  }
   return d;
 }
 
@@ -204,37 +286,45 @@ Decision decide_independent(std::span<const double> probabilities, const DecideM
   RATEOPT_CHECK(options.fast_tolerance > 0 && std::isfinite(options.fast_tolerance),
                 "decide_independent: fast_tolerance must be finite and > 0, got {}",
                 options.fast_tolerance);
+  detail::check_conventions(metric, options, "decide_independent", true);
   const Sorted s = sort_probabilities(probabilities);
   const std::size_t n = s.p.size();
   if (options.method == DecideMethod::kBrute) return decide_brute(s, metric, options);
 
+  const bool convention = detail::has_empty_convention(metric);
   Decision d;
   if (n == 0) {  // the empty set is the only candidate: E = metric of empty vs empty
     d.method = options.method == DecideMethod::kAuto ? DecideMethod::kExact : options.method;
-    d.expected = metric.utility(0, 0, 0, 0);
+    if (options.none_item) {  // {None} against the truth {None}
+      d.none = true;
+      d.expected = metric.utility(1, 0, 0, 0);
+      if (options.all_k) {
+        d.expected_by_k.assign(1, 0.0);
+        d.expected_by_k_none.assign(1, d.expected);
+      }
+      return d;
+    }
+    d.expected = metric.utility(0, 0, 0, 0) * (convention ? options.empty_score : 1.0);
     if (options.all_k) d.expected_by_k.assign(1, d.expected);
     return d;
   }
-  IndependentExpectations r;
-  switch (options.method) {
-    case DecideMethod::kExact:
-      r = run_exact(s.p, metric, options, options.truncation);
-      break;
-    case DecideMethod::kQuadratic:
-      r = run_quadratic(s.p, metric, options);
-      break;
-    case DecideMethod::kFast:
-      r = run_fast(s.p, metric, options);
-      break;
-    case DecideMethod::kBrute:
-    case DecideMethod::kAuto:
-      r = run_auto(s.p, metric, options);
-      break;
+  IndependentExpectations r = run_method(options.method, s.p, metric, options);
+  std::size_t k = 0;
+  if (options.none_item) {
+    // Without None the empty prediction misses the truth {None} when no item is positive: 0.
+    r.expected[0] = 0;
+    std::vector<double> with = expected_with_none(s.p, r.method, metric, options, r.error_bound);
+    std::tie(k, d.none) = choose_with_none(r.expected, with, tie_extra(n, r.error_bound));
+    d.expected = d.none ? with[k] : r.expected[k];
+    if (options.all_k) d.expected_by_k_none = std::move(with);
+  } else {
+    if (convention) r.expected[0] *= options.empty_score;  // E[0] = P(y = 0) * F(empty, empty)
+    k = options.early_stop ? early_stop_k(r.expected)
+                           : detail::argmax_with_ties(r.expected, tie_extra(n, r.error_bound));
+    d.expected = r.expected[k];
   }
-  const std::size_t k = options.early_stop ? early_stop_k(r.expected) : argmax_k(r.expected);
   d.method = r.method;
   d.error_bound = r.error_bound;
-  d.expected = r.expected[k];
   d.selected.assign(s.order.begin(), s.order.begin() + static_cast<std::ptrdiff_t>(k));
   if (options.all_k) d.expected_by_k = std::move(r.expected);
   return d;
@@ -326,6 +416,49 @@ BruteExpectations expected_brute(std::span<const double> sorted, const DecideMet
         if (w != 0) e += w * utility(tp, k - tp, fn, n - k - fn);
       }
     record(set, e);
+  }
+  return out;
+}
+
+BruteExpectations expected_brute_none(std::span<const double> sorted, const DecideMetric& metric,
+                                      bool with_none) {
+  const std::size_t n = sorted.size();
+  RATEOPT_CHECK(n <= kMaxBruteItems, "brute force handles at most {} items, got {}", kMaxBruteItems,
+                n);
+  BruteExpectations out;
+  out.best_by_k.assign(n + 1, -std::numeric_limits<double>::infinity());
+  out.best_set_by_k.assign(n + 1, 0);
+  out.top_k.assign(n + 1, kNaN);
+  // Confusion counts over the items and None: with a = positives inside the set and b outside,
+  // None is true iff a + b = 0.
+  const auto utility = [&](std::size_t a, std::size_t b, std::size_t k) {
+    if (a + b == 0)
+      return with_none ? metric.utility(1, double(k), 0, double(n - k))
+                       : metric.utility(0, double(k), 1, double(n - k));
+    return with_none ? metric.utility(double(a), double(k - a + 1), double(b), double(n - k - b))
+                     : metric.utility(double(a), double(k - a), double(b), double(n - k - b + 1));
+  };
+  const std::uint32_t count = std::uint32_t{1} << n;
+  std::vector<double> inside, outside, pin, pout;
+  for (std::uint32_t set = 0; set < count; ++set) {
+    inside.clear();
+    outside.clear();
+    for (std::size_t i = 0; i < n; ++i) ((set >> i) & 1u ? inside : outside).push_back(sorted[i]);
+    plain_pb(inside, pin);
+    plain_pb(outside, pout);
+    const std::size_t k = inside.size();
+    double e = 0;
+    for (std::size_t a = 0; a <= k; ++a)
+      for (std::size_t b = 0; b <= n - k; ++b) {
+        const double w = pin[a] * pout[b];
+        if (w != 0) e += w * utility(a, b, k);
+      }
+    if (e > out.best_by_k[k]) {
+      out.best_by_k[k] = e;
+      out.best_set_by_k[k] = set;
+    }
+    if (set == (k == 0 ? 0u : static_cast<std::uint32_t>((std::uint64_t{1} << k) - 1)))
+      out.top_k[k] = e;
   }
   return out;
 }

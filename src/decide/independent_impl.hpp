@@ -66,5 +66,10 @@ struct BruteExpectations {
 // the Poisson-binomial split (O(2^n n^2)); both are exact.
 [[nodiscard]] BruteExpectations expected_brute(std::span<const double> sorted,
                                                const DecideMetric& metric, bool enumerate_outcomes);
+// DecideOptions::none_item: the best subset of the items of every size k, with the None
+// pseudo-item added to the prediction (with_none) or not, scored over items + None (None true iff
+// no item is). O(2^n n^2); n <= kMaxBruteItems.
+[[nodiscard]] BruteExpectations expected_brute_none(std::span<const double> sorted,
+                                                    const DecideMetric& metric, bool with_none);
 
 }  // namespace rateopt::detail

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "decide/conventions.hpp"
 #include "decide/ties.hpp"
 #include "rateopt/decide.hpp"
 
@@ -33,6 +34,8 @@ Decision decide_multiclass(std::span<const double> class_probabilities, const De
                 "decide_multiclass: method '{}' is not available (this setting has one exact "
                 "method: auto or exact)",
                 to_string(options.method));
+  // The truth is one class, never empty: empty_score changes nothing here (validated only).
+  detail::check_conventions(metric, options, "decide_multiclass", false);
   const std::size_t n = class_probabilities.size();
   RATEOPT_CHECK(n > 0, "decide_multiclass: no class probabilities");
   double total = 0;

@@ -158,8 +158,10 @@ GfmInput parse_samples_form(const nlohmann::json& j, std::size_t max_labels,
   const auto& samples = j.at("samples");
   if (!samples.is_array()) fail("\"samples\" must be an array of label-index arrays");
   const bool m_given = j.contains("m");
-  // Indicator rows given as "samples" ([[1, 0], [0, 1]]) would be read as label indices.
-  if (!m_given && !samples.empty()) {
+  // Indicator rows given as "samples" ([[1, 0], [0, 1]]) would be read as label indices; "format":
+  // "indices" (or "m") says they are indices, "format": "indicator" reads them as 0/1 rows.
+  const bool indices_declared = j.contains("format");
+  if (!m_given && !indices_declared && !samples.empty()) {
     bool all_01 = true;
     const std::size_t len = samples[0].is_array() ? samples[0].size() : 0;
     for (const auto& s : samples) {
@@ -174,8 +176,9 @@ GfmInput parse_samples_form(const nlohmann::json& j, std::size_t max_labels,
     if (all_01 && len >= 2) {
       fail(fmt::format(
           "ambiguous \"samples\": every sample is a 0/1 list of length {}, but samples are "
-          "label-index lists ([0, 2] = labels 0 and 2); write 0/1 rows as \"indicators\", or give "
-          "\"m\" (the number of labels) if these are label indices",
+          "label-index lists ([0, 2] = labels 0 and 2); for 0/1 rows add \"format\": \"indicator\" "
+          "(or write them as \"indicators\"); for label indices add \"format\": \"indices\" or "
+          "\"m\" (the number of labels)",
           len));
     }
   }
@@ -209,11 +212,13 @@ GfmInput parse_samples_form(const nlohmann::json& j, std::size_t max_labels,
   return gfm_from_samples(LabelSetsView{indptr, indices, m}, weights, m);
 }
 
+// 0/1 rows under `key`: "indicators", or "samples" with "format": "indicator".
 GfmInput parse_indicator_form(const nlohmann::json& j, std::size_t max_labels,
-                              const std::function<void(const std::string&)>& fail) {
-  const auto& rows = j.at("indicators");
+                              const std::function<void(const std::string&)>& fail,
+                              const char* key = "indicators") {
+  const auto& rows = j.at(key);
   if (!rows.is_array() || rows.empty())
-    fail("\"indicators\" must be a non-empty array of 0/1 rows, one entry per label");
+    fail(fmt::format("\"{}\" must be a non-empty array of 0/1 rows, one entry per label", key));
   if (!rows[0].is_array()) fail("indicator row 0 must be an array of 0/1 entries");
   const std::size_t m = rows[0].size();
   if (m > max_labels) fail(fmt::format("indicator rows have {} labels: at most {}", m, max_labels));
@@ -280,8 +285,21 @@ GfmInput parse_gfm_line(std::string_view line, const std::string& name, std::siz
   const int forms = static_cast<int>(j.contains("P")) + static_cast<int>(j.contains("samples")) +
                     static_cast<int>(j.contains("indicators"));
   if (forms > 1) fail("give one of \"P\", \"samples\" and \"indicators\", not several");
+  bool indicator_format = false;
+  if (j.contains("format")) {
+    const auto& f = j.at("format");
+    indicator_format = f.is_string() && f.get<std::string>() == "indicator";
+    if (!indicator_format && !(f.is_string() && f.get<std::string>() == "indices"))
+      fail(
+          fmt::format("\"format\" is {}, expected \"indicator\" (0/1 rows) or \"indices\" "
+                      "(label-index lists)",
+                      f.dump()));
+    if (!j.contains("samples")) fail("\"format\" describes \"samples\" and needs them");
+  }
   try {
     if (j.contains("P")) return parse_p_form(j, max_labels, fail);
+    if (j.contains("samples") && indicator_format)
+      return parse_indicator_form(j, max_labels, fail, "samples");
     if (j.contains("samples")) return parse_samples_form(j, max_labels, fail);
     if (j.contains("indicators")) return parse_indicator_form(j, max_labels, fail);
   } catch (const nlohmann::json::exception& e) {

@@ -247,3 +247,101 @@ def test_decide_gfm_indicators_and_rounded_p(cli, tmp_path):
                               "--metric", "f1", "--model", "gfm"))
     assert rounded["selected"] == exact["selected"]
     assert rounded["expected"] == pytest.approx(exact["expected"], abs=1e-5)
+
+
+# Issue 12, item 4: the conventions a user can choose, against brute force over all subsets
+# (the F1 of each outcome from scikit-learn's f1_score(average='samples', zero_division=...), so
+# the convention is the one scikit-learn users are graded by).
+def _sk_expected_f1(p, chosen, zero_division, with_none=None):
+    """E[F1] of `chosen` (with_none not None: None is one more label; True predicts it)
+    over all 2^n outcomes, each scored by scikit-learn."""
+    from sklearn.metrics import f1_score
+    n = len(p)
+    total = 0.0
+    for y in itertools.product((0, 1), repeat=n):
+        prob = math.prod(p[i] if y[i] else 1 - p[i] for i in range(n))
+        pred = [1 if i in chosen else 0 for i in range(n)]
+        truth = list(y)
+        if with_none is not None:  # None is one more label, true iff no item is
+            truth = truth + [int(sum(y) == 0)]
+            pred = pred + [int(bool(with_none))]
+        # One more label that is 0 in both leaves F1 unchanged and keeps the rows multi-label.
+        total += prob * f1_score([truth + [0]], [pred + [0]], average="samples",
+                                 zero_division=zero_division)
+    return total
+
+
+def test_decide_empty_score_matches_sklearn_zero_division(cli, tmp_path):
+    rows = [[0.1, 0.05, 0.02], [0.6, 0.3, 0.2, 0.05], [0.01], [0.3, 0.3, 0.1]]
+    text = "".join(" ".join(repr(v) for v in r) + "\n" for r in rows)
+    for score in (0, 1):
+        out = decide(cli, tmp_path, text, "--metric", "f1", "--empty-score", str(score))
+        for r, line in zip(rows, out.splitlines()):
+            d = json.loads(line)
+            n = len(r)
+            values = [_sk_expected_f1(r, [i for i in range(n) if m >> i & 1], score)
+                      for m in range(1 << n)]
+            assert d["expected"] == pytest.approx(max(values), abs=1e-12)
+            assert _sk_expected_f1(r, d["selected"], score) == pytest.approx(max(values), abs=1e-12)
+    # The first row: the empty set under 1, items 0 and 1 under 0.
+    one = decide(cli, tmp_path, text, "--metric", "f1", "--format", "sets").splitlines()
+    zero = decide(cli, tmp_path, text, "--metric", "f1", "--empty-score", "0", "--format",
+                  "sets").splitlines()
+    assert one[0] == "" and zero[0] == "0 1"
+
+
+def test_decide_none_item_matches_brute_force(cli, tmp_path):
+    rows = [[0.3], [0.6], [0.2, 0.1, 0.05], [0.5, 0.4, 0.3, 0.2], [0.9, 0.8, 0.1]]
+    text = "".join(" ".join(repr(v) for v in r) + "\n" for r in rows)
+    out = decide(cli, tmp_path, text, "--metric", "f1", "--none-item", "--all-k")
+    for r, line in zip(rows, out.splitlines()):
+        d = json.loads(line)
+        n = len(r)
+        values = [_sk_expected_f1(r, [i for i in range(n) if m >> i & 1], 0, none)
+                  for m in range(1 << n) for none in (False, True)]
+        assert d["expected"] == pytest.approx(max(values), abs=1e-12)
+        got = _sk_expected_f1(r, d["selected"], 0, d["none"])
+        assert got == pytest.approx(max(values), abs=1e-12)
+        assert len(d["expected_by_k"]) == len(d["expected_by_k_none"]) == n + 1
+    first = json.loads(out.splitlines()[0])
+    assert first["selected"] == [] and first["none"] is True
+    assert first["expected"] == pytest.approx(0.7)
+
+
+def test_decide_multiclass_normalize(cli, tmp_path):
+    text = "0.33333 0.33333 0.33333\n"  # softmax printed with 5 decimals: the sum misses 1 by 1e-5
+    src = tmp_path / "mc.txt"
+    src.write_text("0.5 0.5\n" + text)
+    bad = cli.run("decide", "--metric", "f1", "--model", "multiclass", "--input", src, check=False)
+    assert bad.returncode == 2 and "mc.txt:2" in bad.stderr and "--normalize" in bad.stderr
+    ok = cli.run("decide", "--metric", "f1", "--model", "multiclass", "--normalize", "--all-k",
+                 "--input", src).stdout.splitlines()
+    exact = json.loads(decide(cli, tmp_path, "0.5 0.5\n" + " ".join([repr(1 / 3)] * 3) + "\n",
+                              "--metric", "f1", "--model", "multiclass", "--all-k").splitlines()[1])
+    got = json.loads(ok[1])
+    assert got["selected"] == exact["selected"]
+    assert got["expected_by_k"] == pytest.approx(exact["expected_by_k"], abs=1e-15)
+    src.write_text("0.5 0.49\n")
+    far = cli.run("decide", "--metric", "f1", "--model", "multiclass", "--normalize", "--input",
+                  src, check=False)
+    assert far.returncode == 2 and "mc.txt:1" in far.stderr and "0.001" in far.stderr
+
+
+def test_decide_gfm_samples_format_indicator(cli, tmp_path):
+    rows = [[1, 0], [0, 1]]
+    a = json.loads(decide(cli, tmp_path, json.dumps({"samples": rows, "format": "indicator"}),
+                          "--metric", "f1", "--model", "gfm", "--all-k"))
+    b = json.loads(decide(cli, tmp_path, json.dumps({"indicators": rows}), "--metric", "f1",
+                          "--model", "gfm", "--all-k"))
+    assert a == b
+    assert a["expected"] == pytest.approx(2 / 3)  # issue 12: read as index lists it gave 1.0
+    c = json.loads(decide(cli, tmp_path, json.dumps({"samples": rows, "format": "indices"}),
+                          "--metric", "f1", "--model", "gfm"))
+    assert c["expected"] == pytest.approx(1.0)  # labels {0, 1} and {0, 1}: F1 = 1 for {0, 1}
+    # empty_score on GFM: the empty set scores P(y = 0) * empty_score.
+    text = json.dumps({"samples": [[], [], [0]]})
+    one = json.loads(decide(cli, tmp_path, text, "--metric", "f1", "--model", "gfm"))
+    zero = json.loads(decide(cli, tmp_path, text, "--metric", "f1", "--model", "gfm",
+                             "--empty-score", "0"))
+    assert one["selected"] == [] and one["expected"] == pytest.approx(2 / 3)
+    assert zero["selected"] == [0] and zero["expected"] == pytest.approx(1 / 3)

@@ -179,6 +179,33 @@ TEST(DecideInputGfm, IndicatorRowsGivenAsSamplesAreAmbiguous) {
   EXPECT_EQ(parse_gfm_line("{\"samples\": [[1, 0], [0]]}", "g", 1).m, 2u);
 }
 
+// Issue 12: "format": "indicator" reads "samples" as 0/1 rows (as "indicators"), "format":
+// "indices" as label-index lists; any other format, or a format without samples, names the line.
+TEST(DecideInputGfm, SamplesFormatIndicatorOrIndices) {
+  const std::string rows = "[[1, 0, 1], [0, 1, 0], [0, 0, 0]]";
+  const GfmInput a =
+      parse_gfm_line("{\"samples\": " + rows + ", \"format\": \"indicator\"}", "g", 1);
+  const GfmInput b = parse_gfm_line("{\"indicators\": " + rows + "}", "g", 1);
+  EXPECT_EQ(a.m, 3u);
+  EXPECT_EQ(a.p, b.p);
+  EXPECT_EQ(a.p_zero, b.p_zero);
+  // The issue's example: read as indicators E[F1] = 2/3 (it was 1.0 read as index lists).
+  const GfmInput two =
+      parse_gfm_line("{\"samples\": [[1, 0], [0, 1]], \"format\": \"indicator\"}", "g", 1);
+  EXPECT_NEAR(decide_gfm(two, DecideMetric::from_name("f1")).expected, 2.0 / 3, 1e-15);
+  const GfmInput idx =
+      parse_gfm_line("{\"samples\": [[1, 0], [0, 1]], \"format\": \"indices\"}", "g", 1);
+  EXPECT_EQ(idx.p, (std::vector<double>{0, 1, 0, 1}));
+  for (const std::string bad :
+       {"{\"samples\": [[1, 0]], \"format\": \"bits\"}", "{\"samples\": [[1, 0]], \"format\": 1}",
+        "{\"p0\": 1, \"P\": [[0]], \"format\": \"indicator\"}",
+        "{\"samples\": [[1, 2]], \"format\": \"indicator\"}",
+        "{\"samples\": [[1, 0], [1]], \"format\": \"indicator\"}"}) {
+    const std::string e = error_of<ParseError>([&] { (void)parse_gfm_line(bad, "g", 7); });
+    EXPECT_TRUE(contains(e, "g:7")) << bad << ": " << e;
+  }
+}
+
 TEST(DecideInputGfm, BadWeightsAndM) {
   for (const std::string bad :
        {"{\"samples\": [[0], [1]], \"weights\": [1, -1]}",
