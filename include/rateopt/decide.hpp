@@ -119,7 +119,8 @@ struct Decision {
 };
 
 // Independent items. Probabilities must be finite and in [0, 1] (InvalidArgument otherwise).
-// n = 0 gives the empty set with E = metric(0, 0, 0, 0). With early_stop, kExact leaves the
+// n = 0 gives the empty set with E = metric(0, 0, 0, 0) (empty_score for F-beta / Jaccard;
+// with none_item, {None} with E = 1). With early_stop, kExact leaves the
 // expected_by_k entries it did not evaluate as NaN. Complexity and measured times:
 // docs/decide.md.
 [[nodiscard]] Decision decide_independent(std::span<const double> probabilities,
