@@ -428,6 +428,45 @@ py::list train_options() {
   return out;
 }
 
+ProblemSpec problem_spec(const std::string& objective, bool maximize,
+                         const std::vector<std::string>& constraints) {
+  ProblemSpec spec;
+  spec.objective = objective;
+  spec.maximize = maximize;
+  spec.constraints = constraints;
+  return spec;
+}
+
+// Every key through the option table: its conversion and check; an unknown key is NotFound.
+TrainOptions train_options_from(const py::dict& opts) {
+  TrainOptions o;
+  for (const auto& [k, v] : opts) {
+    const std::string key = py::str(k).cast<std::string>();
+    set_train_option(o, key, option_value(key, v));
+  }
+  return o;
+}
+
+// One progress record of the game and cutting-plane solvers (verbose callbacks, report history).
+py::dict record_dict(const IterationRecord& h) {
+  return py::dict("iteration"_a = h.iteration, "objective"_a = h.objective,
+                  "max_violation"_a = h.max_violation, "lagrangian"_a = h.lagrangian,
+                  "gap"_a = h.gap, "seconds"_a = h.seconds);
+}
+
+py::list history_list(const std::vector<IterationRecord>& history) {
+  py::list out;
+  for (const auto& h : history) out.append(record_dict(h));
+  return out;
+}
+
+// One majorisation-minimisation step of the ramp solver (verbose callback, report history).
+py::dict mm_dict(const MmIteration& h) {
+  return py::dict("iteration"_a = h.iteration, "phase1"_a = h.phase1, "objective"_a = h.objective,
+                  "max_violation"_a = h.max_violation, "feasible"_a = h.feasible,
+                  "accepted"_a = h.accepted);
+}
+
 // Ctrl-C while C++ trains: Python's SIGINT handler only flags the signal, and the interpreter
 // runs it (raising KeyboardInterrupt) when PyErr_CheckSignals is called. Training polls this once
 // per round with the GIL taken back for the call; true means the KeyboardInterrupt is pending.
@@ -442,9 +481,7 @@ std::function<void(const IterationRecord&)> python_progress(const py::object& ca
   if (callback.is_none()) return {};
   return [callback](const IterationRecord& h) {
     py::gil_scoped_acquire gil;
-    callback(py::dict("iteration"_a = h.iteration, "objective"_a = h.objective,
-                      "max_violation"_a = h.max_violation, "lagrangian"_a = h.lagrangian,
-                      "gap"_a = h.gap, "seconds"_a = h.seconds));
+    callback(record_dict(h));
   };
 }
 
@@ -453,16 +490,8 @@ py::dict train(const std::string& objective, bool maximize,
                const py::dict& opts, const py::object& progress, int progress_every) {
   std::vector<std::shared_ptr<Dataset>> keep;
   const auto named = training_data(data, keep);
-  ProblemSpec spec;
-  spec.objective = objective;
-  spec.maximize = maximize;
-  spec.constraints = constraints;
-  // Every key through the option table: its conversion and check; an unknown key is NotFound.
-  TrainOptions o;
-  for (const auto& [k, v] : opts) {
-    const std::string key = py::str(k).cast<std::string>();
-    set_train_option(o, key, option_value(key, v));
-  }
+  const ProblemSpec spec = problem_spec(objective, maximize, constraints);
+  TrainOptions o = train_options_from(opts);
   if (o.solver == TrainSolver::kOracle) o.oracle = weighted_logistic_oracle(o.c, o.n_threads);
   o.progress = python_progress(progress);
   if (progress_every > 0) o.progress_every = progress_every;
@@ -477,11 +506,7 @@ py::dict train(const std::string& objective, bool maximize,
   }
   // Stopped by Ctrl-C: the KeyboardInterrupt PyErr_CheckSignals raised is still pending.
   if (r.status == Termination::kInterrupted) throw py::error_already_set();
-  py::list history;
-  for (const auto& h : r.history)
-    history.append(py::dict("iteration"_a = h.iteration, "objective"_a = h.objective,
-                            "max_violation"_a = h.max_violation, "lagrangian"_a = h.lagrangian,
-                            "seconds"_a = h.seconds));
+  const py::list history = history_list(r.history);
   return py::dict("model"_a = std::move(r.classifier),
                   "solver"_a = std::string(to_string(r.solver)),
                   "status"_a = std::string(to_string(r.status)), "iterations"_a = r.iterations,
@@ -501,10 +526,7 @@ py::dict postprocess_thresholds(const std::string& objective, bool maximize,
                                 int n_threads) {
   std::vector<std::shared_ptr<Dataset>> keep;
   const auto named = training_data(data, keep);
-  ProblemSpec spec;
-  spec.objective = objective;
-  spec.maximize = maximize;
-  spec.constraints = constraints;
+  const ProblemSpec spec = problem_spec(objective, maximize, constraints);
   PostprocessOptions o;
   o.group_columns = std::move(group_columns);
   o.n_threads = n_threads;
@@ -540,15 +562,8 @@ py::dict train_with_oracle(const std::string& objective, bool maximize,
                            const py::dict& opts, const py::function& oracle) {
   std::vector<std::shared_ptr<Dataset>> keep;
   const auto named = training_data(data, keep);
-  ProblemSpec spec;
-  spec.objective = objective;
-  spec.maximize = maximize;
-  spec.constraints = constraints;
-  TrainOptions o;
-  for (const auto& [k, v] : opts) {
-    const std::string key = py::str(k).cast<std::string>();
-    set_train_option(o, key, option_value(key, v));
-  }
+  const ProblemSpec spec = problem_spec(objective, maximize, constraints);
+  const TrainOptions o = train_options_from(opts);
   const PredictionOracle answer = [&oracle](const OracleCosts& oc) {
     py::gil_scoped_acquire gil;
     py::list costs;
@@ -573,11 +588,7 @@ py::dict train_with_oracle(const std::string& objective, bool maximize,
     description = problem.describe();
     r = train_with_prediction_oracle(problem, o, answer);
   }
-  py::list history;
-  for (const auto& h : r.history)
-    history.append(py::dict("iteration"_a = h.iteration, "objective"_a = h.objective,
-                            "max_violation"_a = h.max_violation, "lagrangian"_a = h.lagrangian,
-                            "gap"_a = h.gap, "seconds"_a = h.seconds));
+  const py::list history = history_list(r.history);
   py::list answers;
   for (const ProblemValues& v : r.answers) answers.append(values_to_dict(v));
   return py::dict("mixture"_a = to_numpy(r.mixture), "best"_a = r.best,
@@ -616,30 +627,21 @@ py::dict fit_ramp_expressions(const std::string& objective, bool maximize,
   o.progress = [progress](const MmIteration& h) {
     py::gil_scoped_acquire gil;
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    if (!progress.is_none())
-      progress(py::dict("iteration"_a = h.iteration, "phase1"_a = h.phase1,
-                        "objective"_a = h.objective, "max_violation"_a = h.max_violation,
-                        "feasible"_a = h.feasible, "accepted"_a = h.accepted));
+    if (!progress.is_none()) progress(mm_dict(h));
   };
   RampResult r;
   std::string description;
   {
     py::gil_scoped_release release;
-    ProblemSpec spec;
-    spec.objective = objective;
-    spec.maximize = maximize;
-    spec.constraints = constraints;
-    const RateProblem problem = RateProblem::build(spec, named);
+    const RateProblem problem =
+        RateProblem::build(problem_spec(objective, maximize, constraints), named);
     description = problem.describe();
     // The one bridge of the library (ramp.hpp), as the CLI's --solver ramp.
     r = fit_ramp(ramp_problem(problem), ramp_datasets(problem), o);
     r.classifier.encoding = named[0].data->encoding();
   }
   py::list history;
-  for (const auto& h : r.history)
-    history.append(py::dict("iteration"_a = h.iteration, "phase1"_a = h.phase1,
-                            "objective"_a = h.objective, "max_violation"_a = h.max_violation,
-                            "feasible"_a = h.feasible, "accepted"_a = h.accepted));
+  for (const auto& h : r.history) history.append(mm_dict(h));
   return py::dict("model"_a = std::move(r.classifier),
                   "status"_a = std::string(to_string(r.status)), "start"_a = r.start,
                   "objective"_a = r.objective, "constraints"_a = r.constraints,

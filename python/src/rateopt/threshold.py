@@ -32,10 +32,10 @@ from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from . import _core
 from ._validation import _is_pandas, check_int, optional_weights, to_numpy, group_columns
+from .train import _MODES, check_problem
 
 __all__ = ["ThresholdClassifier"]
 
-_MODES = ("auto", "deterministic", "stochastic")
 _SCORES = ("auto", "predict_proba", "decision_function")
 
 
@@ -135,19 +135,9 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     # ---- helpers ----
 
     def _check_params(self):
-        if not isinstance(self.objective, str):
-            raise TypeError("objective must be an expression string, e.g. 'error'")
-        if isinstance(self.constraints, str):
-            raise TypeError("constraints must be a list of strings, not one string")
-        cons = list(self.constraints or ())
-        for c in cons:
-            if not isinstance(c, str):
-                raise TypeError(f"constraints must be strings, got {type(c).__name__}")
         if self.score not in _SCORES:
             raise ValueError(f"score must be one of {_SCORES}, got {self.score!r}")
-        if self.predict_mode not in _MODES:
-            raise ValueError(f"predict_mode must be one of {_MODES}, got {self.predict_mode!r}")
-        return cons
+        return check_problem(self.objective, self.constraints, self.predict_mode)
 
     def _scores(self, X):
         est = self.estimator_

@@ -75,21 +75,27 @@ def _binary_dataset(X, labels, weights, groups, baseline, feature_names):
                          ["0", "1"] if labels is not None else [], weights, cols, feature_names)
 
 
+def check_problem(objective, constraints, predict_mode):
+    """The constraint strings as a list, after checking the estimator parameters every
+    rate-constrained estimator shares (TypeError / ValueError naming the parameter)."""
+    if not isinstance(objective, str):
+        raise TypeError("objective must be an expression string, e.g. 'error'")
+    if isinstance(constraints, str):
+        raise TypeError("constraints must be a list of strings, not one string")
+    cons = list(constraints or ())
+    for c in cons:
+        if not isinstance(c, str):
+            raise TypeError(f"constraints must be strings, got {type(c).__name__}")
+    if predict_mode not in _MODES:
+        raise ValueError(f"predict_mode must be one of {_MODES}, got {predict_mode!r}")
+    return cons
+
+
 class _RateEstimator(ClassifierMixin, BaseEstimator):
     """fit / predict shared by the rate-constrained estimators."""
 
     def _check_problem(self):
-        if not isinstance(self.objective, str):
-            raise TypeError("objective must be an expression string, e.g. 'error'")
-        if isinstance(self.constraints, str):
-            raise TypeError("constraints must be a list of strings, not one string")
-        cons = list(self.constraints or ())
-        for c in cons:
-            if not isinstance(c, str):
-                raise TypeError(f"constraints must be strings, got {type(c).__name__}")
-        if self.predict_mode not in _MODES:
-            raise ValueError(f"predict_mode must be one of {_MODES}, got {self.predict_mode!r}")
-        return cons
+        return check_problem(self.objective, self.constraints, self.predict_mode)
 
     def fit(self, X: Any, y: Any, sensitive_features: Any = None, sample_weight: Any = None,
             baseline: Any = None, datasets: Optional[dict] = None, *,
