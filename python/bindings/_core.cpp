@@ -78,8 +78,11 @@ void require_ndim(const py::array& a, int ndim, const char* name) {
 // ---- decide --------------------------------------------------------------------------------
 
 DecideOptions make_options(const std::string& method, bool all_k, double truncation,
-                           bool early_stop, double fast_tolerance) {
+                           bool early_stop, double fast_tolerance, double empty_score = 1.0,
+                           bool none_item = false) {
   DecideOptions o;
+  o.empty_score = empty_score;
+  o.none_item = none_item;
   o.method = parse_decide_method(method);
   o.all_k = all_k;
   o.truncation = truncation;
@@ -142,8 +145,24 @@ py::dict pack_decisions(const std::vector<Decision>& ds, bool all_k) {
       by_k = l;
     }
   }
+  py::array_t<bool> none(static_cast<py::ssize_t>(n));
+  py::object by_k_none = py::none();
+  bool any_none_k = false;
+  {
+    auto* f = none.mutable_data();
+    for (std::size_t i = 0; i < n; ++i) {
+      f[i] = ds[i].none;
+      any_none_k = any_none_k || !ds[i].expected_by_k_none.empty();
+    }
+  }
+  if (all_k && any_none_k) {
+    py::list l;
+    for (const auto& d : ds) l.append(to_numpy(d.expected_by_k_none));
+    by_k_none = l;
+  }
   return py::dict("indptr"_a = indptr, "indices"_a = indices, "expected"_a = expected,
-                  "error_bound"_a = error_bound, "method"_a = methods, "expected_by_k"_a = by_k);
+                  "error_bound"_a = error_bound, "method"_a = methods, "expected_by_k"_a = by_k,
+                  "none"_a = none, "expected_by_k_none"_a = by_k_none);
 }
 
 // The C++ batch helpers take owning vectors; rows of a numpy matrix are decided in place instead,
@@ -173,9 +192,11 @@ Decision decide_one(DecideModel model, std::span<const double> p, const DecideMe
 // rows: a 2-D C-contiguous float64 array, or a list of 1-D arrays (different lengths).
 py::dict decide_rows(const py::object& rows, const std::string& metric_name,
                      const std::string& model_name, const std::string& method, bool all_k,
-                     double truncation, bool early_stop, double fast_tolerance, int n_threads) {
+                     double truncation, bool early_stop, double fast_tolerance, double empty_score,
+                     bool none_item, int n_threads) {
   const DecideMetric metric = DecideMetric::from_name(metric_name);
-  const DecideOptions o = make_options(method, all_k, truncation, early_stop, fast_tolerance);
+  const DecideOptions o =
+      make_options(method, all_k, truncation, early_stop, fast_tolerance, empty_score, none_item);
   const DecideModel model = parse_model(model_name);
   std::vector<Decision> ds;
   if (py::isinstance<py::list>(rows) || py::isinstance<py::tuple>(rows)) {
@@ -687,16 +708,20 @@ PYBIND11_MODULE(_core, m) {
                              [](const Decision& d) { return to_numpy(d.expected_by_k); })
       .def_property_readonly("method",
                              [](const Decision& d) { return std::string(to_string(d.method)); })
-      .def_readonly("error_bound", &Decision::error_bound);
+      .def_readonly("error_bound", &Decision::error_bound)
+      .def_readonly("none", &Decision::none)
+      .def_property_readonly("expected_by_k_none",
+                             [](const Decision& d) { return to_numpy(d.expected_by_k_none); });
 
   m.def(
       "decide",
       [](const Array<double>& p, const std::string& metric, const std::string& model,
          const std::string& method, bool all_k, double truncation, bool early_stop,
-         double fast_tolerance) {
+         double fast_tolerance, double empty_score, bool none_item) {
         require_ndim(p, 1, "probabilities");
         const DecideMetric mt = DecideMetric::from_name(metric);
-        const DecideOptions o = make_options(method, all_k, truncation, early_stop, fast_tolerance);
+        const DecideOptions o = make_options(method, all_k, truncation, early_stop, fast_tolerance,
+                                             empty_score, none_item);
         const DecideModel md = parse_model(model);
         const auto s = span_of(p);
         py::gil_scoped_release release;
@@ -704,26 +729,27 @@ PYBIND11_MODULE(_core, m) {
       },
       "probabilities"_a, "metric"_a, "model"_a = "independent", "method"_a = "auto",
       "all_k"_a = false, "truncation"_a = 0.0, "early_stop"_a = false, "fast_tolerance"_a = 1e-12,
+      "empty_score"_a = 1.0, "none_item"_a = false,
       "One instance: independent marginals or class probabilities.");
   m.def("decide_rows", &decide_rows, "rows"_a, "metric"_a, "model"_a = "independent",
         "method"_a = "auto", "all_k"_a = false, "truncation"_a = 0.0, "early_stop"_a = false,
-        "fast_tolerance"_a = 1e-12, "n_threads"_a = 0,
+        "fast_tolerance"_a = 1e-12, "empty_score"_a = 1.0, "none_item"_a = false, "n_threads"_a = 0,
         "A batch: rows of a 2-D array or a list of 1-D arrays; returns flat arrays.");
   m.def(
       "decide_gfm",
       [](const Array<double>& p, double p0, const std::string& metric, const std::string& method,
-         bool all_k) {
+         bool all_k, double empty_score) {
         const GfmInput in = gfm_input(p, p0);
         const DecideMetric mt = DecideMetric::from_name(metric);
-        const DecideOptions o = make_options(method, all_k, 0.0, false, 1e-12);
+        const DecideOptions o = make_options(method, all_k, 0.0, false, 1e-12, empty_score);
         py::gil_scoped_release release;
         return decide_gfm(in, mt, o);
       },
-      "P"_a, "p0"_a, "metric"_a, "method"_a = "auto", "all_k"_a = false);
+      "P"_a, "p0"_a, "metric"_a, "method"_a = "auto", "all_k"_a = false, "empty_score"_a = 1.0);
   m.def(
       "decide_gfm_rows",
       [](const py::list& ps, const Array<double>& p0, const std::string& metric,
-         const std::string& method, bool all_k, int n_threads) {
+         const std::string& method, bool all_k, double empty_score, int n_threads) {
         if (static_cast<std::size_t>(p0.size()) != ps.size())
           throw InvalidArgument("p0 has " + std::to_string(p0.size()) + " entries, expected " +
                                 std::to_string(ps.size()) + " (one per instance)");
@@ -735,7 +761,7 @@ PYBIND11_MODULE(_core, m) {
           inputs.push_back(gfm_input(a, p0.data()[i]));
         }
         const DecideMetric mt = DecideMetric::from_name(metric);
-        const DecideOptions o = make_options(method, all_k, 0.0, false, 1e-12);
+        const DecideOptions o = make_options(method, all_k, 0.0, false, 1e-12, empty_score);
         std::vector<Decision> ds;
         {
           py::gil_scoped_release release;
@@ -743,25 +769,26 @@ PYBIND11_MODULE(_core, m) {
         }
         return pack_decisions(ds, all_k);
       },
-      "P"_a, "p0"_a, "metric"_a, "method"_a = "auto", "all_k"_a = false, "n_threads"_a = 0);
+      "P"_a, "p0"_a, "metric"_a, "method"_a = "auto", "all_k"_a = false, "empty_score"_a = 1.0,
+      "n_threads"_a = 0);
   m.def(
       "decide_gfm_samples",
       [](const Array<std::int64_t>& indptr, const Array<std::int32_t>& indices,
          const OptArray& weights, std::size_t m, const std::string& metric,
-         const std::string& method, bool all_k) {
+         const std::string& method, bool all_k, double empty_score) {
         const LabelSetsView v = label_sets(indptr, indices, m);
         const DecideMetric mt = DecideMetric::from_name(metric);
-        const DecideOptions o = make_options(method, all_k, 0.0, false, 1e-12);
+        const DecideOptions o = make_options(method, all_k, 0.0, false, 1e-12, empty_score);
         const auto w = span_of(weights);
         py::gil_scoped_release release;
         return decide_gfm_samples(v, w, m, mt, o);
       },
       "indptr"_a, "indices"_a, "weights"_a, "m"_a, "metric"_a, "method"_a = "auto",
-      "all_k"_a = false);
+      "all_k"_a = false, "empty_score"_a = 1.0);
   m.def(
       "decide_gfm_samples_rows",
       [](const py::list& instances, std::size_t m, const std::string& metric,
-         const std::string& method, bool all_k, int n_threads) {
+         const std::string& method, bool all_k, double empty_score, int n_threads) {
         // instances: list of (indptr int64, indices int32, weights float64 or None).
         std::vector<py::object> keep;
         std::vector<LabelSetsView> views;
@@ -784,7 +811,7 @@ PYBIND11_MODULE(_core, m) {
           }
         }
         const DecideMetric mt = DecideMetric::from_name(metric);
-        const DecideOptions o = make_options(method, all_k, 0.0, false, 1e-12);
+        const DecideOptions o = make_options(method, all_k, 0.0, false, 1e-12, empty_score);
         std::vector<Decision> ds;
         {
           py::gil_scoped_release release;
@@ -794,7 +821,8 @@ PYBIND11_MODULE(_core, m) {
         }
         return pack_decisions(ds, all_k);
       },
-      "instances"_a, "m"_a, "metric"_a, "method"_a = "auto", "all_k"_a = false, "n_threads"_a = 0);
+      "instances"_a, "m"_a, "metric"_a, "method"_a = "auto", "all_k"_a = false,
+      "empty_score"_a = 1.0, "n_threads"_a = 0);
   m.def(
       "gfm_from_samples",
       [](const Array<std::int64_t>& indptr, const Array<std::int32_t>& indices,

@@ -45,19 +45,29 @@ class Decision:
         The method that ran (``auto`` resolves to one of brute, exact, quadratic, fast).
     error_bound : float
         Bound on the error of every E[k] (fast method; 0 when exact).
+    none : bool
+        With ``none_item=True``: whether the ``None`` pseudo-item is predicted (with
+        ``selected``). Always False otherwise.
+    expected_by_k_none : ndarray or None
+        With ``none_item=True`` and ``all_k=True``: E[metric] of the top-k set plus ``None``,
+        k = 0..n_items.
     """
 
-    __slots__ = ("selected", "expected", "expected_by_k", "method", "error_bound", "n_items")
+    __slots__ = ("selected", "expected", "expected_by_k", "method", "error_bound", "n_items",
+                 "none", "expected_by_k_none")
 
     def __init__(self, selected: np.ndarray, expected: float,
                  expected_by_k: Optional[np.ndarray], method: str, error_bound: float,
-                 n_items: int) -> None:
+                 n_items: int, none: bool = False,
+                 expected_by_k_none: Optional[np.ndarray] = None) -> None:
         self.selected = selected
         self.expected = float(expected)
         self.expected_by_k = expected_by_k
         self.method = method
         self.error_bound = float(error_bound)
         self.n_items = int(n_items)
+        self.none = bool(none)
+        self.expected_by_k_none = expected_by_k_none
 
     @property
     def indicator(self) -> np.ndarray:
@@ -67,8 +77,9 @@ class Decision:
         return out
 
     def __repr__(self) -> str:
-        return (f"Decision(selected={self.selected.tolist()}, expected={self.expected:.6g}, "
-                f"method={self.method!r})")
+        none = ", none=True" if self.none else ""
+        return (f"Decision(selected={self.selected.tolist()}{none}, "
+                f"expected={self.expected:.6g}, method={self.method!r})")
 
 
 class BatchDecision:
@@ -94,6 +105,10 @@ class BatchDecision:
         Per instance, E[metric] of the best set of each size (with ``all_k=True``).
     sizes : ndarray of int64, shape (n,)
         The number of items of each instance.
+    none : ndarray of bool, shape (n,)
+        With ``none_item=True``: whether each instance predicts the ``None`` pseudo-item.
+    expected_by_k_none : list of ndarray or None
+        With ``none_item=True`` and ``all_k=True``: per instance, E of top-k plus ``None``.
     """
 
     def __init__(self, packed: dict, sizes: npt.ArrayLike) -> None:
@@ -103,6 +118,8 @@ class BatchDecision:
         self.error_bound = packed["error_bound"]
         self.methods = packed["method"]
         self.expected_by_k = packed["expected_by_k"]
+        self.none = packed["none"]
+        self.expected_by_k_none = packed["expected_by_k_none"]
         self.sizes = np.asarray(sizes, dtype=np.int64)
 
     def __len__(self) -> int:
@@ -115,8 +132,12 @@ class BatchDecision:
         by_k = None
         if self.expected_by_k is not None:
             by_k = self.expected_by_k[i]
+        by_k_none = None
+        if self.expected_by_k_none is not None:
+            by_k_none = self.expected_by_k_none[i]
         return Decision(self.indices[self.indptr[i]:self.indptr[i + 1]], self.expected[i], by_k,
-                        self.methods[i], self.error_bound[i], self.sizes[i])
+                        self.methods[i], self.error_bound[i], self.sizes[i], self.none[i],
+                        by_k_none)
 
     def __iter__(self) -> Any:
         return (self[i] for i in range(len(self)))
@@ -158,7 +179,8 @@ def decide(probs: Any = None, metric: str = "f1", model: str = "independent",
            method: str = "auto", all_k: bool = False, n_threads: int = 0, *, p0: Any = None,
            samples: Any = None, weights: Any = None, num_labels: Optional[int] = None,
            truncation: float = 0.0, early_stop: bool = False,
-           fast_tolerance: float = 1e-12) -> Union[Decision, BatchDecision]:
+           fast_tolerance: float = 1e-12, empty_score: float = 1.0,
+           none_item: bool = False) -> Union[Decision, BatchDecision]:
     """Metric-optimal set prediction for one instance or a batch.
 
     Returns the set of items (labels of an instance, or rows of a binary test set) that
@@ -203,6 +225,16 @@ def decide(probs: Any = None, metric: str = "f1", model: str = "independent",
     fast_tolerance : float, default 1e-12
         Independent model, method "fast": the target bound on the error of every E[k] (raised
         to the rounding floor for large n).
+    empty_score : {1.0, 0.0}, default 1.0
+        F-beta / Jaccard of an empty prediction against an empty truth. 1 is the library's
+        convention; 0 is scikit-learn's ``f1_score(average="samples", zero_division=0)`` and
+        Kaggle's Instacart metric. It changes the expectation of the empty set only
+        (independent and GFM models; other metrics accept 1 only).
+    none_item : bool, default False
+        Independent model, F-beta / Jaccard: the ``None`` pseudo-item of the Instacart kernels,
+        one more candidate that is true exactly when no item is. The decision then says in
+        ``none`` whether to predict it (beside ``selected``); the truth is never empty, so
+        ``empty_score`` does not apply.
 
     Returns
     -------
@@ -223,15 +255,24 @@ def decide(probs: Any = None, metric: str = "f1", model: str = "independent",
     [0, 1]
     """
     _check_common(metric, model, method, n_threads)
-    opts = dict(metric=metric, method=method, all_k=bool(all_k))
+    if isinstance(empty_score, bool) or not isinstance(empty_score, (int, float, np.number)):
+        raise TypeError(f"empty_score must be a number (0 or 1), got {type(empty_score).__name__}")
+    if not isinstance(none_item, (bool, np.bool_)):
+        raise TypeError(f"none_item must be a bool, got {type(none_item).__name__}")
+    opts = dict(metric=metric, method=method, all_k=bool(all_k), empty_score=float(empty_score))
     if model == "gfm":
+        if none_item:
+            raise ValueError("none_item applies to model='independent' only (GFM scores the "
+                             "empty prediction through empty_score)")
         return _decide_gfm(probs, p0, samples, weights, num_labels, opts, n_threads)
     if samples is not None or p0 is not None:
         raise ValueError("samples= and p0= apply to model='gfm' only")
     if probs is None:
         raise ValueError("probs is required")
+    if none_item and model != "independent":
+        raise ValueError("none_item applies to model='independent' only")
     extra = dict(truncation=float(truncation), early_stop=bool(early_stop),
-                 fast_tolerance=float(fast_tolerance))
+                 fast_tolerance=float(fast_tolerance), none_item=bool(none_item))
     if model == "independent":
         # MultiOutputClassifier.predict_proba: one (n, 2) array per label -> (n, labels).
         stacked = multioutput_positive(probs)
@@ -246,7 +287,8 @@ def decide(probs: Any = None, metric: str = "f1", model: str = "independent",
     if a.ndim == 1:
         d = _core.decide(a, model=model, **opts, **extra)
         return Decision(d.selected, d.expected, d.expected_by_k if all_k else None, d.method,
-                        d.error_bound, a.shape[0])
+                        d.error_bound, a.shape[0], d.none,
+                        d.expected_by_k_none if all_k and none_item else None)
     packed = _core.decide_rows(a, model=model, n_threads=int(n_threads), **opts, **extra)
     return BatchDecision(packed, np.full(a.shape[0], a.shape[1]))
 
