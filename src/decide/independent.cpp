@@ -342,102 +342,33 @@ void plain_pb(const std::vector<double>& p, std::vector<double>& out) {
     for (std::size_t j = i + 1; j-- > 0;) out[j + 1] += p[i] * out[j], out[j] *= 1.0 - p[i];
 }
 
-}  // namespace
-
-BruteExpectations expected_brute(std::span<const double> sorted, const DecideMetric& metric,
-                                 bool enumerate_outcomes) {
-  const std::size_t n = sorted.size();
+BruteExpectations empty_expectations(std::size_t n) {
   RATEOPT_CHECK(n <= kMaxBruteItems, "brute force handles at most {} items, got {}", kMaxBruteItems,
                 n);
   BruteExpectations out;
   out.best_by_k.assign(n + 1, -std::numeric_limits<double>::infinity());
   out.best_set_by_k.assign(n + 1, 0);
   out.top_k.assign(n + 1, kNaN);
-  const std::uint32_t count = std::uint32_t{1} << n;
-  const std::uint32_t all = count - 1;
-  const auto utility = [&](std::size_t tp, std::size_t fp, std::size_t fn, std::size_t tn) {
-    return metric.utility(double(tp), double(fp), double(fn), double(tn));
-  };
-  const auto record = [&](std::uint32_t set, double e) {
-    const auto k = static_cast<std::size_t>(std::popcount(set));
-    if (e > out.best_by_k[k]) {
-      out.best_by_k[k] = e;
-      out.best_set_by_k[k] = set;
-    }
-    if (set == (k == 0 ? 0u : static_cast<std::uint32_t>((std::uint64_t{1} << k) - 1)))
-      out.top_k[k] = e;
-  };
-
-  if (enumerate_outcomes) {
-    // P(y) for every label vector y (bit i = label of sorted item i), by multiplication.
-    std::vector<double> prob(count, 0.0);
-    prob[0] = 1.0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint32_t half = std::uint32_t{1} << i;
-      for (std::uint32_t y = 0; y < half; ++y) {
-        prob[y | half] = prob[y] * sorted[i];
-        prob[y] *= 1.0 - sorted[i];
-      }
-    }
-    const std::size_t m = n + 1;
-    std::vector<double> mass(m * m);
-    for (std::uint32_t set = 0; set < count; ++set) {
-      std::fill(mass.begin(), mass.end(), 0.0);
-      for (std::uint32_t y = 0; y < count; ++y) {
-        const auto tp = static_cast<std::size_t>(std::popcount(set & y));
-        const auto fn = static_cast<std::size_t>(std::popcount(y & (all ^ set)));
-        mass[tp * m + fn] += prob[y];
-      }
-      const auto k = static_cast<std::size_t>(std::popcount(set));
-      double e = 0;
-      for (std::size_t tp = 0; tp <= k; ++tp)
-        for (std::size_t fn = 0; fn <= n - k; ++fn)
-          if (mass[tp * m + fn] != 0) e += mass[tp * m + fn] * utility(tp, k - tp, fn, n - k - fn);
-      record(set, e);
-    }
-    return out;
-  }
-
-  std::vector<double> inside;
-  std::vector<double> outside;
-  std::vector<double> pin;
-  std::vector<double> pout;
-  for (std::uint32_t set = 0; set < count; ++set) {
-    inside.clear();
-    outside.clear();
-    for (std::size_t i = 0; i < n; ++i) ((set >> i) & 1u ? inside : outside).push_back(sorted[i]);
-    plain_pb(inside, pin);
-    plain_pb(outside, pout);
-    const std::size_t k = inside.size();
-    double e = 0;
-    for (std::size_t tp = 0; tp <= k; ++tp)
-      for (std::size_t fn = 0; fn <= n - k; ++fn) {
-        const double w = pin[tp] * pout[fn];
-        if (w != 0) e += w * utility(tp, k - tp, fn, n - k - fn);
-      }
-    record(set, e);
-  }
   return out;
 }
 
-BruteExpectations expected_brute_none(std::span<const double> sorted, const DecideMetric& metric,
-                                      bool with_none) {
+// Records E of `set` (bit i = sorted item i): the best set of its size, and the top-k set's E.
+void record(BruteExpectations& out, std::uint32_t set, double e) {
+  const auto k = static_cast<std::size_t>(std::popcount(set));
+  if (e > out.best_by_k[k]) {
+    out.best_by_k[k] = e;
+    out.best_set_by_k[k] = set;
+  }
+  if (set == (k == 0 ? 0u : static_cast<std::uint32_t>((std::uint64_t{1} << k) - 1)))
+    out.top_k[k] = e;
+}
+
+// Every subset of the sorted items with E = sum_{a, b} P(a positives inside, b outside) *
+// utility(a, b, k), the two counts' distributions by plain multiplication.
+template <typename Utility>
+BruteExpectations enumerate_sets(std::span<const double> sorted, Utility&& utility) {
   const std::size_t n = sorted.size();
-  RATEOPT_CHECK(n <= kMaxBruteItems, "brute force handles at most {} items, got {}", kMaxBruteItems,
-                n);
-  BruteExpectations out;
-  out.best_by_k.assign(n + 1, -std::numeric_limits<double>::infinity());
-  out.best_set_by_k.assign(n + 1, 0);
-  out.top_k.assign(n + 1, kNaN);
-  // Confusion counts over the items and None: with a = positives inside the set and b outside,
-  // None is true iff a + b = 0.
-  const auto utility = [&](std::size_t a, std::size_t b, std::size_t k) {
-    if (a + b == 0)
-      return with_none ? metric.utility(1, double(k), 0, double(n - k))
-                       : metric.utility(0, double(k), 1, double(n - k));
-    return with_none ? metric.utility(double(a), double(k - a + 1), double(b), double(n - k - b))
-                     : metric.utility(double(a), double(k - a), double(b), double(n - k - b + 1));
-  };
+  BruteExpectations out = empty_expectations(n);
   const std::uint32_t count = std::uint32_t{1} << n;
   std::vector<double> inside, outside, pin, pout;
   for (std::uint32_t set = 0; set < count; ++set) {
@@ -453,14 +384,66 @@ BruteExpectations expected_brute_none(std::span<const double> sorted, const Deci
         const double w = pin[a] * pout[b];
         if (w != 0) e += w * utility(a, b, k);
       }
-    if (e > out.best_by_k[k]) {
-      out.best_by_k[k] = e;
-      out.best_set_by_k[k] = set;
-    }
-    if (set == (k == 0 ? 0u : static_cast<std::uint32_t>((std::uint64_t{1} << k) - 1)))
-      out.top_k[k] = e;
+    record(out, set, e);
   }
   return out;
+}
+
+}  // namespace
+
+BruteExpectations expected_brute(std::span<const double> sorted, const DecideMetric& metric,
+                                 bool enumerate_outcomes) {
+  const std::size_t n = sorted.size();
+  // tp = positives inside the set (a), fn = positives outside it (b).
+  const auto utility = [&](std::size_t tp, std::size_t fn, std::size_t k) {
+    return metric.utility(double(tp), double(k - tp), double(fn), double(n - k - fn));
+  };
+  if (!enumerate_outcomes) return enumerate_sets(sorted, utility);
+
+  BruteExpectations out = empty_expectations(n);
+  const std::uint32_t count = std::uint32_t{1} << n;
+  const std::uint32_t all = count - 1;
+  // P(y) for every label vector y (bit i = label of sorted item i), by multiplication.
+  std::vector<double> prob(count, 0.0);
+  prob[0] = 1.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t half = std::uint32_t{1} << i;
+    for (std::uint32_t y = 0; y < half; ++y) {
+      prob[y | half] = prob[y] * sorted[i];
+      prob[y] *= 1.0 - sorted[i];
+    }
+  }
+  const std::size_t m = n + 1;
+  std::vector<double> mass(m * m);
+  for (std::uint32_t set = 0; set < count; ++set) {
+    std::fill(mass.begin(), mass.end(), 0.0);
+    for (std::uint32_t y = 0; y < count; ++y) {
+      const auto tp = static_cast<std::size_t>(std::popcount(set & y));
+      const auto fn = static_cast<std::size_t>(std::popcount(y & (all ^ set)));
+      mass[tp * m + fn] += prob[y];
+    }
+    const auto k = static_cast<std::size_t>(std::popcount(set));
+    double e = 0;
+    for (std::size_t tp = 0; tp <= k; ++tp)
+      for (std::size_t fn = 0; fn <= n - k; ++fn)
+        if (mass[tp * m + fn] != 0) e += mass[tp * m + fn] * utility(tp, fn, k);
+    record(out, set, e);
+  }
+  return out;
+}
+
+BruteExpectations expected_brute_none(std::span<const double> sorted, const DecideMetric& metric,
+                                      bool with_none) {
+  const std::size_t n = sorted.size();
+  // Confusion counts over the items and None: with a = positives inside the set and b outside,
+  // None is true iff a + b = 0.
+  return enumerate_sets(sorted, [&](std::size_t a, std::size_t b, std::size_t k) {
+    if (a + b == 0)
+      return with_none ? metric.utility(1, double(k), 0, double(n - k))
+                       : metric.utility(0, double(k), 1, double(n - k));
+    return with_none ? metric.utility(double(a), double(k - a + 1), double(b), double(n - k - b))
+                     : metric.utility(double(a), double(k - a), double(b), double(n - k - b + 1));
+  });
 }
 
 }  // namespace detail
