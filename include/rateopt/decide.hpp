@@ -57,11 +57,16 @@ class DecideMetric {
     kHMean,
     kGtppr,
     kAccuracy,
+    kOther,  // another utility of the metric catalogue (precision, recall, ...): generic kernel
     kCustom
   };
 
   // "f1", "fbeta:B" (B > 0), "jaccard", "balanced_accuracy", "gmean", "hmean", "gtppr",
-  // "accuracy". Throws NotFound / InvalidArgument.
+  // "accuracy", and every other utility of the metric catalogue (metrics.hpp) that depends on
+  // the truth and needs no baseline, under rateopt eval's names: "precision", "recall" / "tpr",
+  // "tnr", "tp", "tn", "qmean". Throws NotFound (unknown name) / InvalidArgument (a bad
+  // parameter; a loss such as "error" or "fpr", naming its complement; a metric that needs no
+  // labels or a baseline).
   static DecideMetric from_name(std::string_view spec);
   // Any function of (tp, fp, fn, tn) counts; it must handle zero denominators itself.
   static DecideMetric custom(std::string name,

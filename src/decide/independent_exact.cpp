@@ -58,6 +58,7 @@ class ExactKernel {
       case Family::kGtppr:
         return gtppr();
       case Family::kAccuracy:
+      case Family::kOther:
       case Family::kCustom:
         break;
     }

@@ -18,6 +18,9 @@ struct Named {
   DecideMetric::Family family;
 };
 
+// The metrics with their own kernels. Every other utility of the catalogue (metrics.hpp) that
+// depends on the truth and needs no baseline is a decide metric too, of family kOther (the
+// generic kernel): precision, recall / tpr, tnr, tp, tn, qmean.
 constexpr Named kNames[] = {
     {"f1", DecideMetric::Family::kFBeta},
     {"fbeta", DecideMetric::Family::kFBeta},
@@ -28,6 +31,41 @@ constexpr Named kNames[] = {
     {"gtppr", DecideMetric::Family::kGtppr},
     {"accuracy", DecideMetric::Family::kAccuracy},
 };
+
+bool is_decide_utility(const MetricInfo& info) {
+  return info.bigger_is_better && info.needs_labels && !info.needs_baseline;
+}
+
+std::string known_names() {
+  std::string names;
+  for (const auto& info : metric_catalogue())
+    if (is_decide_utility(info))
+      names +=
+          fmt::format("{}{}{}", names.empty() ? "" : ", ", info.name, info.has_param ? ":B" : "");
+  return names;
+}
+
+// Why a catalogue metric is not a decide metric, with what to use instead.
+std::string refusal(const MetricInfo& info) {
+  if (info.needs_baseline)
+    return fmt::format("'{}' compares against a baseline model, which decide does not have",
+                       info.name);
+  if (!info.needs_labels)
+    return fmt::format("'{}' does not depend on the truth, so no set is better in expectation",
+                       info.name);
+  const std::string_view name = info.name;
+  const std::string_view complement = name == "fnr"     ? "tpr (recall)"
+                                      : name == "fpr"   ? "tnr"
+                                      : name == "error" ? "accuracy"
+                                      : name == "fp"    ? "tn"
+                                      : name == "fn"    ? "tp"
+                                                        : "";
+  if (!complement.empty())
+    return fmt::format("'{}' is a loss and decide maximises a utility: use {} (1 - {})", name,
+                       complement, name);
+  return fmt::format("'{}' is a loss and decide maximises a utility; it has no complement here",
+                     name);
+}
 
 }  // namespace
 
@@ -41,13 +79,12 @@ DecideMetric DecideMetric::from_name(std::string_view spec) {
   const Named* found = nullptr;
   for (const auto& n : kNames)
     if (n.name == name) found = &n;
-  if (found == nullptr) {
-    std::string names;
-    for (const auto& n : kNames) names += fmt::format("{}{}", names.empty() ? "" : ", ", n.name);
-    throw NotFound(fmt::format("unknown decide metric '{}' (known: {}, fbeta:B)", spec, names));
-  }
   const MetricInfo* info = find_metric(name);
-  RATEOPT_CHECK(info != nullptr, "metric '{}' is missing from the catalogue", name);
+  if (info == nullptr)
+    throw NotFound(fmt::format("unknown decide metric '{}' (known: {})", spec, known_names()));
+  if (!is_decide_utility(*info))
+    throw InvalidArgument(
+        fmt::format("metric {} (decide metrics: {})", refusal(*info), known_names()));
   double beta = 1.0;
   if (name == "fbeta") {
     RATEOPT_CHECK(!param.empty(), "metric 'fbeta' needs a parameter, e.g. fbeta:2");
@@ -67,7 +104,7 @@ DecideMetric DecideMetric::from_name(std::string_view spec) {
   }
   DecideMetric m;
   m.name_ = std::string(spec);
-  m.family_ = found->family;
+  m.family_ = found != nullptr ? found->family : Family::kOther;
   m.beta_ = beta;
   m.fn_ = [info, beta](double tp, double fp, double fn, double tn) {
     SliceCounts c;

@@ -196,7 +196,8 @@ def decide(probs: Any = None, metric: str = "f1", model: str = "independent",
         passing ``samples``.
     metric : str, default "f1"
         ``f1``, ``fbeta:B``, ``jaccard``, ``balanced_accuracy``, ``gmean``, ``hmean``, ``gtppr``,
-        ``accuracy`` (GFM: F-beta only).
+        ``accuracy``, ``precision``, ``recall`` (``tpr``), ``tnr``, ``tp``, ``tn``, ``qmean``
+        (the names of :func:`rateopt.metrics.compute`; GFM: F-beta only).
     model : {"independent", "multiclass", "gfm"}, default "independent"
         Independent marginals, one-of-m class probabilities, or a general joint distribution
         (the general F-measure maximiser).

@@ -13,6 +13,7 @@
 
 #include "rateopt/decide.hpp"
 #include "rateopt/error.hpp"
+#include "rateopt/metrics.hpp"
 
 namespace rateopt {
 namespace {
@@ -167,6 +168,71 @@ TEST(TuneThreshold, BadInputThrows) {
   EXPECT_THROW((void)tune_threshold(s, y, f1, std::vector<double>{1, -1}), InvalidArgument);
   EXPECT_THROW((void)tune_threshold(s, y, f1, std::vector<double>{1, std::nan("")}),
                InvalidArgument);
+}
+
+}  // namespace
+}  // namespace rateopt
+
+namespace rateopt {
+namespace {
+
+// Every catalogue metric is either a decide metric under rateopt eval's name or refused with a
+// reason that names what to use instead (issue 12 item 6: metric names shared with eval).
+TEST(DecideMetricNames, EveryCatalogueMetricIsAcceptedOrRefusedWithAReason) {
+  for (const MetricInfo& info : metric_catalogue()) {
+    const std::string name(info.name);
+    SCOPED_TRACE(name);
+    const bool utility = info.bigger_is_better && info.needs_labels && !info.needs_baseline;
+    if (utility) {
+      const DecideMetric m = DecideMetric::from_name(info.has_param ? name + ":2" : name);
+      // The decide utility is the catalogue's function of the counts.
+      SliceCounts c;
+      c.confusion = Confusion{3, 1, 2, 4};
+      c.total = 10;
+      EXPECT_EQ(m.utility(3, 1, 2, 4), info.compute(c, info.has_param ? 2.0 : 0.0));
+      continue;
+    }
+    try {
+      (void)DecideMetric::from_name(name);
+      ADD_FAILURE() << "accepted";
+    } catch (const InvalidArgument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(name), std::string::npos) << what;
+      EXPECT_NE(what.find("decide metrics: "), std::string::npos) << what;
+      EXPECT_NE(what.find("precision"), std::string::npos) << what;
+    }
+  }
+  EXPECT_THROW((void)DecideMetric::from_name("no_such_metric"), NotFound);
+  try {
+    (void)DecideMetric::from_name("error");
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("use accuracy"), std::string::npos) << e.what();
+  }
+}
+
+// precision and recall are exact decide metrics (brute force covers them in
+// independent_brute_test.cpp); here the closed forms of their expectations by k.
+TEST(DecideMetricNames, PrecisionAndRecallByK) {
+  const std::vector<double> p{0.9, 0.6, 0.3, 0.1};
+  DecideOptions o;
+  o.all_k = true;
+  const Decision prec = decide_independent(p, DecideMetric::from_name("precision"), o);
+  // E[tp / k] = mean of the top-k probabilities; the empty prediction has precision 1.
+  ASSERT_EQ(prec.expected_by_k.size(), 5U);
+  EXPECT_DOUBLE_EQ(prec.expected_by_k[0], 1.0);
+  EXPECT_NEAR(prec.expected_by_k[1], 0.9, 1e-12);
+  EXPECT_NEAR(prec.expected_by_k[2], 0.75, 1e-12);
+  EXPECT_NEAR(prec.expected_by_k[4], 0.475, 1e-12);
+  EXPECT_TRUE(prec.selected.empty());  // by the convention: predict nothing
+  const Decision rec = decide_independent(p, DecideMetric::from_name("recall"), o);
+  EXPECT_DOUBLE_EQ(rec.expected_by_k[4], 1.0);  // everything predicted: recall 1
+  EXPECT_EQ(rec.selected.size(), 4U);
+  // k = 0: recall 1 only when there is no positive.
+  EXPECT_NEAR(rec.expected_by_k[0], 0.1 * 0.4 * 0.7 * 0.9, 1e-15);
+  // Multiclass: recall of the set = P(truth in the set).
+  const Decision mc =
+      decide_multiclass(std::vector<double>{0.5, 0.3, 0.2}, DecideMetric::from_name("recall"), o);
+  EXPECT_NEAR(mc.expected_by_k[2], 0.8, 1e-12);
 }
 
 }  // namespace

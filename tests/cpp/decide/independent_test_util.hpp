@@ -64,8 +64,9 @@ inline DecideMetric weighted_accuracy() {
 
 inline const std::vector<std::string>& builtin_metric_names() {
   static const std::vector<std::string> names{
-      "f1",    "fbeta:0.5", "fbeta:2", "jaccard",  "balanced_accuracy",
-      "gmean", "hmean",     "gtppr",   "accuracy", "fbeta:1.7"};
+      "f1",    "fbeta:0.5", "fbeta:2",  "jaccard",   "balanced_accuracy", "gmean",
+      "hmean", "gtppr",     "accuracy", "fbeta:1.7", "precision",         "recall",
+      "tnr",   "tp",        "tn",       "qmean"};
   return names;
 }
 
