@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "rateopt/dataset.hpp"
 #include "rateopt/model.hpp"
@@ -80,5 +81,69 @@ struct LogisticRegressionResult {
 [[nodiscard]] LogisticRegressionResult fit_logistic_regression(
     const FeatureMatrix& x, std::span<const std::int32_t> labels,
     std::span<const double> weights = {}, const LogisticRegressionOptions& options = {});
+
+// ---- multinomial (softmax) logistic regression -------------------------------------------------
+// Minimises  C * sum_i w_i * (-log softmax(z_i)[c_i]) + 0.5 * sum_k |W_k|^2,
+// z_i[k] = x_i . W_k + b_k over the K classes SEEN in `classes` (sorted distinct values; a class
+// value that never occurs gets no parameters and, through MultinomialModel::probability_of,
+// probability 0). The intercepts b_k are unpenalised; the objective is invariant under adding a
+// constant to all of them, and the solver, started at zero, keeps sum_k b_k = 0 (every gradient
+// has that property), which makes the solution unique. Solver: L-BFGS (LBFGSpp, strong-Wolfe line
+// search with the derivative fallback of the binary solver). Every sum over rows is reduced over
+// fixed row blocks in block order, so the result is bit-identical for any thread count. Cost per
+// function evaluation: O(nnz * K).
+//
+// With K = 2 the model is the binary logistic regression of the larger class against the smaller
+// with C' = 2 C: at the optimum W_1 = -W_0, so 0.5 (|W_0|^2 + |W_1|^2) = 0.25 |W_1 - W_0|^2.
+// With K = 1 nothing is fitted (the only class has probability 1).
+//
+// Stopping test: |grad f(theta)|_2 <= tol * |grad f(0)|_2. Status as for the binary fit.
+//
+// Example (EFP, rateopt/multilabel.hpp, fits one per label):
+//   auto fit = rateopt::fit_multinomial_logistic_regression(x, t, {}, {.c = 0.1});
+//   std::vector<double> p(fit.model.num_classes());
+//   fit.model.probabilities(x, 0, p);
+struct MultinomialLogisticOptions {
+  double c = 1.0;  // inverse regularisation strength (> 0)
+  bool fit_intercept = true;
+  double tol = 1e-6;    // relative gradient tolerance (> 0)
+  int max_iter = 1000;  // L-BFGS iterations (> 0)
+  int memory = 10;      // L-BFGS history (> 0)
+  int n_threads = 0;    // <= 0: all cores
+};
+
+struct MultinomialModel {
+  std::vector<std::int32_t> classes;  // K class values, strictly increasing
+  std::size_t num_features = 0;       // d
+  // Feature-major: weights[j * K + k] is feature j's weight for class k (d * K entries).
+  std::vector<double> weights;
+  std::vector<double> biases;  // K entries
+
+  [[nodiscard]] std::size_t num_classes() const noexcept { return classes.size(); }
+  // Class probabilities of row i of x (out: K entries, in the order of `classes`). x may have
+  // fewer columns than num_features (missing trailing columns are zero); more only when CSR and
+  // the extra columns are empty (InvalidArgument otherwise). O(nnz of the row * K).
+  void probabilities(const FeatureMatrix& x, std::size_t i, std::span<double> out) const;
+  // P(class = value | row i), 0 for a class value not seen in training.
+  [[nodiscard]] double probability_of(const FeatureMatrix& x, std::size_t i,
+                                      std::int32_t value) const;
+  // Throws InvalidArgument when sizes disagree, classes are not increasing or a value is not
+  // finite.
+  void validate() const;
+};
+
+struct MultinomialLogisticResult {
+  MultinomialModel model;
+  Termination status = Termination::kConverged;
+  int iterations = 0;
+  double objective = 0;
+  double gradient_norm = 0;
+};
+
+// Throws InvalidArgument on bad options, sizes, negative class values, negative or non-finite
+// weights, non-finite features, or no rows.
+[[nodiscard]] MultinomialLogisticResult fit_multinomial_logistic_regression(
+    const FeatureMatrix& x, std::span<const std::int32_t> classes,
+    std::span<const double> weights = {}, const MultinomialLogisticOptions& options = {});
 
 }  // namespace rateopt

@@ -13,6 +13,7 @@
 
 #include "common/check.hpp"
 #include "common/parallel.hpp"
+#include "train/lbfgs_line_search.hpp"
 #include "train/logistic_objective.hpp"
 
 namespace rateopt {
@@ -314,80 +315,6 @@ class SolverObjective {
   Vector last_iterate_;
 };
 
-// LBFGSpp's strong-Wolfe line search (Nocedal & Wright, Algorithms 3.5/3.6), wrapped to
-//  - record the iterate it starts from (returned if the solver fails),
-//  - reject a step that did not decrease the objective (the wrapped routine returns silently
-//    when it runs out of trials),
-//  - fall back, when it fails, to a search on the directional derivative alone. Near the optimum
-//    the decrease of f falls below its rounding error and value-based tests become noise, while
-//    the gradient is still accurate. The objective is convex, so phi(a) = f(xp + a d) has an
-//    increasing derivative, and ftol * phi'(0) >= phi'(a) >= wolfe * phi'(0) implies both Wolfe
-//    conditions: phi(a) - phi(0) <= a phi'(a) <= a ftol phi'(0).
-template <typename Scalar>
-class RecordingLineSearch {
- public:
-  using Vec = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
-  using Param = LBFGSpp::LBFGSParam<Scalar>;
-
-  template <typename Foo>
-  static void LineSearch(Foo& f, Scalar& fx, Vec& x, Vec& grad, Scalar& step,  // NOLINT
-                         const Vec& drt, const Vec& xp, const Param& param) {
-    f.begin_line_search(xp);
-    const Scalar fx_init = fx;
-    const Scalar step_init = step;
-    const Scalar dg_init = grad.dot(drt);
-    const Vec grad_init = grad;
-    if (!(dg_init < 0)) throw std::runtime_error("the search direction is not a descent direction");
-    try {
-      LBFGSpp::LineSearchNocedalWright<Scalar>::LineSearch(f, fx, x, grad, step, drt, xp, param);
-      // The wrapped routine can return without meeting the conditions (out of trials); check.
-      const Scalar dg = grad.dot(drt);
-      if (fx <= fx_init + step * param.ftol * dg_init && std::abs(dg) <= -param.wolfe * dg_init) {
-        f.end_line_search(grad);
-        return;
-      }
-    } catch (const std::runtime_error&) {
-      // fall through to the derivative search
-    }
-    fx = fx_init;
-    grad = grad_init;
-    step = derivative_search(f, fx, x, grad, step_init, drt, xp, dg_init, param);
-    // The value may exceed the start by rounding only.
-    const Scalar slack = Scalar(1e-10) * std::max(Scalar(1), std::abs(fx_init));
-    if (!(fx <= fx_init + slack))
-      throw std::runtime_error("the line search did not decrease the objective");
-    f.end_line_search(grad);
-  }
-
- private:
-  // Returns the accepted step; x, fx and grad are at xp + step * drt.
-  template <typename Foo>
-  static Scalar derivative_search(Foo& f, Scalar& fx, Vec& x, Vec& grad, Scalar step,
-                                  const Vec& drt, const Vec& xp, Scalar dg_init,
-                                  const Param& param) {
-    const Scalar steep = param.wolfe * dg_init;  // phi'(a) below this: the step is too short
-    const Scalar flat = param.ftol * dg_init;    // phi'(a) above this: the step is too long
-    Scalar lo = 0;
-    Scalar hi = std::numeric_limits<Scalar>::infinity();
-    constexpr int kMaxTrials = 100;
-    for (int trial = 0; trial < kMaxTrials; ++trial) {
-      x.noalias() = xp + step * drt;
-      fx = f(x, grad);
-      const Scalar dg = grad.dot(drt);
-      const bool finite = std::isfinite(fx) && std::isfinite(dg);
-      if (finite && dg >= steep && dg <= flat) return step;
-      if (finite && dg < steep) {
-        lo = step;
-      } else {
-        hi = step;
-      }
-      step = std::isfinite(hi) ? lo + (hi - lo) / 2 : 2 * step;
-      if (step <= lo || step >= hi || step < param.min_step || step > param.max_step) break;
-    }
-    throw std::runtime_error("the derivative line search failed");
-  }
-};
-
 // Validates the inputs; returns the number of non-zero entries (counted while checking that
 // every entry is finite).
 std::size_t validate_inputs(const FeatureMatrix& x, std::span<const std::int32_t> labels,
@@ -672,7 +599,7 @@ LbfgsOutcome run_lbfgs(const detail::LogisticObjective& objective,
   param.past = 0;
   param.max_iterations = options.max_iter;
   param.linesearch = LBFGSpp::LBFGS_LINESEARCH_BACKTRACKING_STRONG_WOLFE;
-  LBFGSpp::LBFGSSolver<double, RecordingLineSearch> solver(param);
+  LBFGSpp::LBFGSSolver<double, detail::RecordingLineSearch> solver(param);
   SolverObjective fn(objective, threshold);
   bool failed = false;
   double fx = 0;

@@ -1,0 +1,332 @@
+// Multinomial (softmax) logistic regression with an L2 penalty, by L-BFGS (LBFGSpp). See
+// rateopt/logistic.hpp.
+//
+// Parameters theta = (W, b): W feature-major (theta[j * K + k], d * K entries), then the K
+// intercepts. Feature-major storage makes one non-zero x_ij touch K contiguous weights, both when
+// scoring (z += x_ij * W[j, :]) and in the gradient (G[j, :] += x_ij * r), for dense and CSR rows.
+#include <LBFGS.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "common/check.hpp"
+#include "common/parallel.hpp"
+#include "rateopt/logistic.hpp"
+#include "train/lbfgs_line_search.hpp"
+
+namespace rateopt {
+
+namespace {
+
+using Vector = Eigen::VectorXd;
+
+// Calls fn(j, value) for the non-zero entries of row i of x (dense rows: every entry).
+template <typename Fn>
+void for_row_entries(const FeatureMatrix& x, std::size_t i, Fn&& fn) {
+  if (x.is_sparse()) {
+    const CsrView v = x.csr_view();
+    for (auto k = v.indptr[i]; k < v.indptr[i + 1]; ++k)
+      fn(static_cast<std::size_t>(v.indices[static_cast<std::size_t>(k)]),
+         v.values[static_cast<std::size_t>(k)]);
+    return;
+  }
+  const DenseView v = x.dense_view();
+  const double* row = v.data + i * v.row_stride;
+  for (std::size_t j = 0; j < v.cols; ++j)
+    if (row[j] != 0) fn(j, row[j]);
+}
+
+// z[k] = x_i . W_k + b_k for K classes; columns >= d are ignored (the caller checks them).
+void class_scores(const FeatureMatrix& x, std::size_t i, const double* w, const double* b,
+                  std::size_t d, std::size_t K, double* z) {
+  for (std::size_t k = 0; k < K; ++k) z[k] = b == nullptr ? 0.0 : b[k];
+  for_row_entries(x, i, [&](std::size_t j, double v) {
+    if (j >= d) return;
+    const double* wj = w + j * K;
+    for (std::size_t k = 0; k < K; ++k) z[k] += v * wj[k];
+  });
+}
+
+// In place: z -> softmax(z); returns log-sum-exp(z).
+double softmax_in_place(double* z, std::size_t K) {
+  double top = -std::numeric_limits<double>::infinity();
+  for (std::size_t k = 0; k < K; ++k) top = std::max(top, z[k]);
+  double sum = 0;
+  for (std::size_t k = 0; k < K; ++k) {
+    z[k] = std::exp(z[k] - top);
+    sum += z[k];
+  }
+  for (std::size_t k = 0; k < K; ++k) z[k] /= sum;
+  return top + std::log(sum);
+}
+
+struct Partial {
+  double loss = 0;
+  std::vector<double> grad;
+};
+
+void combine(Partial& total, Partial& part) {
+  total.loss += part.loss;
+  if (total.grad.empty()) {
+    total.grad = std::move(part.grad);
+    return;
+  }
+  for (std::size_t j = 0; j < total.grad.size(); ++j) total.grad[j] += part.grad[j];
+}
+
+class Objective {
+ public:
+  Objective(const FeatureMatrix& x, std::span<const std::int32_t> index,
+            std::span<const double> weights, std::size_t K, const MultinomialLogisticOptions& o)
+      : x_(x),
+        index_(index),
+        weights_(weights),
+        K_(K),
+        d_(x.cols()),
+        c_(o.c),
+        fit_intercept_(o.fit_intercept),
+        n_threads_(o.n_threads),
+        dim_(x.cols() * K + K) {
+    // Blocks depend only on the size of the problem; cap the live partial gradients at ~256 MiB.
+    const std::size_t max_blocks = std::max<std::size_t>(8, (std::size_t{1} << 25) / dim_);
+    block_rows_ = std::max(detail::kReduceBlock, (x.rows() + max_blocks - 1) / max_blocks);
+  }
+
+  [[nodiscard]] std::size_t dim() const noexcept { return dim_; }
+
+  double value_and_gradient(const double* theta, double* grad) const {
+    const double* w = theta;
+    const double* b = theta + d_ * K_;
+    auto block = [&](std::size_t begin, std::size_t end) {
+      Partial p;
+      p.grad.assign(dim_, 0.0);
+      std::vector<double> z(K_);
+      for (std::size_t i = begin; i < end; ++i) {
+        const double wi = weights_.empty() ? 1.0 : weights_[i];
+        if (wi == 0) continue;
+        class_scores(x_, i, w, fit_intercept_ ? b : nullptr, d_, K_, z.data());
+        const auto y = static_cast<std::size_t>(index_[i]);
+        const double zy = z[y];
+        const double lse = softmax_in_place(z.data(), K_);
+        p.loss += wi * (lse - zy);
+        z[y] -= 1.0;  // residual p - e_y
+        for (std::size_t k = 0; k < K_; ++k) z[k] *= wi;
+        for_row_entries(x_, i, [&](std::size_t j, double v) {
+          double* gj = p.grad.data() + j * K_;
+          for (std::size_t k = 0; k < K_; ++k) gj[k] += v * z[k];
+        });
+        double* gb = p.grad.data() + d_ * K_;
+        for (std::size_t k = 0; k < K_; ++k) gb[k] += z[k];
+      }
+      return p;
+    };
+    Partial sum = detail::block_reduce<Partial>(x_.rows(), n_threads_, block, combine, block_rows_);
+    if (sum.grad.empty()) sum.grad.assign(dim_, 0.0);
+    double penalty = 0;
+    const std::size_t nw = d_ * K_;
+    for (std::size_t j = 0; j < nw; ++j) {
+      penalty += w[j] * w[j];
+      grad[j] = c_ * sum.grad[j] + w[j];
+    }
+    for (std::size_t k = 0; k < K_; ++k) grad[nw + k] = fit_intercept_ ? c_ * sum.grad[nw + k] : 0;
+    return c_ * sum.loss + 0.5 * penalty;
+  }
+
+ private:
+  const FeatureMatrix& x_;
+  std::span<const std::int32_t> index_;
+  std::span<const double> weights_;
+  std::size_t K_;
+  std::size_t d_;
+  double c_;
+  bool fit_intercept_;
+  int n_threads_;
+  std::size_t dim_;
+  std::size_t block_rows_ = detail::kReduceBlock;
+};
+
+double norm2(const Vector& v) {
+  double s = 0;
+  for (Eigen::Index j = 0; j < v.size(); ++j) s += v[j] * v[j];
+  return std::sqrt(s);
+}
+
+// The function object LBFGSpp minimises (interface of detail::RecordingLineSearch).
+class SolverFunction {
+ public:
+  SolverFunction(const Objective& f, double threshold) : f_(f), threshold_(threshold) {}
+  double operator()(const Vector& theta, Vector& grad) {
+    return f_.value_and_gradient(theta.data(), grad.data());
+  }
+  void begin_line_search(const Vector& iterate) {
+    ++line_searches_;
+    last_iterate_ = iterate;
+  }
+  void end_line_search(Vector& grad) const {
+    if (norm2(grad) <= threshold_) grad.setZero();
+  }
+  [[nodiscard]] int line_searches() const noexcept { return line_searches_; }
+  [[nodiscard]] const Vector& last_iterate() const noexcept { return last_iterate_; }
+
+ private:
+  const Objective& f_;
+  double threshold_;
+  int line_searches_ = 0;
+  Vector last_iterate_;
+};
+
+void validate_options(const MultinomialLogisticOptions& o) {
+  RATEOPT_CHECK(std::isfinite(o.c) && o.c > 0, "c is {}, expected a finite value > 0", o.c);
+  RATEOPT_CHECK(std::isfinite(o.tol) && o.tol > 0, "tol is {}, expected a finite value > 0", o.tol);
+  RATEOPT_CHECK(o.max_iter > 0, "max_iter is {}, expected > 0", o.max_iter);
+  RATEOPT_CHECK(o.memory > 0, "memory is {}, expected > 0", o.memory);
+}
+
+void validate_features(const FeatureMatrix& x) {
+  if (x.is_sparse()) {
+    const CsrView v = x.csr_view();
+    for (std::size_t k = 0; k < v.values.size(); ++k)
+      RATEOPT_CHECK(std::isfinite(v.values[k]), "feature entry {} is {}, expected a finite value",
+                    k, v.values[k]);
+    return;
+  }
+  const DenseView v = x.dense_view();
+  for (std::size_t i = 0; i < v.rows; ++i)
+    for (std::size_t j = 0; j < v.cols; ++j)
+      RATEOPT_CHECK(std::isfinite(v(i, j)), "feature ({}, {}) is {}, expected a finite value", i, j,
+                    v(i, j));
+}
+
+}  // namespace
+
+void MultinomialModel::validate() const {
+  const std::size_t K = classes.size();
+  RATEOPT_CHECK(K >= 1, "a multinomial model needs at least one class");
+  for (std::size_t k = 1; k < K; ++k)
+    RATEOPT_CHECK(classes[k - 1] < classes[k],
+                  "classes must be strictly increasing; class {} is {} after {}", k, classes[k],
+                  classes[k - 1]);
+  RATEOPT_CHECK(weights.size() == num_features * K,
+                "multinomial weights have {} entries, expected features x classes = {} x {}",
+                weights.size(), num_features, K);
+  RATEOPT_CHECK(biases.size() == K, "multinomial biases have {} entries, expected {}",
+                biases.size(), K);
+  for (double v : weights)
+    RATEOPT_CHECK(std::isfinite(v), "a multinomial weight is {}, expected finite", v);
+  for (double v : biases)
+    RATEOPT_CHECK(std::isfinite(v), "a multinomial bias is {}, expected finite", v);
+}
+
+void MultinomialModel::probabilities(const FeatureMatrix& x, std::size_t i,
+                                     std::span<double> out) const {
+  const std::size_t K = classes.size();
+  RATEOPT_CHECK(out.size() == K, "output has {} entries, expected {} classes", out.size(), K);
+  RATEOPT_CHECK(i < x.rows(), "row {} out of range ({} rows)", i, x.rows());
+  if (x.cols() > num_features) {
+    if (!x.is_sparse())
+      RATEOPT_CHECK(false, "features have {} columns, the model {}", x.cols(), num_features);
+    for_row_entries(x, i, [&](std::size_t j, double) {
+      RATEOPT_CHECK(j < num_features, "row {} has feature {}, the model only {} features", i, j,
+                    num_features);
+    });
+  }
+  class_scores(x, i, weights.data(), biases.data(), num_features, K, out.data());
+  softmax_in_place(out.data(), K);
+}
+
+double MultinomialModel::probability_of(const FeatureMatrix& x, std::size_t i,
+                                        std::int32_t value) const {
+  const auto it = std::lower_bound(classes.begin(), classes.end(), value);
+  if (it == classes.end() || *it != value) return 0.0;
+  std::vector<double> p(classes.size());
+  probabilities(x, i, p);
+  return p[static_cast<std::size_t>(it - classes.begin())];
+}
+
+MultinomialLogisticResult fit_multinomial_logistic_regression(
+    const FeatureMatrix& x, std::span<const std::int32_t> classes, std::span<const double> weights,
+    const MultinomialLogisticOptions& options) {
+  validate_options(options);
+  RATEOPT_CHECK(x.rows() > 0, "the feature matrix has no rows");
+  RATEOPT_CHECK(classes.size() == x.rows(), "classes have {} entries, features have {} rows",
+                classes.size(), x.rows());
+  RATEOPT_CHECK(weights.empty() || weights.size() == x.rows(),
+                "weights have {} entries, expected 0 (unit weights) or one per row ({})",
+                weights.size(), x.rows());
+  for (std::size_t i = 0; i < classes.size(); ++i)
+    RATEOPT_CHECK(classes[i] >= 0, "class of row {} is {}, expected >= 0", i, classes[i]);
+  for (std::size_t i = 0; i < weights.size(); ++i)
+    RATEOPT_CHECK(std::isfinite(weights[i]) && weights[i] >= 0,
+                  "weight of row {} is {}, expected a finite value >= 0", i, weights[i]);
+  validate_features(x);
+
+  MultinomialLogisticResult result;
+  MultinomialModel& model = result.model;
+  model.classes.assign(classes.begin(), classes.end());
+  std::sort(model.classes.begin(), model.classes.end());
+  model.classes.erase(std::unique(model.classes.begin(), model.classes.end()), model.classes.end());
+  const std::size_t K = model.classes.size();
+  const std::size_t d = x.cols();
+  model.num_features = d;
+  model.weights.assign(d * K, 0.0);
+  model.biases.assign(K, 0.0);
+  if (K == 1) return result;  // one class: probability 1, nothing to fit
+
+  std::vector<std::int32_t> index(classes.size());
+  for (std::size_t i = 0; i < classes.size(); ++i)
+    index[i] = static_cast<std::int32_t>(
+        std::lower_bound(model.classes.begin(), model.classes.end(), classes[i]) -
+        model.classes.begin());
+
+  const Objective f(x, index, weights, K, options);
+  const auto dim = static_cast<Eigen::Index>(f.dim());
+  Vector theta = Vector::Zero(dim);
+  Vector grad(dim);
+  result.objective = f.value_and_gradient(theta.data(), grad.data());
+  const double threshold = options.tol * norm2(grad);
+  if (norm2(grad) > threshold) {
+    LBFGSpp::LBFGSParam<double> param;
+    param.m = options.memory;
+    param.epsilon = 0;
+    param.epsilon_rel = 0;
+    param.past = 0;
+    param.max_iterations = options.max_iter;
+    param.linesearch = LBFGSpp::LBFGS_LINESEARCH_BACKTRACKING_STRONG_WOLFE;
+    LBFGSpp::LBFGSSolver<double, detail::RecordingLineSearch> solver(param);
+    SolverFunction fn(f, threshold);
+    bool failed = false;
+    double fx = 0;
+    try {
+      result.iterations = solver.minimize(fn, theta, fx);
+    } catch (const std::runtime_error&) {
+      failed = true;
+    } catch (const std::logic_error&) {
+      failed = true;
+    }
+    if (failed) {
+      result.iterations = std::max(fn.line_searches() - 1, 0);
+      if (fn.line_searches() > 0) theta = fn.last_iterate();
+    }
+    result.objective = f.value_and_gradient(theta.data(), grad.data());
+    result.gradient_norm = norm2(grad);
+    const bool finite = std::isfinite(result.objective) && std::isfinite(result.gradient_norm);
+    if (finite && result.gradient_norm <= threshold)
+      result.status = Termination::kConverged;
+    else if (finite && !failed && result.iterations >= options.max_iter)
+      result.status = Termination::kMaxIterations;
+    else
+      result.status = Termination::kNumericalError;
+  } else {
+    result.gradient_norm = norm2(grad);
+  }
+  std::copy(theta.data(), theta.data() + static_cast<std::ptrdiff_t>(d * K), model.weights.begin());
+  std::copy(theta.data() + static_cast<std::ptrdiff_t>(d * K), theta.data() + dim,
+            model.biases.begin());
+  return result;
+}
+
+}  // namespace rateopt
