@@ -134,7 +134,8 @@ struct OneVsRest {
   void validate() const;
 };
 
-// The "format" field of a saved model ("rateopt.model" or "rateopt.one_vs_rest"); throws
+// The "format" field of a saved model ("rateopt.model", "rateopt.one_vs_rest", or the joint
+// multi-label models of multilabel.hpp: "rateopt.classifier_chain", "rateopt.efp"); throws
 // ParseError when the text is not a JSON object with a string "format".
 [[nodiscard]] std::string model_format(std::string_view json, const std::string& name = "<string>");
 

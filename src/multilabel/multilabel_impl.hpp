@@ -1,0 +1,63 @@
+// Private helpers of the multi-label learners (rateopt/multilabel.hpp): row iteration, the
+// counter-based generator, per-base-model fitting with C tuned by cross validation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "rateopt/dataset.hpp"
+#include "rateopt/logistic.hpp"
+#include "rateopt/multilabel.hpp"
+
+namespace rateopt::detail {
+
+// Calls fn(j, value) for the stored entries of row i (dense rows: the non-zero entries).
+template <typename Fn>
+void for_row_entries(const FeatureMatrix& x, std::size_t i, Fn&& fn) {
+  if (x.is_sparse()) {
+    const CsrView v = x.csr_view();
+    for (auto k = v.indptr[i]; k < v.indptr[i + 1]; ++k)
+      fn(static_cast<std::size_t>(v.indices[static_cast<std::size_t>(k)]),
+         v.values[static_cast<std::size_t>(k)]);
+    return;
+  }
+  const DenseView v = x.dense_view();
+  const double* row = v.data + i * v.row_stride;
+  for (std::size_t j = 0; j < v.cols; ++j)
+    if (row[j] != 0) fn(j, row[j]);
+}
+
+// splitmix64 (Steele, Lea & Flood 2014): the counter-th output of the generator seeded with seed.
+[[nodiscard]] inline std::uint64_t mix64(std::uint64_t seed, std::uint64_t counter) noexcept {
+  std::uint64_t z = seed + (counter + 1) * 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+// Uniform in [0, 1) from the top 53 bits.
+[[nodiscard]] inline double unit_uniform(std::uint64_t bits) noexcept {
+  return static_cast<double>(bits >> 11) * 0x1.0p-53;
+}
+
+// Fold of every row (0..folds-1): rows ordered by a key drawn from the seed, then dealt round
+// robin, so fold sizes differ by at most one.
+[[nodiscard]] std::vector<int> assign_folds(std::size_t rows, int folds, std::uint64_t seed);
+
+// One binary logistic regression (labels 0/1) with C fixed or tuned (options.tune_c) by CV on
+// held-out log-loss; `folds` from assign_folds (unused without tuning).
+[[nodiscard]] std::pair<LinearModel, BaseModelFit> fit_binary_base(
+    const FeatureMatrix& x, std::span<const std::int32_t> labels, std::span<const double> weights,
+    const MultilabelFitOptions& options, const std::vector<int>& folds);
+
+// The same for a multinomial regression over class values.
+[[nodiscard]] std::pair<MultinomialModel, BaseModelFit> fit_multinomial_base(
+    const FeatureMatrix& x, std::span<const std::int32_t> classes, std::span<const double> weights,
+    const MultilabelFitOptions& options, const std::vector<int>& folds);
+
+// Checks y against x (one set per row, sorted indices < num_labels, num_labels >= 1).
+void check_label_sets(const FeatureMatrix& x, LabelSetsView y, std::span<const double> weights);
+
+}  // namespace rateopt::detail
