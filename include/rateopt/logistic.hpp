@@ -87,11 +87,18 @@ struct LogisticRegressionResult {
 // z_i[k] = x_i . W_k + b_k over the K classes SEEN in `classes` (sorted distinct values; a class
 // value that never occurs gets no parameters and, through MultinomialModel::probability_of,
 // probability 0). The intercepts b_k are unpenalised; the objective is invariant under adding a
-// constant to all of them, and the solver, started at zero, keeps sum_k b_k = 0 (every gradient
-// has that property), which makes the solution unique. Solver: L-BFGS (LBFGSpp, strong-Wolfe line
-// search with the derivative fallback of the binary solver). Every sum over rows is reduced over
-// fixed row blocks in block order, so the result is bit-identical for any thread count. Cost per
-// function evaluation: O(nnz * K).
+// constant to all of them, and the solvers, started at zero, keep sum_k b_k = 0 (every gradient
+// has that property), which makes the solution unique. Solvers
+// (MultinomialLogisticOptions::solver):
+//   kNewton (default): Newton-CG, Hessian-vector products from the stored class probabilities
+//     (rows x K doubles), CG to a relative residual min(0.1, sqrt(|g| / |g_0|)), backtracking
+//     Armijo line search;
+//   kLbfgs: L-BFGS (LBFGSpp, strong-Wolfe line search with the derivative fallback of the binary
+//     solver). Measured on emotions (72 standardised ARFF features, 4 classes, C = 1): L-BFGS is
+//     still at |g| = 41 after 1000 iterations (the binary L-BFGS too), Newton converges.
+// Every sum over rows is reduced over fixed row blocks in block order, so the result is
+// bit-identical for any thread count. Cost per function evaluation or Hessian product:
+// O(nnz * K).
 //
 // With K = 2 the model is the binary logistic regression of the larger class against the smaller
 // with C' = 2 C: at the optimum W_1 = -W_0, so 0.5 (|W_0|^2 + |W_1|^2) = 0.25 |W_1 - W_0|^2.
@@ -103,13 +110,19 @@ struct LogisticRegressionResult {
 //   auto fit = rateopt::fit_multinomial_logistic_regression(x, t, {}, {.c = 0.1});
 //   std::vector<double> p(fit.model.num_classes());
 //   fit.model.probabilities(x, 0, p);
+enum class MultinomialSolver {
+  kNewton,  // Newton-CG (Hessian-vector products) with a backtracking line search
+  kLbfgs,   // L-BFGS
+};
+
 struct MultinomialLogisticOptions {
   double c = 1.0;  // inverse regularisation strength (> 0)
   bool fit_intercept = true;
   double tol = 1e-6;    // relative gradient tolerance (> 0)
-  int max_iter = 1000;  // L-BFGS iterations (> 0)
-  int memory = 10;      // L-BFGS history (> 0)
+  int max_iter = 1000;  // Newton or L-BFGS iterations (> 0)
+  int memory = 10;      // L-BFGS history (> 0; unused by kNewton)
   int n_threads = 0;    // <= 0: all cores
+  MultinomialSolver solver = MultinomialSolver::kNewton;
 };
 
 struct MultinomialModel {

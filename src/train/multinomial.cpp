@@ -1,5 +1,5 @@
-// Multinomial (softmax) logistic regression with an L2 penalty, by L-BFGS (LBFGSpp). See
-// rateopt/logistic.hpp.
+// Multinomial (softmax) logistic regression with an L2 penalty, by Newton-CG with a line search
+// or by L-BFGS (LBFGSpp). See rateopt/logistic.hpp.
 //
 // Parameters theta = (W, b): W feature-major (theta[j * K + k], d * K entries), then the K
 // intercepts. Feature-major storage makes one non-zero x_ij touch K contiguous weights, both when
@@ -98,7 +98,9 @@ class Objective {
 
   [[nodiscard]] std::size_t dim() const noexcept { return dim_; }
 
-  double value_and_gradient(const double* theta, double* grad) const {
+  // f(theta) and its gradient; with probs (rows x K entries) also every row's class
+  // probabilities, the input of hessian_product.
+  double value_and_gradient(const double* theta, double* grad, double* probs = nullptr) const {
     const double* w = theta;
     const double* b = theta + d_ * K_;
     auto block = [&](std::size_t begin, std::size_t end) {
@@ -107,11 +109,15 @@ class Objective {
       std::vector<double> z(K_);
       for (std::size_t i = begin; i < end; ++i) {
         const double wi = weights_.empty() ? 1.0 : weights_[i];
-        if (wi == 0) continue;
+        if (wi == 0) {
+          if (probs != nullptr) std::fill(probs + i * K_, probs + (i + 1) * K_, 0.0);
+          continue;
+        }
         class_scores(x_, i, w, fit_intercept_ ? b : nullptr, d_, K_, z.data());
         const auto y = static_cast<std::size_t>(index_[i]);
         const double zy = z[y];
         const double lse = softmax_in_place(z.data(), K_);
+        if (probs != nullptr) std::copy(z.begin(), z.end(), probs + i * K_);
         p.loss += wi * (lse - zy);
         z[y] -= 1.0;  // residual p - e_y
         for (std::size_t k = 0; k < K_; ++k) z[k] *= wi;
@@ -134,6 +140,39 @@ class Objective {
     }
     for (std::size_t k = 0; k < K_; ++k) grad[nw + k] = fit_intercept_ ? c_ * sum.grad[nw + k] : 0;
     return c_ * sum.loss + 0.5 * penalty;
+  }
+
+  // out = H v, H = C sum_i w_i x~_i x~_i^T (x) (diag(p_i) - p_i p_i^T) + (identity on W), with
+  // the probabilities stored by value_and_gradient (v, out: dim() entries).
+  void hessian_product(const double* probs, const double* v, double* out) const {
+    const double* vw = v;
+    const double* vb = v + d_ * K_;
+    auto block = [&](std::size_t begin, std::size_t end) {
+      Partial p;
+      p.grad.assign(dim_, 0.0);
+      std::vector<double> u(K_);
+      for (std::size_t i = begin; i < end; ++i) {
+        const double wi = weights_.empty() ? 1.0 : weights_[i];
+        if (wi == 0) continue;
+        class_scores(x_, i, vw, fit_intercept_ ? vb : nullptr, d_, K_, u.data());
+        const double* pi = probs + i * K_;
+        double pu = 0;
+        for (std::size_t k = 0; k < K_; ++k) pu += pi[k] * u[k];
+        for (std::size_t k = 0; k < K_; ++k) u[k] = wi * pi[k] * (u[k] - pu);
+        for_row_entries(x_, i, [&](std::size_t j, double val) {
+          double* gj = p.grad.data() + j * K_;
+          for (std::size_t k = 0; k < K_; ++k) gj[k] += val * u[k];
+        });
+        double* gb = p.grad.data() + d_ * K_;
+        for (std::size_t k = 0; k < K_; ++k) gb[k] += u[k];
+      }
+      return p;
+    };
+    Partial sum = detail::block_reduce<Partial>(x_.rows(), n_threads_, block, combine, block_rows_);
+    if (sum.grad.empty()) sum.grad.assign(dim_, 0.0);
+    const std::size_t nw = d_ * K_;
+    for (std::size_t j = 0; j < nw; ++j) out[j] = c_ * sum.grad[j] + vw[j];
+    for (std::size_t k = 0; k < K_; ++k) out[nw + k] = fit_intercept_ ? c_ * sum.grad[nw + k] : 0;
   }
 
  private:
@@ -179,11 +218,96 @@ class SolverFunction {
   Vector last_iterate_;
 };
 
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (std::size_t j = 0; j < a.size(); ++j) s += a[j] * b[j];
+  return s;
+}
+
+struct NewtonOutcome {
+  Termination status = Termination::kConverged;
+  int iterations = 0;
+};
+
+// Newton's method with conjugate-gradient steps (Hessian-vector products, no Hessian formed) and
+// a backtracking (Armijo) line search. CG solves H s = -g to the relative residual
+// min(0.1, sqrt(|g| / |g_0|)) (a forcing sequence that gives superlinear convergence). The
+// intercept direction (all b_k + t) has zero curvature, but every gradient is orthogonal to it, so
+// CG started at zero never leaves the subspace where H is positive definite.
+NewtonOutcome newton(const Objective& f, const MultinomialLogisticOptions& o, std::size_t rows,
+                     std::size_t K, std::vector<double>& theta, std::vector<double>& grad,
+                     double& value, double threshold, double g0) {
+  NewtonOutcome out;
+  const std::size_t dim = f.dim();
+  std::vector<double> probs(rows * K), step(dim), r(dim), dir(dim), hd(dim), trial(dim),
+      trial_grad(dim), trial_probs(rows * K);
+  value = f.value_and_gradient(theta.data(), grad.data(), probs.data());
+  double gnorm = std::sqrt(dot(grad, grad));
+  while (gnorm > threshold) {
+    if (out.iterations >= o.max_iter) {
+      out.status = Termination::kMaxIterations;
+      return out;
+    }
+    ++out.iterations;
+    // Truncated CG on H s = -g.
+    std::fill(step.begin(), step.end(), 0.0);
+    for (std::size_t j = 0; j < dim; ++j) r[j] = -grad[j];
+    dir = r;
+    double rr = dot(r, r);
+    const double stop = std::min(0.1, std::sqrt(gnorm / g0)) * gnorm;
+    for (std::size_t it = 0; it < 2 * dim + 10 && std::sqrt(rr) > stop; ++it) {
+      f.hessian_product(probs.data(), dir.data(), hd.data());
+      const double dhd = dot(dir, hd);
+      if (!(dhd > 0)) break;
+      const double alpha = rr / dhd;
+      for (std::size_t j = 0; j < dim; ++j) {
+        step[j] += alpha * dir[j];
+        r[j] -= alpha * hd[j];
+      }
+      const double next = dot(r, r);
+      for (std::size_t j = 0; j < dim; ++j) dir[j] = r[j] + next / rr * dir[j];
+      rr = next;
+    }
+    double slope = dot(grad, step);
+    if (!(slope < 0)) {  // no descent from CG (only by rounding): take the steepest descent
+      for (std::size_t j = 0; j < dim; ++j) step[j] = -grad[j];
+      slope = -gnorm * gnorm;
+    }
+    // Backtracking line search: Armijo, or (near the optimum, where f's decrease is below its
+    // rounding) no increase beyond rounding with a smaller gradient.
+    double t = 1;
+    bool accepted = false;
+    for (int halving = 0; halving < 60 && !accepted; ++halving, t *= 0.5) {
+      for (std::size_t j = 0; j < dim; ++j) trial[j] = theta[j] + t * step[j];
+      const double fv = f.value_and_gradient(trial.data(), trial_grad.data(), trial_probs.data());
+      if (!std::isfinite(fv)) continue;
+      const double tg = std::sqrt(dot(trial_grad, trial_grad));
+      accepted =
+          fv <= value + 1e-4 * t * slope || (fv <= value + 1e-13 * std::abs(value) && tg < gnorm);
+      if (accepted) {
+        theta.swap(trial);
+        grad.swap(trial_grad);
+        probs.swap(trial_probs);
+        value = fv;
+        gnorm = tg;
+      }
+    }
+    if (!accepted) {
+      out.status = Termination::kNumericalError;
+      return out;
+    }
+  }
+  out.status = Termination::kConverged;
+  return out;
+}
+
 void validate_options(const MultinomialLogisticOptions& o) {
   RATEOPT_CHECK(std::isfinite(o.c) && o.c > 0, "c is {}, expected a finite value > 0", o.c);
   RATEOPT_CHECK(std::isfinite(o.tol) && o.tol > 0, "tol is {}, expected a finite value > 0", o.tol);
   RATEOPT_CHECK(o.max_iter > 0, "max_iter is {}, expected > 0", o.max_iter);
   RATEOPT_CHECK(o.memory > 0, "memory is {}, expected > 0", o.memory);
+  RATEOPT_CHECK(o.solver == MultinomialSolver::kNewton || o.solver == MultinomialSolver::kLbfgs,
+                "solver is {}, expected kNewton or kLbfgs", static_cast<int>(o.solver));
 }
 
 void validate_features(const FeatureMatrix& x) {
@@ -287,8 +411,19 @@ MultinomialLogisticResult fit_multinomial_logistic_regression(
   Vector theta = Vector::Zero(dim);
   Vector grad(dim);
   result.objective = f.value_and_gradient(theta.data(), grad.data());
-  const double threshold = options.tol * norm2(grad);
-  if (norm2(grad) > threshold) {
+  const double g0 = norm2(grad);
+  const double threshold = options.tol * g0;
+  if (options.solver == MultinomialSolver::kNewton) {
+    std::vector<double> t(f.dim(), 0.0), g(grad.data(), grad.data() + dim);
+    const NewtonOutcome out =
+        newton(f, options, x.rows(), K, t, g, result.objective, threshold, g0);
+    result.status = out.status;
+    result.iterations = out.iterations;
+    result.gradient_norm = std::sqrt(dot(g, g));
+    if (!std::isfinite(result.objective) || !std::isfinite(result.gradient_norm))
+      result.status = Termination::kNumericalError;
+    theta = Eigen::Map<const Vector>(t.data(), dim);
+  } else if (norm2(grad) > threshold) {
     LBFGSpp::LBFGSParam<double> param;
     param.m = options.memory;
     param.epsilon = 0;

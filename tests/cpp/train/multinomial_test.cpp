@@ -1,7 +1,7 @@
-// Tests of multinomial (softmax) logistic regression (src/train/multinomial.cpp): optimality of
-// the solution (finite-difference gradient ~0, objective below random perturbations), equivalence
-// with the binary logistic regression at 2 classes, thread-count determinism, dense vs CSR,
-// unseen classes and bad input.
+// Tests of multinomial (softmax) logistic regression (src/train/multinomial.cpp), both solvers
+// (Newton-CG and L-BFGS): optimality of the solution (finite-difference gradient ~0, objective
+// below random perturbations), equivalence with the binary logistic regression at 2 classes,
+// thread-count determinism, dense vs CSR, unseen classes and bad input.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -100,69 +100,78 @@ std::vector<double> theta_of(const MultinomialModel& m) {
 }
 
 TEST(MultinomialLogistic, SolutionIsOptimal) {
-  const Data d = make_data(300, 5, 4, 11, /*spacing=*/3, /*weighted=*/true);
-  const FeatureMatrix x = FeatureMatrix::dense(d.x, d.rows, d.cols);
-  const auto fit = fit_multinomial_logistic_regression(x, d.y, d.w, {.c = 0.7, .tol = 1e-10});
-  ASSERT_EQ(fit.status, Termination::kConverged);
-  EXPECT_EQ(fit.model.classes, (std::vector<std::int32_t>{0, 3, 6, 9}));
-  const std::vector<double> theta = theta_of(fit.model);
-  const double f0 = objective(d, fit.model.classes, 0.7, theta);
-  EXPECT_NEAR(f0, fit.objective, 1e-9 * std::abs(f0));
-  // Central finite differences of the independent objective: every component ~0.
-  double gnorm = 0;
-  for (std::size_t j = 0; j < theta.size(); ++j) {
-    std::vector<double> a = theta, b = theta;
-    const double h = 1e-5;
-    a[j] += h;
-    b[j] -= h;
-    const double g =
-        (objective(d, fit.model.classes, 0.7, a) - objective(d, fit.model.classes, 0.7, b)) /
-        (2 * h);
-    gnorm += g * g;
+  for (const MultinomialSolver solver : {MultinomialSolver::kNewton, MultinomialSolver::kLbfgs}) {
+    SCOPED_TRACE(solver == MultinomialSolver::kNewton ? "newton" : "lbfgs");
+    const Data d = make_data(300, 5, 4, 11, /*spacing=*/3, /*weighted=*/true);
+    const FeatureMatrix x = FeatureMatrix::dense(d.x, d.rows, d.cols);
+    const auto fit = fit_multinomial_logistic_regression(
+        x, d.y, d.w, {.c = 0.7, .tol = 1e-10, .max_iter = 5000, .solver = solver});
+    ASSERT_EQ(fit.status, Termination::kConverged);
+    EXPECT_EQ(fit.model.classes, (std::vector<std::int32_t>{0, 3, 6, 9}));
+    const std::vector<double> theta = theta_of(fit.model);
+    const double f0 = objective(d, fit.model.classes, 0.7, theta);
+    EXPECT_NEAR(f0, fit.objective, 1e-9 * std::abs(f0));
+    // Central finite differences of the independent objective: every component ~0.
+    double gnorm = 0;
+    for (std::size_t j = 0; j < theta.size(); ++j) {
+      std::vector<double> a = theta, b = theta;
+      const double h = 1e-5;
+      a[j] += h;
+      b[j] -= h;
+      const double g =
+          (objective(d, fit.model.classes, 0.7, a) - objective(d, fit.model.classes, 0.7, b)) /
+          (2 * h);
+      gnorm += g * g;
+    }
+    EXPECT_LT(std::sqrt(gnorm), 1e-5);
+    // Random perturbations never decrease the objective.
+    std::mt19937_64 rng(5);
+    for (int trial = 0; trial < 50; ++trial) {
+      std::vector<double> t = theta;
+      const double scale = trial < 25 ? 1e-3 : 1e-1;
+      for (double& v : t) v += scale * (2 * uniform(rng) - 1);
+      EXPECT_GE(objective(d, fit.model.classes, 0.7, t), f0 - 1e-10);
+    }
+    // Intercepts sum to zero (the solver stays in that subspace).
+    double bsum = 0;
+    for (double b : fit.model.biases) bsum += b;
+    EXPECT_NEAR(bsum, 0.0, 1e-8);
   }
-  EXPECT_LT(std::sqrt(gnorm), 1e-5);
-  // Random perturbations never decrease the objective.
-  std::mt19937_64 rng(5);
-  for (int trial = 0; trial < 50; ++trial) {
-    std::vector<double> t = theta;
-    const double scale = trial < 25 ? 1e-3 : 1e-1;
-    for (double& v : t) v += scale * (2 * uniform(rng) - 1);
-    EXPECT_GE(objective(d, fit.model.classes, 0.7, t), f0 - 1e-10);
-  }
-  // Intercepts sum to zero (the solver stays in that subspace).
-  double bsum = 0;
-  for (double b : fit.model.biases) bsum += b;
-  EXPECT_NEAR(bsum, 0.0, 1e-8);
 }
 
 TEST(MultinomialLogistic, TwoClassesEqualBinaryLogisticRegressionAtTwiceC) {
-  for (const double c : {0.05, 1.0, 20.0}) {
-    const Data d = make_data(400, 6, 2, 7, 1, true);
-    const FeatureMatrix x = FeatureMatrix::dense(d.x, d.rows, d.cols);
-    const auto multi =
-        fit_multinomial_logistic_regression(x, d.y, d.w, {.c = c, .tol = 1e-10, .max_iter = 5000});
-    ASSERT_EQ(multi.status, Termination::kConverged);
-    const auto binary = fit_logistic_regression(x, d.y, d.w, {.c = 2 * c, .tol = 1e-10});
-    ASSERT_EQ(binary.status, Termination::kConverged);
-    std::vector<double> p(2);
-    for (std::size_t i = 0; i < d.rows; ++i) {
-      multi.model.probabilities(x, i, p);
-      const double s = binary.model.score(x, i);
-      EXPECT_NEAR(p[1], 1 / (1 + std::exp(-s)), 1e-5) << "C " << c << " row " << i;
-      EXPECT_NEAR(p[0] + p[1], 1.0, 1e-12);
+  for (const double c : {0.05, 1.0, 20.0})
+    for (const MultinomialSolver solver : {MultinomialSolver::kNewton, MultinomialSolver::kLbfgs}) {
+      const Data d = make_data(400, 6, 2, 7, 1, true);
+      const FeatureMatrix x = FeatureMatrix::dense(d.x, d.rows, d.cols);
+      const auto multi = fit_multinomial_logistic_regression(
+          x, d.y, d.w, {.c = c, .tol = 1e-10, .max_iter = 5000, .solver = solver});
+      ASSERT_EQ(multi.status, Termination::kConverged);
+      const auto binary = fit_logistic_regression(x, d.y, d.w, {.c = 2 * c, .tol = 1e-10});
+      ASSERT_EQ(binary.status, Termination::kConverged);
+      std::vector<double> p(2);
+      for (std::size_t i = 0; i < d.rows; ++i) {
+        multi.model.probabilities(x, i, p);
+        const double s = binary.model.score(x, i);
+        EXPECT_NEAR(p[1], 1 / (1 + std::exp(-s)), 1e-5) << "C " << c << " row " << i;
+        EXPECT_NEAR(p[0] + p[1], 1.0, 1e-12);
+      }
     }
-  }
 }
 
 TEST(MultinomialLogistic, BitIdenticalForAnyThreadCountAndCloseForCsr) {
   const Data d = make_data(9000, 4, 3, 3);  // > 2 reduction blocks
   const FeatureMatrix x = FeatureMatrix::dense(d.x, d.rows, d.cols);
-  const auto one = fit_multinomial_logistic_regression(x, d.y, {}, {.n_threads = 1});
-  for (int threads : {2, 4}) {
-    const auto many = fit_multinomial_logistic_regression(x, d.y, {}, {.n_threads = threads});
-    EXPECT_EQ(one.model.weights, many.model.weights);
-    EXPECT_EQ(one.model.biases, many.model.biases);
-    EXPECT_EQ(one.iterations, many.iterations);
+  for (const MultinomialSolver solver : {MultinomialSolver::kNewton, MultinomialSolver::kLbfgs}) {
+    const auto one =
+        fit_multinomial_logistic_regression(x, d.y, {}, {.n_threads = 1, .solver = solver});
+    for (int threads : {2, 4}) {
+      const auto many =
+          fit_multinomial_logistic_regression(x, d.y, {}, {.n_threads = threads, .solver = solver});
+      EXPECT_EQ(one.model.weights, many.model.weights);
+      EXPECT_EQ(one.model.biases, many.model.biases);
+      EXPECT_EQ(one.iterations, many.iterations);
+    }
   }
   const auto sparse = fit_multinomial_logistic_regression(csr_of(d), d.y, {}, {.tol = 1e-10});
   const auto dense = fit_multinomial_logistic_regression(x, d.y, {}, {.tol = 1e-10});
