@@ -91,8 +91,8 @@ struct LogisticRegressionResult {
 // has that property), which makes the solution unique. Solvers
 // (MultinomialLogisticOptions::solver):
 //   kNewton (default): Newton-CG, Hessian-vector products from the stored class probabilities
-//     (rows x K doubles), CG to a relative residual min(0.1, sqrt(|g| / |g_0|)), backtracking
-//     Armijo line search;
+//     (rows x K doubles), CG preconditioned by the Hessian's diagonal to a relative residual
+//     0.1, backtracking Armijo line search;
 //   kLbfgs: L-BFGS (LBFGSpp, strong-Wolfe line search with the derivative fallback of the binary
 //     solver). Measured on emotions (72 standardised ARFF features, 4 classes, C = 1): L-BFGS is
 //     still at |g| = 41 after 1000 iterations (the binary L-BFGS too), Newton converges.

@@ -142,6 +142,33 @@ class Objective {
     return c_ * sum.loss + 0.5 * penalty;
   }
 
+  // The diagonal of H (the Jacobi preconditioner of Newton's conjugate gradient), from the
+  // probabilities stored by value_and_gradient.
+  void hessian_diagonal(const double* probs, double* out) const {
+    auto block = [&](std::size_t begin, std::size_t end) {
+      Partial p;
+      p.grad.assign(dim_, 0.0);
+      for (std::size_t i = begin; i < end; ++i) {
+        const double wi = weights_.empty() ? 1.0 : weights_[i];
+        if (wi == 0) continue;
+        const double* pi = probs + i * K_;
+        for_row_entries(x_, i, [&](std::size_t j, double val) {
+          double* gj = p.grad.data() + j * K_;
+          for (std::size_t k = 0; k < K_; ++k) gj[k] += wi * val * val * pi[k] * (1 - pi[k]);
+        });
+        double* gb = p.grad.data() + d_ * K_;
+        for (std::size_t k = 0; k < K_; ++k) gb[k] += wi * pi[k] * (1 - pi[k]);
+      }
+      return p;
+    };
+    Partial sum = detail::block_reduce<Partial>(x_.rows(), n_threads_, block, combine, block_rows_);
+    if (sum.grad.empty()) sum.grad.assign(dim_, 0.0);
+    const std::size_t nw = d_ * K_;
+    for (std::size_t j = 0; j < nw; ++j) out[j] = c_ * sum.grad[j] + 1;
+    for (std::size_t k = 0; k < K_; ++k)
+      out[nw + k] = fit_intercept_ ? std::max(c_ * sum.grad[nw + k], 1e-12) : 1;
+  }
+
   // out = H v, H = C sum_i w_i x~_i x~_i^T (x) (diag(p_i) - p_i p_i^T) + (identity on W), with
   // the probabilities stored by value_and_gradient (v, out: dim() entries).
   void hessian_product(const double* probs, const double* v, double* out) const {
@@ -229,18 +256,18 @@ struct NewtonOutcome {
   int iterations = 0;
 };
 
-// Newton's method with conjugate-gradient steps (Hessian-vector products, no Hessian formed) and
-// a backtracking (Armijo) line search. CG solves H s = -g to the relative residual
-// min(0.1, sqrt(|g| / |g_0|)) (a forcing sequence that gives superlinear convergence). The
-// intercept direction (all b_k + t) has zero curvature, but every gradient is orthogonal to it, so
-// CG started at zero never leaves the subspace where H is positive definite.
+// Newton's method with conjugate-gradient steps (Hessian-vector products, no Hessian formed;
+// preconditioned by the diagonal of the Hessian) and a backtracking (Armijo) line search. CG solves
+// H s = -g to the relative residual 0.1 (LIBLINEAR's eps_cg). The intercept direction (all
+// b_k + t) has zero curvature, but every gradient is orthogonal to it and the preconditioner keeps
+// the iterates orthogonal too, so CG never leaves the subspace where H is positive definite.
 NewtonOutcome newton(const Objective& f, const MultinomialLogisticOptions& o, std::size_t rows,
                      std::size_t K, std::vector<double>& theta, std::vector<double>& grad,
                      double& value, double threshold, double g0) {
   NewtonOutcome out;
   const std::size_t dim = f.dim();
-  std::vector<double> probs(rows * K), step(dim), r(dim), dir(dim), hd(dim), trial(dim),
-      trial_grad(dim), trial_probs(rows * K);
+  std::vector<double> probs(rows * K), step(dim), r(dim), z(dim), diag(dim), dir(dim), hd(dim),
+      trial(dim), trial_grad(dim), trial_probs(rows * K);
   value = f.value_and_gradient(theta.data(), grad.data(), probs.data());
   double gnorm = std::sqrt(dot(grad, grad));
   while (gnorm > threshold) {
@@ -249,24 +276,38 @@ NewtonOutcome newton(const Objective& f, const MultinomialLogisticOptions& o, st
       return out;
     }
     ++out.iterations;
-    // Truncated CG on H s = -g.
+    // Truncated CG on H s = -g, preconditioned by the diagonal of H.
+    f.hessian_diagonal(probs.data(), diag.data());
     std::fill(step.begin(), step.end(), 0.0);
+    // z = P D^-1 r, P removing the mean of the intercept part: a symmetric preconditioner on
+    // the subspace sum_k b_k = 0, so the step stays in it (H is singular along all b_k + t).
+    const auto precondition = [&] {
+      double mean = 0;
+      for (std::size_t j = 0; j < dim; ++j) z[j] = r[j] / diag[j];
+      for (std::size_t k = dim - K; k < dim; ++k) mean += z[k];
+      mean /= static_cast<double>(K);
+      for (std::size_t k = dim - K; k < dim; ++k) z[k] -= mean;
+    };
     for (std::size_t j = 0; j < dim; ++j) r[j] = -grad[j];
-    dir = r;
-    double rr = dot(r, r);
-    const double stop = std::min(0.1, std::sqrt(gnorm / g0)) * gnorm;
-    for (std::size_t it = 0; it < 2 * dim + 10 && std::sqrt(rr) > stop; ++it) {
+    precondition();
+    dir = z;
+    double rz = dot(r, z);
+    double rnorm = gnorm;
+    const double stop = 0.1 * gnorm;
+    for (std::size_t it = 0; it < 2 * dim + 10 && rnorm > stop; ++it) {
       f.hessian_product(probs.data(), dir.data(), hd.data());
       const double dhd = dot(dir, hd);
       if (!(dhd > 0)) break;
-      const double alpha = rr / dhd;
+      const double alpha = rz / dhd;
       for (std::size_t j = 0; j < dim; ++j) {
         step[j] += alpha * dir[j];
         r[j] -= alpha * hd[j];
       }
-      const double next = dot(r, r);
-      for (std::size_t j = 0; j < dim; ++j) dir[j] = r[j] + next / rr * dir[j];
-      rr = next;
+      precondition();
+      const double next = dot(r, z);
+      for (std::size_t j = 0; j < dim; ++j) dir[j] = z[j] + next / rz * dir[j];
+      rz = next;
+      rnorm = std::sqrt(dot(r, r));
     }
     double slope = dot(grad, step);
     if (!(slope < 0)) {  // no descent from CG (only by rounding): take the steepest descent
