@@ -3,14 +3,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <vector>
 
 #include "commands.hpp"
 #include "common.hpp"
 #include "rateopt/decide.hpp"
 #include "rateopt/decide_input.hpp"
 #include "rateopt/error.hpp"
+#include "rateopt/io.hpp"
 
 namespace rateopt::cli {
 namespace {
@@ -98,63 +102,13 @@ int run_decide(int argc, const char* const* argv) {
   if (normalize && model != "multiclass")
     throw InvalidArgument("--normalize applies to the multiclass model");
 
-  std::string text;
   const std::string file = input == "-" ? std::string("<stdin>") : input;
-  if (input == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    text = read_text_file(input);
-  }
-
-  std::vector<Decision> decisions;
-  std::vector<std::size_t> sizes;  // items per instance
-  // A batch error names "instance i": name the file and line instead.
-  const auto at_line = [&](const std::vector<std::size_t>& lines, auto&& run) {
-    try {
-      run();
-    } catch (const BatchInstanceError& e) {
-      if (e.instance() >= lines.size()) throw;
-      throw ParseError(file, column ? 0 : lines[e.instance()], 0, e.detail());
-    }
-  };
-  if (model == "gfm") {
-    if (column) throw InvalidArgument("--column applies to the independent and multiclass models");
-    const GfmInstances parsed = parse_gfm_lines(text, file);
-    for (const auto& g : parsed.instances) sizes.push_back(g.m);
-    at_line(parsed.lines,
-            [&] { decisions = decide_gfm_batch(parsed.instances, metric, options, threads); });
-  } else {
-    DecideInstances parsed = parse_decide_instances(text, file, column);
-    if (model == "multiclass") {
-      // Rows must sum to 1 within 1e-6, or within 1e-3 with --normalize (then rescaled): softmax
-      // outputs printed with few decimals miss 1 by up to ~5e-5.
-      const double limit = normalize ? 1e-3 : 1e-6;
-      for (std::size_t i = 0; i < parsed.instances.size(); ++i) {
-        auto& row = parsed.instances[i];
-        double sum = 0;
-        for (const double v : row) sum += v;
-        if (!(std::abs(sum - 1) <= limit))
-          throw ParseError(
-              file, column ? 0 : parsed.lines[i], 0,
-              fmt::format("the class probabilities sum to {}, expected 1 within {}{}", sum, limit,
-                          normalize ? "" : " (--normalize accepts 1e-3 and rescales)"));
-        if (normalize)
-          for (double& v : row) v /= sum;
-      }
-    }
-    for (const auto& v : parsed.instances) sizes.push_back(v.size());
-    at_line(parsed.lines, [&] {
-      decisions =
-          decide_batch(model == "multiclass" ? DecideModel::kMulticlass : DecideModel::kIndependent,
-                       parsed.instances, metric, options, threads);
-    });
-  }
-
-  std::string out;
-  if (format != "jsonl") {
-    if (all_k) throw InvalidArgument("--all-k needs --format jsonl");
-    for (std::size_t i = 0; i < decisions.size(); ++i) {
-      std::vector<std::size_t> chosen = decisions[i].selected;
+  // --all-k with sets or indicator rows is refused after the input was read and decided (input
+  // errors come first, as they always did).
+  const bool refuse_all_k = all_k && format != "jsonl";
+  const auto format_one = [&](const Decision& d, std::size_t items, std::string& out) {
+    if (format != "jsonl") {
+      std::vector<std::size_t> chosen = d.selected;
       std::sort(chosen.begin(), chosen.end());
       if (format == "sets") {
         for (std::size_t k = 0; k < chosen.size(); ++k) {
@@ -162,20 +116,17 @@ int run_decide(int argc, const char* const* argv) {
           out += std::to_string(chosen[k]);
         }
         out += '\n';
-        continue;
+        return;
       }
-      std::vector<char> on(sizes[i], '0');
+      std::vector<char> on(items, '0');
       for (std::size_t idx : chosen) on[idx] = '1';
       for (std::size_t k = 0; k < on.size(); ++k) {
         if (k > 0) out += column ? '\n' : ' ';
         out += on[k];
       }
       out += '\n';
+      return;
     }
-    write_text(output, out);
-    return 0;
-  }
-  for (const auto& d : decisions) {
     nlohmann::json j;
     j["selected"] = d.selected;
     j["expected"] = finite_or_string(d.expected);
@@ -194,8 +145,120 @@ int run_decide(int argc, const char* const* argv) {
     j["method"] = std::string(to_string(d.method));  // the path taken (auto resolves by n)
     out += j.dump();
     out += '\n';
+  };
+
+  DecideLinesOptions how;
+  how.model = model == "gfm"          ? DecideInputModel::kGfm
+              : model == "multiclass" ? DecideInputModel::kMulticlass
+                                      : DecideInputModel::kIndependent;
+  how.normalize = normalize;
+  how.n_threads = threads;
+  AtomicFileWriter writer(output);
+
+  if (column) {
+    // One instance: the whole input, one probability per line.
+    std::string text;
+    if (input == "-") {
+      text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    } else {
+      text = read_text_file(input);
+    }
+    if (model == "gfm")
+      throw InvalidArgument("--column applies to the independent and multiclass models");
+    DecideInstances parsed = parse_decide_instances(text, file, true);
+    std::vector<double>& row = parsed.instances[0];
+    if (model == "multiclass")
+      if (const std::string why = check_class_sum(row, normalize); !why.empty())
+        throw ParseError(file, 0, 0, why);
+    std::vector<Decision> decisions;
+    try {
+      decisions =
+          decide_batch(model == "multiclass" ? DecideModel::kMulticlass : DecideModel::kIndependent,
+                       parsed.instances, metric, options, threads);
+    } catch (const BatchInstanceError& e) {
+      throw ParseError(file, 0, 0, e.detail());
+    }
+    if (refuse_all_k) throw InvalidArgument("--all-k needs --format jsonl");
+    std::string out;
+    format_one(decisions[0], row.size(), out);
+    writer.write(out);
+    writer.commit();
+    return 0;
   }
-  write_text(output, out);
+
+  // Streaming: lines are read in batches of at most kBatchLines lines / kBatchBytes bytes, each
+  // batch parsed and decided in parallel (decide_lines) and written in input order, so memory is
+  // bounded by a batch, not the file. The errors are those of reading the whole file first: the
+  // first parse error of the file wins (a blank line inside counts as one), then the first
+  // multiclass sum error, then the first instance decide refuses; once one of the last two is due
+  // nothing more is decided or written, but the rest of the input is still parsed.
+  LineReader reader(input);
+  constexpr std::size_t kBatchLines = 4096;
+  constexpr std::size_t kBatchBytes = std::size_t{16} << 20;
+  std::string arena;
+  std::vector<std::size_t> offsets;
+  std::vector<std::string_view> lines;
+  std::vector<std::size_t> line_numbers;
+  std::vector<std::string> outputs;
+  std::exception_ptr sum_error, decide_error;
+  std::size_t pending_blank = 0;  // first line of blank lines not yet known to end the input
+  std::size_t blank_inside = 0;   // a blank line followed by an instance: an error
+  bool more = true;
+  while (more) {
+    arena.clear();
+    offsets.assign(1, 0);
+    line_numbers.clear();
+    std::string_view line;
+    while (line_numbers.size() < kBatchLines && arena.size() < kBatchBytes) {
+      if (!reader.next(line)) {
+        more = false;
+        break;
+      }
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
+        if (pending_blank == 0) pending_blank = reader.line_number();
+        continue;
+      }
+      if (pending_blank != 0) {
+        blank_inside = pending_blank;
+        more = false;
+        break;
+      }
+      arena.append(line);
+      offsets.push_back(arena.size());
+      line_numbers.push_back(reader.line_number());
+    }
+    lines.clear();
+    for (std::size_t k = 0; k < line_numbers.size(); ++k)
+      lines.emplace_back(arena.data() + offsets[k], offsets[k + 1] - offsets[k]);
+    how.check_sums = !sum_error;
+    how.decide = !sum_error && !decide_error;
+    outputs.assign(lines.size(), std::string());
+    const auto results = decide_lines(lines, line_numbers, file, metric, options, how,
+                                      [&](std::size_t k, const Decision& d, std::size_t items) {
+                                        if (!refuse_all_k) format_one(d, items, outputs[k]);
+                                      });
+    for (std::size_t k = 0; k < results.size(); ++k) {
+      using Status = DecideLineResult::Status;
+      switch (results[k].status) {
+        case Status::kParseError:
+          std::rethrow_exception(results[k].error);
+        case Status::kSumError:
+          if (!sum_error) sum_error = results[k].error;
+          break;
+        case Status::kDecideError:
+          if (!decide_error) decide_error = results[k].error;
+          break;
+        case Status::kOk:
+          break;
+      }
+      if (!sum_error && !decide_error && !refuse_all_k) writer.write(outputs[k]);
+    }
+    if (blank_inside != 0) throw decide_blank_line_error(file, blank_inside);
+  }
+  if (sum_error) std::rethrow_exception(sum_error);
+  if (decide_error) std::rethrow_exception(decide_error);
+  if (refuse_all_k) throw InvalidArgument("--all-k needs --format jsonl");
+  writer.commit();
   return 0;
 }
 

@@ -134,6 +134,56 @@ struct ReadStats {
 // "-" writes to standard output (checked and flushed).
 void write_file_atomic(const std::string& path, std::string_view text);
 
+// Streams `path` line by line in 1 MiB reads, gunzipping as it goes when the file starts with
+// the gzip magic bytes (every member, trailing zero padding allowed, as read_text_file); "-" reads
+// standard input as it is. Lines split at '\n'; one trailing '\r' is removed; a final newline
+// ends the last line (it does not start an empty one). Memory: the longest line plus the buffers.
+// Errors (IoError) carry read_text_file's texts; a corrupt gzip stream is noticed where it is
+// reached, after the lines before it were returned. Not thread-safe (one reader per thread).
+class LineReader {
+ public:
+  explicit LineReader(const std::string& path);
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+  // The next line (valid until the next call), false at the end of the input.
+  bool next(std::string_view& line);
+  // The 1-based number of the line `next` returned last.
+  [[nodiscard]] std::size_t line_number() const noexcept;
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+// write_file_atomic for output produced piece by piece: the text goes into the temporary file as
+// it is written (created at the first write or at commit), and only commit() renames it over
+// `path`; destroyed uncommitted (an error, an exception) the temporary file is removed and `path`
+// keeps its old content (or stays absent). "-" writes to standard output, buffered up to 1 MiB
+// (an uncommitted writer drops what it still holds; what was flushed stays written); a target that
+// is not a regular file is written in place. Every write is checked (WriteError, with
+// write_file_atomic's texts). Not thread-safe.
+class AtomicFileWriter {
+ public:
+  explicit AtomicFileWriter(std::string path);
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+  void write(std::string_view text);
+  void commit();
+
+ private:
+  void flush_buffer();
+  void open();
+  std::string path_;
+  std::string temp_;
+  std::string buffer_;
+  int fd_ = -1;
+  bool to_stdout_ = false, in_place_ = false, opened_ = false, committed_ = false;
+  unsigned mode_ = 0666;
+  void* pending_ = nullptr;  // the PendingTemp registration of temp_
+};
+
 // Removes the temporary files write_file_atomic is writing at this moment (their targets stay as
 // they were). Async-signal-safe: the command line calls it from its SIGINT/SIGTERM handler so
 // that an interrupted run leaves no `.NAME.tmp-XXXXXX` file behind.

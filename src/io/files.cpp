@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <thread>
+#include <utility>
 
 #include "common/check.hpp"
 #include "io/io_util.hpp"
@@ -237,17 +238,6 @@ void write_stdout(std::string_view text) {
     throw WriteError(fmt::format("cannot write to standard output: {}", errno_text()));
 }
 
-// A target that exists and is not a regular file (device, FIFO): written in place, checked.
-void write_in_place(const std::string& path, std::string_view text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) throw WriteError(fmt::format("cannot open '{}' for writing: {}", path, errno_text()));
-  const bool ok = write_all(fd, text);
-  const std::string why = ok ? std::string() : errno_text();
-  if (::close(fd) != 0 && ok)
-    throw WriteError(fmt::format("cannot write '{}': {}", path, errno_text()));
-  if (!ok) throw WriteError(fmt::format("cannot write '{}': {}", path, why));
-}
-
 }  // namespace
 
 namespace {
@@ -300,47 +290,92 @@ void remove_pending_temp_files() noexcept {
   }
 }
 
-void write_file_atomic(const std::string& path, std::string_view text) {
-  if (path == "-") return write_stdout(text);
-  RATEOPT_CHECK(!path.empty(), "write_file_atomic: the output path is empty");
+AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
+  to_stdout_ = path_ == "-";
+  RATEOPT_CHECK(!path_.empty(), "write_file_atomic: the output path is empty");
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!temp_.empty() && !committed_) ::unlink(temp_.c_str());
+  delete static_cast<PendingTemp*>(pending_);
+}
+
+void AtomicFileWriter::open() {
+  opened_ = true;
+  if (to_stdout_) return;
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) {
+  if (::stat(path_.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode))
-      throw WriteError(fmt::format("cannot write '{}': it is a folder", path));
-    if (!S_ISREG(st.st_mode)) return write_in_place(path, text);
+      throw WriteError(fmt::format("cannot write '{}': it is a folder", path_));
+    if (!S_ISREG(st.st_mode)) {  // a device or FIFO: written in place
+      in_place_ = true;
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd_ < 0)
+        throw WriteError(fmt::format("cannot open '{}' for writing: {}", path_, errno_text()));
+      return;
+    }
   }
-  const std::filesystem::path target(path);
+  const std::filesystem::path target(path_);
   const std::filesystem::path folder =
       target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
   std::string temp = (folder / fmt::format(".{}.tmp-XXXXXX", target.filename().string())).string();
-  const PendingTemp pending(temp);  // removed by remove_pending_temp_files on a signal
   const int fd = ::mkstemp(temp.data());
   if (fd < 0)
     throw WriteError(fmt::format("cannot create a temporary file in '{}' to write '{}': {}",
-                                 folder.string(), path, errno_text()));
-  const auto fail = [&](const std::string& what) {
-    const std::string why = errno_text();
-    ::unlink(temp.c_str());
-    throw WriteError(
-        fmt::format("cannot write '{}' ({}): {}; the file is unchanged", path, what, why));
-  };
+                                 folder.string(), path_, errno_text()));
+  fd_ = fd;
+  temp_ = std::move(temp);
+  pending_ = new PendingTemp(temp_);  // removed by remove_pending_temp_files on a signal
   // The new file gets the permissions a plain create would give (mkstemp makes it 0600), or the
   // replaced file's.
   mode_t mode = 0666;
-  if (::stat(path.c_str(), &st) == 0) {
+  if (::stat(path_.c_str(), &st) == 0) {
     mode = st.st_mode & 07777;
   } else {
     const mode_t mask = ::umask(0);
     ::umask(mask);
     mode &= ~mask;
   }
-  if (!write_all(fd, text)) {
-    const int saved = errno;
-    ::close(fd);
-    errno = saved;
-    fail("write");
+  mode_ = mode;
+}
+
+void AtomicFileWriter::flush_buffer() {
+  if (!opened_) open();
+  if (to_stdout_) {
+    write_stdout(buffer_);
+  } else if (!write_all(fd_, buffer_)) {
+    const std::string why = errno_text();
+    if (in_place_) throw WriteError(fmt::format("cannot write '{}': {}", path_, why));
+    ::unlink(temp_.c_str());
+    throw WriteError(
+        fmt::format("cannot write '{}' (write): {}; the file is unchanged", path_, why));
   }
-  if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0) {
+  buffer_.clear();
+}
+
+void AtomicFileWriter::write(std::string_view text) {
+  buffer_.append(text);
+  if (buffer_.size() >= (std::size_t{1} << 20)) flush_buffer();
+}
+
+void AtomicFileWriter::commit() {
+  flush_buffer();
+  committed_ = true;
+  if (to_stdout_) return;
+  const int fd = std::exchange(fd_, -1);
+  if (in_place_) {
+    if (::close(fd) != 0)
+      throw WriteError(fmt::format("cannot write '{}': {}", path_, errno_text()));
+    return;
+  }
+  const auto fail = [&](const std::string& what) {
+    const std::string why = errno_text();
+    ::unlink(temp_.c_str());
+    throw WriteError(
+        fmt::format("cannot write '{}' ({}): {}; the file is unchanged", path_, what, why));
+  };
+  if (::fchmod(fd, static_cast<mode_t>(mode_)) != 0 || ::fsync(fd) != 0) {
     const int saved = errno;
     ::close(fd);
     errno = saved;
@@ -348,7 +383,181 @@ void write_file_atomic(const std::string& path, std::string_view text) {
   }
   if (::close(fd) != 0) fail("close");
   pause_for_tests();
-  if (::rename(temp.c_str(), path.c_str()) != 0) fail("rename");
+  if (::rename(temp_.c_str(), path_.c_str()) != 0) fail("rename");
+}
+
+void write_file_atomic(const std::string& path, std::string_view text) {
+  if (path == "-") return write_stdout(text);
+  AtomicFileWriter writer(path);
+  writer.write(text);
+  writer.commit();
+}
+
+// ---- LineReader ---------------------------------------------------------------------------------
+
+struct LineReader::Impl {
+  std::string path;  // as named in messages
+  std::FILE* file = nullptr;
+  bool own_file = false;
+  bool gz = false;
+  z_stream zs{};
+  bool member_ended = false;  // gz: a member ended; another may follow
+  std::string raw;            // gz: compressed bytes read, from raw_pos on not yet inflated
+  std::size_t raw_pos = 0;
+  bool raw_eof = false;
+  bool done = false;  // no more text
+  std::string text;   // text read, from pos on not yet returned
+  std::size_t pos = 0;
+  std::size_t scanned = 0;  // text[pos, scanned) holds no '\n'
+  std::size_t line_no = 0;
+
+  ~Impl() {
+    if (gz) inflateEnd(&zs);
+    if (own_file && file != nullptr) std::fclose(file);
+  }
+
+  // Appends up to 1 MiB of the file to `out`; returns the bytes read (0 at the end).
+  std::size_t read_chunk(std::string& out) {
+    constexpr std::size_t kChunk = std::size_t{1} << 20;
+    const std::size_t old = out.size();
+    out.resize(old + kChunk);
+    const std::size_t n = std::fread(out.data() + old, 1, kChunk, file);
+    out.resize(old + n);
+    if (n == 0 && std::ferror(file))
+      throw IoError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+    return n;
+  }
+
+  // raw bytes not yet inflated, reading more when fewer than `want` are held and the file has more.
+  std::size_t raw_held(std::size_t want) {
+    while (raw.size() - raw_pos < want && !raw_eof) {
+      raw.erase(0, raw_pos);
+      raw_pos = 0;
+      if (read_chunk(raw) == 0) raw_eof = true;
+    }
+    return raw.size() - raw_pos;
+  }
+
+  // Appends more text; false at the end of the input.
+  bool fill() {
+    if (done) return false;
+    if (!gz) {
+      if (!raw.empty()) {  // the first chunk, read to look for the gzip magic
+        text.append(raw);
+        raw.clear();
+        return true;
+      }
+      if (read_chunk(text) > 0) return true;
+      done = true;
+      return false;
+    }
+    while (true) {
+      if (member_ended) {
+        const std::size_t held = raw_held(2);
+        if (held == 0) break;
+        if (held >= 2 && has_gzip_magic(std::string_view(raw).substr(raw_pos))) {
+          inflateReset(&zs);
+          member_ended = false;
+          continue;
+        }
+        // Zero padding may follow the last member; anything else is garbage.
+        while (true) {
+          const std::string_view rest = std::string_view(raw).substr(raw_pos);
+          if (rest.find_first_not_of('\0') != std::string_view::npos)
+            throw IoError(
+                fmt::format("corrupt gzip stream in '{}': trailing garbage after the data", path));
+          raw_pos = raw.size();
+          if (raw_held(1) == 0) break;
+        }
+        break;
+      }
+      if (raw_held(1) == 0)
+        throw IoError(fmt::format(
+            "corrupt gzip stream in '{}': the file is truncated (unexpected end)", path));
+      constexpr std::size_t kOut = std::size_t{1} << 18;
+      const std::size_t old = text.size();
+      text.resize(old + kOut);
+      const std::size_t avail = raw.size() - raw_pos;
+      const auto chunk = static_cast<uInt>(std::min<std::size_t>(avail, 1u << 30));
+      zs.next_in = reinterpret_cast<Bytef*>(raw.data() + raw_pos);
+      zs.avail_in = chunk;
+      zs.next_out = reinterpret_cast<Bytef*>(text.data() + old);
+      zs.avail_out = static_cast<uInt>(kOut);
+      const int rc = inflate(&zs, Z_NO_FLUSH);
+      raw_pos += chunk - zs.avail_in;
+      const std::size_t produced = kOut - zs.avail_out;
+      text.resize(old + produced);
+      if (rc != Z_OK && rc != Z_STREAM_END && !(rc == Z_BUF_ERROR && zs.avail_in == 0)) {
+        throw IoError(fmt::format("corrupt gzip stream in '{}' ({})", path,
+                                  zs.msg != nullptr ? zs.msg : "inflate failed"));
+      }
+      if (rc == Z_STREAM_END) member_ended = true;
+      if (produced > 0) return true;
+    }
+    done = true;
+    return false;
+  }
+};
+
+LineReader::LineReader(const std::string& path) : impl_(new Impl) {
+  std::unique_ptr<Impl> impl(impl_);
+  impl->path = path;
+  if (path == "-") {
+    impl->file = stdin;
+  } else {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+      throw IoError(fmt::format("cannot read '{}': it is a directory", path));
+    impl->file = std::fopen(path.c_str(), "rb");
+    if (impl->file == nullptr)
+      throw IoError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+    impl->own_file = true;
+    // The gzip magic decides, as in read_text_file (standard input is read as it is).
+    if (impl->read_chunk(impl->raw) == 0) impl->raw_eof = true;
+    if (has_gzip_magic(impl->raw)) {
+      if (inflateInit2(&impl->zs, 16 + MAX_WBITS) != Z_OK)
+        throw IoError(fmt::format("cannot decompress '{}': zlib initialisation failed", path));
+      impl->gz = true;
+    }
+  }
+  impl.release();
+}
+
+LineReader::~LineReader() {
+  delete impl_;
+}
+
+std::size_t LineReader::line_number() const noexcept {
+  return impl_->line_no;
+}
+
+bool LineReader::next(std::string_view& line) {
+  Impl& r = *impl_;
+  while (true) {
+    const char* begin = r.text.data() + r.pos;
+    const void* nl = std::memchr(r.text.data() + r.scanned, '\n', r.text.size() - r.scanned);
+    std::size_t len = 0;
+    if (nl != nullptr) {
+      len = static_cast<std::size_t>(static_cast<const char*>(nl) - begin);
+      r.pos += len + 1;
+    } else {
+      if (r.pos > 0) {  // keep only the partial line
+        r.text.erase(0, r.pos);
+        r.pos = 0;
+      }
+      r.scanned = r.text.size();
+      if (r.fill()) continue;
+      if (r.text.empty()) return false;
+      begin = r.text.data();
+      len = r.text.size();
+      r.pos = len;
+    }
+    r.scanned = r.pos;
+    line = std::string_view(begin, len);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    ++r.line_no;
+    return true;
+  }
 }
 
 }  // namespace rateopt

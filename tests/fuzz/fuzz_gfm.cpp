@@ -6,10 +6,15 @@
 // expectation is finite and in [0, 1] (within the tolerance P is accepted with), it equals the
 // value of the selected set, and for m <= 10 no other set scores more (all 2^m sets, with
 // E[F(y, h)] = sum_{i in h} sum_s P[i][s] (1 + b^2) / (b^2 (s + 1) + |h|), P(y = 0) for h empty).
+// Every line is also read by parse_gfm_record with the fast reader and with the nlohmann::json
+// reference alone: both must give the same record bit for bit, or the same error text; and a
+// samples record decided without P (decide_gfm_record) must equal decide_gfm on the P formed.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -38,6 +43,49 @@ double value_of(const rateopt::GfmInput& g, const std::vector<char>& on, double 
   return e;
 }
 
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t k = 0; k < a.size(); ++k)
+    if (std::bit_cast<std::uint64_t>(a[k]) != std::bit_cast<std::uint64_t>(b[k])) return false;
+  return true;
+}
+
+// The fast reader and the reference agree on `line` (the same record or the same error).
+void check_fast_reader(std::string_view line, const rateopt::DecideMetric& metric,
+                       const rateopt::DecideOptions& options) {
+  rateopt::GfmLimits fast{12, 12, true};
+  rateopt::GfmLimits reference{12, 12, false};
+  std::string fast_error, reference_error;
+  rateopt::GfmRecord a, b;
+  try {
+    a = rateopt::parse_gfm_record(line, "fuzz.jsonl", 1, fast);
+  } catch (const rateopt::ParseError& e) {
+    fast_error = e.what();
+  }
+  try {
+    b = rateopt::parse_gfm_record(line, "fuzz.jsonl", 1, reference);
+  } catch (const rateopt::ParseError& e) {
+    reference_error = e.what();
+  }
+  require(fast_error == reference_error, "fast reader and reference give the same error");
+  if (!fast_error.empty()) return;
+  require(a.is_samples == b.is_samples && a.m == b.m && a.matrix.m == b.matrix.m &&
+              same_bits(a.matrix.p, b.matrix.p) &&
+              std::bit_cast<std::uint64_t>(a.matrix.p_zero) ==
+                  std::bit_cast<std::uint64_t>(b.matrix.p_zero) &&
+              a.indptr == b.indptr && a.indices == b.indices && same_bits(a.weights, b.weights),
+          "fast reader and reference give the same record");
+  if (!a.is_samples) return;
+  const rateopt::Decision via_samples = rateopt::decide_gfm_record(a, metric, options);
+  const rateopt::Decision via_p =
+      rateopt::decide_gfm(rateopt::gfm_from_samples(a.samples(), a.weights, a.m), metric, options);
+  require(via_samples.selected == via_p.selected &&
+              std::bit_cast<std::uint64_t>(via_samples.expected) ==
+                  std::bit_cast<std::uint64_t>(via_p.expected) &&
+              same_bits(via_samples.expected_by_k, via_p.expected_by_k),
+          "samples decided without P equal the P formed from them, bit for bit");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -48,6 +96,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   rateopt::DecideOptions options;
   options.all_k = (sel & 4) != 0;
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
+  for (std::size_t pos = 0, lines = 0; pos < text.size() && lines < 16; ++lines) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    check_fast_reader(line, metric, options);
+    pos = end + 1;
+  }
   rateopt::GfmInstances in;
   try {
     in = rateopt::parse_gfm_lines(text, "fuzz.jsonl", 12);
