@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "multilabel_cli.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/io.hpp"
 #include "rateopt/model.hpp"
@@ -24,12 +25,16 @@ int run_predict(int argc, const char* const* argv) {
   app.add_option("--data", data_path, "Data file (CSV, LIBSVM, ARFF; .gz accepted)")->required();
   app.add_option("--mode", mode,
                  "deterministic (0/1 of the best model), stochastic (seeded 0/1 draws) or "
-                 "probability (P(positive | x))")
+                 "probability (P(positive | x)); for the joint multi-label models (train "
+                 "--multilabel-model pcc / efp) also joint (JSON Lines for decide --model gfm: "
+                 "pcc samples, or P with --exact; efp P) and mode (pcc: the joint mode)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"deterministic", "stochastic", "probability"}));
+      ->check(CLI::IsMember({"deterministic", "stochastic", "probability", "joint", "mode"}));
   app.add_option("--seed", seed, "Seed of --mode stochastic")->capture_default_str();
   app.add_option("--threads", threads, "Threads (0 = all cores)")->capture_default_str();
   app.add_option("--output,-o", output, "Output file, '-' for stdout")->capture_default_str();
+  JointPredictFlags joint;
+  add_joint_predict_flags(app, joint);
   add_reader_flags(app, reader);
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
   if (reader.missing == "drop")
@@ -38,14 +43,28 @@ int run_predict(int argc, const char* const* argv) {
         "--missing impute (the default: numeric values take the training mean, categorical "
         "values no level) or --missing error");
 
+  const std::string model_text = read_text_file(model_path);
+  const std::string format = model_format(model_text, model_path);
+  if (is_joint_model_format(format)) {
+    predict_joint_model_cli(model_text, model_path, format, data_path, reader, mode, joint, seed,
+                            threads, output);
+    return 0;
+  }
+  if (mode == "joint" || mode == "mode")
+    throw InvalidArgument(fmt::format(
+        "--mode {} needs a joint multi-label model (train --multilabel-model pcc or efp); {} is a "
+        "{} model{}",
+        mode, model_path, format,
+        format == "rateopt.one_vs_rest"
+            ? " (for BR / LFP: --mode probability, then decide --model independent)"
+            : ""));
   const PredictMode m = parse_predict_mode(mode);
   const auto format_value = [m](double v) {
     if (m == PredictMode::kProbability) return fmt::format("{:.17g}", v);
     return std::string(v > 0.5 ? "1" : "0");
   };
-  const std::string model_text = read_text_file(model_path);
   std::string text;
-  if (model_format(model_text, model_path) == "rateopt.one_vs_rest") {
+  if (format == "rateopt.one_vs_rest") {
     // One line per example. probability: the L probabilities separated by spaces (the input
     // of rateopt decide); otherwise the 0-based indices of the predicted labels (the --pred
     // format of rateopt eval, an empty line for the empty set).

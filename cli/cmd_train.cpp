@@ -17,6 +17,7 @@
 #include "cmd_train_postprocess.hpp"
 #include "commands.hpp"
 #include "common.hpp"
+#include "multilabel_cli.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/expr.hpp"
 #include "rateopt/logistic.hpp"
@@ -561,6 +562,8 @@ int run_train(int argc, const char* const* argv) {
                "Write the model even when training ends infeasible (exit 1); by default an "
                "infeasible run leaves --output as it was")
       ->group(pg);
+  MultilabelTrainFlags multilabel;
+  add_multilabel_train_flags(app, multilabel);
   add_reader_flags(app, reader);
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
   collect_given_flags(app, problem);
@@ -575,6 +578,16 @@ int run_train(int argc, const char* const* argv) {
                       {"tol", options.tol},
                       {"max_iter", options.max_iter},
                       {"fit_intercept", options.fit_intercept}};
+  if (!multilabel.model.empty()) {
+    if (one_vs_rest || problem.active())
+      throw InvalidArgument(
+          "--multilabel-model trains its own base models: leave out --one-vs-rest and the "
+          "rate-constrained flags");
+    return train_multilabel_cli(ds, data_path, multilabel, options.c, options.tol, options.max_iter,
+                                options.n_threads, output);
+  }
+  if (multilabel.tune_c || !multilabel.c_grid.empty())
+    throw InvalidArgument("--tune-c and --c-grid apply to --multilabel-model");
   if (one_vs_rest) return train_one_vs_rest(ds, data_path, options, opts, output);
   if (problem.active())
     return train_rate_constrained_cli(ds, data_path, validation_path, reader, problem,
