@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "binding_util.hpp"
 #include "common/parallel.hpp"
 #include "rateopt/decide.hpp"
 #include "rateopt/error.hpp"
@@ -40,40 +41,6 @@ namespace py = pybind11;
 using namespace pybind11::literals;
 
 namespace rateopt::python {
-
-template <typename T>
-using Array = py::array_t<T, py::array::c_style | py::array::forcecast>;
-using OptArray = std::optional<Array<double>>;
-
-template <typename T>
-std::span<const T> span_of(const Array<T>& a) {
-  return {a.data(), static_cast<std::size_t>(a.size())};
-}
-template <typename T>
-std::span<const T> span_of(const std::optional<Array<T>>& a) {
-  if (!a) return {};
-  return span_of(*a);
-}
-
-template <typename T>
-py::array_t<T> to_numpy(const std::vector<T>& v) {
-  py::array_t<T> out(static_cast<py::ssize_t>(v.size()));
-  std::copy(v.begin(), v.end(), out.mutable_data());
-  return out;
-}
-
-py::array_t<std::int64_t> indices_to_numpy(const std::vector<std::size_t>& v) {
-  py::array_t<std::int64_t> out(static_cast<py::ssize_t>(v.size()));
-  auto* p = out.mutable_data();
-  for (std::size_t i = 0; i < v.size(); ++i) p[i] = static_cast<std::int64_t>(v[i]);
-  return out;
-}
-
-void require_ndim(const py::array& a, int ndim, const char* name) {
-  if (a.ndim() != ndim)
-    throw InvalidArgument(std::string(name) + " must be a " + std::to_string(ndim) +
-                          "-D array, got " + std::to_string(a.ndim()) + " dimensions");
-}
 
 // ---- decide --------------------------------------------------------------------------------
 
@@ -236,13 +203,6 @@ GfmInput gfm_input(const Array<double>& p, double p0) {
   in.p.assign(p.data(), p.data() + p.size());
   in.p_zero = p0;
   return in;
-}
-
-LabelSetsView label_sets(const Array<std::int64_t>& indptr, const Array<std::int32_t>& indices,
-                         std::size_t m) {
-  require_ndim(indptr, 1, "indptr");
-  require_ndim(indices, 1, "indices");
-  return LabelSetsView{span_of(indptr), span_of(indices), m};
 }
 
 // ---- data ------------------------------------------------------------------------------------
@@ -1203,4 +1163,6 @@ PYBIND11_MODULE(_core, m) {
         "options"_a, "progress"_a = py::none(),
         "Goh et al.'s ramp solver over linear rate expressions; progress: a callable getting a "
         "dict per MM step. Ctrl-C raises KeyboardInterrupt after the current MM step.");
+
+  bind_multilabel(m);
 }

@@ -9,7 +9,9 @@ pandas and scipy.sparse input and offers scikit-learn estimators. See docs/pytho
   language over rates on slices (``"tpr[sex=Female] - tpr[sex=Male] <= 0.05"``);
 * estimators: :class:`LogisticRegression`, :class:`BayesOptimalClassifier` (and, when the train
   engine is built, :class:`RateConstrainedClassifier`, :class:`RampClassifier`), and
-  :class:`ThresholdClassifier` (exact per-group thresholds of any estimator's score);
+  :class:`ThresholdClassifier` (exact per-group thresholds of any estimator's score), and the
+  multi-label joint models :class:`ClassifierChain` (PCC), :class:`ExactFPlugin` (EFP) and
+  :class:`BinaryRelevance` (BR / LFP) of :mod:`rateopt.multilabel`;
 * :func:`report`: every metric per group and overall, with differences and ratios (pandas);
 * :func:`load_model`: a model file of ``rateopt train`` or ``save_model`` as a fitted estimator
   whose predictions equal ``rateopt predict``'s;
@@ -148,6 +150,10 @@ def __getattr__(name):
         mod = importlib.import_module(".report", __name__)
         globals()["report"] = mod.report
         return getattr(mod, name)
+    if name in ("ClassifierChain", "ExactFPlugin", "BinaryRelevance"):
+        from . import multilabel as _multilabel
+
+        return getattr(_multilabel, name)
     if name == "ThresholdClassifier":
         from . import threshold as _threshold
 
@@ -162,4 +168,5 @@ def __getattr__(name):
 __all__ = ["decide", "Decision", "BatchDecision", "gfm_from_samples", "select_threshold",
            "select_top_k", "tune_threshold", "evaluate", "metrics", "load_model", "predict_model",
            "LogisticRegression", "BayesOptimalClassifier", "ParseError", "NotFoundError",
-           "IoError", "RateoptError", "__version__", "report", "Report", "ThresholdClassifier"]
+           "IoError", "RateoptError", "__version__", "report", "Report", "ThresholdClassifier",
+           "ClassifierChain", "ExactFPlugin", "BinaryRelevance"]

@@ -213,8 +213,10 @@ class BayesOptimalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
       very test set);
     * multi-label ``y`` (2-D 0/1 indicator): one decision per row over its labels, from the
       per-label probabilities of e.g. ``MultiOutputClassifier`` or ``OneVsRestClassifier``;
-      with ``model="gfm"`` and a nearest-neighbours estimator (``kneighbors``), from the
-      neighbours' label sets instead (no independence assumption; F-beta only);
+      with ``model="gfm"``, from a joint distribution instead (no independence assumption;
+      F-beta only): the ``predict_joint`` of :class:`rateopt.ClassifierChain` (ancestral
+      samples) or :class:`rateopt.ExactFPlugin` (GFM's P), or the neighbours' label sets of a
+      nearest-neighbours estimator (``kneighbors``);
     * multiclass ``y`` with ``model="multiclass"``: one set of classes per row (an indicator
       matrix, n x n_classes).
 
@@ -222,7 +224,8 @@ class BayesOptimalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     ----------
     estimator : scikit-learn classifier
         Any classifier with ``predict_proba`` (multi-label: one probability per label, e.g.
-        ``MultiOutputClassifier``; ``model="gfm"``: one with ``kneighbors``). A clone is fitted.
+        ``MultiOutputClassifier``; ``model="gfm"``: one with ``predict_joint`` or
+        ``kneighbors``). A clone is fitted.
     metric : str, default "f1"
         The metric whose expectation the predictions maximise: any metric of
         :func:`rateopt.decide` (``"f1"``, ``"fbeta:2"``, ``"jaccard"``, ...).
@@ -251,7 +254,8 @@ class BayesOptimalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         Binary only: the probability at or above which a row is predicted positive
         (``binary_decision="threshold"``).
     train_labels_ : numpy.ndarray of shape (n, n_labels)
-        ``model="gfm"`` only: the training label sets the neighbours index.
+        ``model="gfm"`` with a nearest-neighbours estimator only: the training label sets the
+        neighbours index.
 
     Examples
     --------
@@ -325,11 +329,15 @@ class BayesOptimalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 raise ValueError("model='gfm' needs multi-label y (a 2-D 0/1 indicator)")
         self.estimator_ = clone(self.estimator).fit(X, y, **fit_params)
         if self.model == "gfm":
-            if not hasattr(self.estimator_, "kneighbors"):
-                raise ValueError("model='gfm' needs an estimator with kneighbors (e.g. "
-                                 "KNeighborsClassifier): its neighbours' label sets are the "
-                                 "samples of the joint distribution")
-            self.train_labels_ = np.asarray(y, dtype=np.int8)
+            if hasattr(self.estimator_, "predict_joint"):
+                pass  # rateopt.ClassifierChain / ExactFPlugin: the joint distribution itself
+            elif hasattr(self.estimator_, "kneighbors"):
+                self.train_labels_ = np.asarray(y, dtype=np.int8)
+            else:
+                raise ValueError("model='gfm' needs an estimator with predict_joint (e.g. "
+                                 "rateopt.ClassifierChain or rateopt.ExactFPlugin) or kneighbors "
+                                 "(e.g. KNeighborsClassifier, whose neighbours' label sets are "
+                                 "the samples of the joint distribution)")
         if self.task_ == "multilabel":
             self.classes_ = np.arange(y.shape[1])
         else:
@@ -409,6 +417,8 @@ class BayesOptimalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         check_is_fitted(self, "estimator_")
         self._check_input(X)
         opts = dict(metric=self.metric, method=self.method, n_threads=self.n_threads)
+        if self.model == "gfm" and hasattr(self.estimator_, "predict_joint"):
+            return decide(model="gfm", **self.estimator_.predict_joint(X), **opts)
         if self.model == "gfm":
             neighbours = self.estimator_.kneighbors(X, return_distance=False)
             return decide(samples=[self.train_labels_[row] for row in neighbours], model="gfm",
