@@ -115,16 +115,6 @@ enum class MultinomialSolver {
   kLbfgs,   // L-BFGS
 };
 
-struct MultinomialLogisticOptions {
-  double c = 1.0;  // inverse regularisation strength (> 0)
-  bool fit_intercept = true;
-  double tol = 1e-6;    // relative gradient tolerance (> 0)
-  int max_iter = 1000;  // Newton or L-BFGS iterations (> 0)
-  int memory = 10;      // L-BFGS history (> 0; unused by kNewton)
-  int n_threads = 0;    // <= 0: all cores
-  MultinomialSolver solver = MultinomialSolver::kNewton;
-};
-
 struct MultinomialModel {
   std::vector<std::int32_t> classes;  // K class values, strictly increasing
   std::size_t num_features = 0;       // d
@@ -143,6 +133,19 @@ struct MultinomialModel {
   // Throws InvalidArgument when sizes disagree, classes are not increasing or a value is not
   // finite.
   void validate() const;
+};
+
+struct MultinomialLogisticOptions {
+  double c = 1.0;  // inverse regularisation strength (> 0)
+  bool fit_intercept = true;
+  double tol = 1e-6;    // relative gradient tolerance (> 0)
+  int max_iter = 1000;  // Newton or L-BFGS iterations (> 0)
+  int memory = 10;      // L-BFGS history (> 0; unused by kNewton)
+  int n_threads = 0;    // <= 0: all cores
+  MultinomialSolver solver = MultinomialSolver::kNewton;
+  // Warm start: the fit starts from this model when it has the same classes and feature count as
+  // the problem (otherwise from zero). The stopping test stays relative to the gradient at zero.
+  std::optional<MultinomialModel> initial;
 };
 
 struct MultinomialLogisticResult {

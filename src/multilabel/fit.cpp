@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "common/check.hpp"
+#include "common/parallel.hpp"
 #include "multilabel/multilabel_impl.hpp"
 #include "rateopt/multilabel.hpp"
 
@@ -57,9 +58,20 @@ std::pair<double, double> choose_c(const MultilabelFitOptions& o, FoldFn&& fold_
   std::vector<double> grid = o.c_grid;
   std::sort(grid.begin(), grid.end());
   grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
+  // Folds run in parallel (the fits inside then run serially), each into its own sums, combined
+  // in fold order: the same result for any thread count.
+  const auto folds = static_cast<std::size_t>(o.cv_folds);
+  std::vector<std::vector<double>> fold_sums(folds, std::vector<double>(grid.size(), 0.0));
+  std::vector<double> fold_weight(folds, 0.0);
+  parallel_for(folds, o.n_threads, [&](std::size_t f) {
+    fold_weight[f] = fold_loss(static_cast<int>(f), grid, fold_sums[f]);
+  });
   std::vector<double> loss(grid.size(), 0.0);
   double weight = 0;
-  for (int f = 0; f < o.cv_folds; ++f) weight += fold_loss(f, grid, loss);
+  for (std::size_t f = 0; f < folds; ++f) {
+    weight += fold_weight[f];
+    for (std::size_t g = 0; g < grid.size(); ++g) loss[g] += fold_sums[f][g];
+  }
   std::size_t best = 0;
   for (std::size_t g = 1; g < grid.size(); ++g)
     if (loss[g] < loss[best]) best = g;
@@ -141,6 +153,7 @@ std::pair<MultinomialModel, BaseModelFit> fit_multinomial_base(
       for (std::size_t g = 0; g < grid.size(); ++g) {
         fo.c = grid[g];
         const auto fit = fit_multinomial_logistic_regression(d.train_x, d.train_y, d.train_w, fo);
+        fo.initial = fit.model;
         for (std::size_t i = 0; i < d.test_y.size(); ++i)
           sums[g] -= d.test_w[i] * clipped_log(fit.model.probability_of(d.test_x, i, d.test_y[i]));
       }

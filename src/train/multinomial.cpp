@@ -342,6 +342,9 @@ NewtonOutcome newton(const Objective& f, const MultinomialLogisticOptions& o, st
   return out;
 }
 
+// Share of non-zero entries at or below which a dense matrix is fitted from a CSR copy.
+constexpr double kSparseCopyDensity = 0.3;
+
 void validate_options(const MultinomialLogisticOptions& o) {
   RATEOPT_CHECK(std::isfinite(o.c) && o.c > 0, "c is {}, expected a finite value > 0", o.c);
   RATEOPT_CHECK(std::isfinite(o.tol) && o.tol > 0, "tol is {}, expected a finite value > 0", o.tol);
@@ -428,6 +431,32 @@ MultinomialLogisticResult fit_multinomial_logistic_regression(
     RATEOPT_CHECK(std::isfinite(weights[i]) && weights[i] >= 0,
                   "weight of row {} is {}, expected a finite value >= 0", i, weights[i]);
   validate_features(x);
+  if (!x.is_sparse()) {
+    // A mostly-zero dense matrix (one-hot or bag-of-words columns) is fitted from a CSR copy, as
+    // in the binary fit: the kernels then touch only the non-zeros. Same model, same columns.
+    const DenseView v = x.dense_view();
+    std::size_t nnz = 0;
+    for (std::size_t i = 0; i < v.rows; ++i)
+      for (std::size_t j = 0; j < v.cols; ++j) nnz += v(i, j) != 0 ? 1 : 0;
+    if (static_cast<double>(nnz) <= kSparseCopyDensity * static_cast<double>(v.rows * v.cols)) {
+      std::vector<std::int64_t> indptr{0};
+      std::vector<std::int32_t> indices;
+      std::vector<double> values;
+      indices.reserve(nnz);
+      values.reserve(nnz);
+      for (std::size_t i = 0; i < v.rows; ++i) {
+        for (std::size_t j = 0; j < v.cols; ++j)
+          if (v(i, j) != 0) {
+            indices.push_back(static_cast<std::int32_t>(j));
+            values.push_back(v(i, j));
+          }
+        indptr.push_back(static_cast<std::int64_t>(indices.size()));
+      }
+      return fit_multinomial_logistic_regression(
+          FeatureMatrix::csr(std::move(indptr), std::move(indices), std::move(values), v.cols),
+          classes, weights, options);
+    }
+  }
 
   MultinomialLogisticResult result;
   MultinomialModel& model = result.model;
@@ -453,9 +482,23 @@ MultinomialLogisticResult fit_multinomial_logistic_regression(
   Vector grad(dim);
   result.objective = f.value_and_gradient(theta.data(), grad.data());
   const double g0 = norm2(grad);
+  if (options.initial && options.initial->classes == model.classes &&
+      options.initial->num_features == d && options.initial->weights.size() == d * K &&
+      options.initial->biases.size() == K) {
+    // Centre the intercepts (the solvers work where they sum to 0; f does not change).
+    double mean = 0;
+    for (double b : options.initial->biases) mean += b / static_cast<double>(K);
+    for (std::size_t j = 0; j < d * K; ++j)
+      theta[static_cast<Eigen::Index>(j)] = options.initial->weights[j];
+    for (std::size_t k = 0; k < K; ++k)
+      theta[static_cast<Eigen::Index>(d * K + k)] = options.initial->biases[k] - mean;
+    for (double v : options.initial->weights)
+      RATEOPT_CHECK(std::isfinite(v), "an initial weight is {}, expected finite", v);
+    result.objective = f.value_and_gradient(theta.data(), grad.data());
+  }
   const double threshold = options.tol * g0;
   if (options.solver == MultinomialSolver::kNewton) {
-    std::vector<double> t(f.dim(), 0.0), g(grad.data(), grad.data() + dim);
+    std::vector<double> t(theta.data(), theta.data() + dim), g(grad.data(), grad.data() + dim);
     const NewtonOutcome out =
         newton(f, options, x.rows(), K, t, g, result.objective, threshold, g0);
     result.status = out.status;

@@ -199,6 +199,21 @@ TEST(MultinomialLogistic, UnseenClassesHaveProbabilityZeroAndOneClassIsCertain) 
   EXPECT_NO_THROW(single.model.validate());
 }
 
+TEST(MultinomialLogistic, WarmStartReachesTheSameSolution) {
+  const Data d = make_data(300, 5, 3, 17);
+  const FeatureMatrix x = FeatureMatrix::dense(d.x, d.rows, d.cols);
+  const auto small = fit_multinomial_logistic_regression(x, d.y, {}, {.c = 0.1});
+  const auto cold = fit_multinomial_logistic_regression(x, d.y, {}, {.c = 10, .tol = 1e-10});
+  MultinomialLogisticOptions o{.c = 10, .tol = 1e-10};
+  o.initial = small.model;
+  const auto warm = fit_multinomial_logistic_regression(x, d.y, {}, o);
+  ASSERT_EQ(warm.status, Termination::kConverged);
+  EXPECT_LE(warm.iterations, cold.iterations);
+  for (std::size_t j = 0; j < cold.model.weights.size(); ++j)
+    EXPECT_NEAR(warm.model.weights[j], cold.model.weights[j], 1e-6);
+  for (std::size_t k = 0; k < 3; ++k) EXPECT_NEAR(warm.model.biases[k], cold.model.biases[k], 1e-6);
+}
+
 TEST(MultinomialLogistic, RejectsBadInput) {
   const Data d = make_data(20, 2, 2, 1);
   const FeatureMatrix x = FeatureMatrix::dense(d.x, d.rows, d.cols);
