@@ -435,36 +435,6 @@ class FastScanner {
     ++p_;
     return true;
   }
-  // A JSON number token (RFC 8259 grammar); `integral`: no fraction, no exponent.
-  bool token(std::string_view& out, bool& integral) {
-    skip_ws();
-    const char* begin = p_;
-    const auto digits = [&] {
-      const char* start = p_;
-      while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-      return p_ > start;
-    };
-    if (p_ < end_ && *p_ == '-') ++p_;
-    if (p_ < end_ && *p_ == '0') {
-      ++p_;
-    } else if (!(p_ < end_ && *p_ >= '1' && *p_ <= '9') || !digits()) {
-      return false;
-    }
-    integral = true;
-    if (p_ < end_ && *p_ == '.') {
-      ++p_;
-      integral = false;
-      if (!digits()) return false;
-    }
-    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
-      ++p_;
-      integral = false;
-      if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
-      if (!digits()) return false;
-    }
-    out = std::string_view(begin, static_cast<std::size_t>(p_ - begin));
-    return true;
-  }
   // A number as nlohmann::json's get<double>() gives it: an integer token that fits (u)int64 is
   // converted from the integer ("-0" is +0.0), any other token is read as a double. One pass: the
   // grammar is checked while the digits are gathered; Clinger's fast path (below) gives most
@@ -559,12 +529,24 @@ class FastScanner {
     return true;
   }
   // A label index or count: a non-negative integer token.
+  // One pass: "0" or a non-zero digit and digits, at most 18 of them (no overflow), not followed
+  // by a fraction or an exponent.
   bool index(std::uint64_t& out) {
-    std::string_view t;
-    bool integral = false;
-    if (!token(t, integral) || !integral || t.front() == '-') return false;
-    const auto r = std::from_chars(t.data(), t.data() + t.size(), out);
-    return r.ec == std::errc() && r.ptr == t.data() + t.size();
+    skip_ws();
+    if (p_ == end_ || *p_ < '0' || *p_ > '9') return false;
+    const char* const start = p_;
+    std::uint64_t v = 0;
+    if (*p_ == '0') {
+      ++p_;
+    } else {
+      for (; p_ < end_ && *p_ >= '0' && *p_ <= '9'; ++p_)
+        v = v * 10 + static_cast<std::uint64_t>(*p_ - '0');
+      if (p_ - start > 18) return false;
+    }
+    if (p_ < end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E' || (*p_ >= '0' && *p_ <= '9')))
+      return false;
+    out = v;
+    return true;
   }
   // [x, ...] calling item() for each element.
   template <typename Item>
@@ -742,7 +724,8 @@ bool fast_record(const FastFields& f, const GfmLimits& limits, GfmRecord& rec) {
         rec.indices.push_back(static_cast<std::int32_t>(v));
         top = std::max(top, v + 1);
       }
-      std::sort(rec.indices.begin() + begin, rec.indices.end());
+      if (!std::is_sorted(rec.indices.begin() + begin, rec.indices.end()))
+        std::sort(rec.indices.begin() + begin, rec.indices.end());
       if (std::adjacent_find(rec.indices.begin() + begin, rec.indices.end()) != rec.indices.end())
         return false;
       rec.indptr.push_back(static_cast<std::int64_t>(rec.indices.size()));
