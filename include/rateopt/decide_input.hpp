@@ -25,13 +25,15 @@
 // "indicator" reads "samples" as 0/1 rows (as "indicators"), "format": "indices" as index lists.
 //
 // Reading: a hand-written single-pass reader takes the JSON subset these lines are written in
-// (the keys above once each, numbers via std::from_chars, indices as plain integers); at anything
-// else it hands the line to nlohmann::json, which accepts it or names the error. Both read a
-// number the same way (integers exactly, others correctly rounded), so the reader never changes
-// what is accepted, the values read or an error message (tested line by line, and fuzzed).
+// (the keys above once each, numbers by Clinger's fast path or std::from_chars, indices as plain
+// integers); at anything else it hands the line to nlohmann::json, which accepts it or names the
+// error. Both read a number the same way (integers exactly, others correctly rounded), so the
+// reader never changes what is accepted, the values read or an error message (tested line by
+// line, and fuzzed).
 //
-// Thread-safety: all functions are pure. Complexity: linear in the text, plus O(m^2) per GFM line
-// with a P (none for samples: parse_gfm_record never forms P from them).
+// Thread-safety: all functions are pure (decide_lines calls its callback from several threads).
+// Complexity: linear in the text, plus O(m^2) per GFM line with a P (none for samples:
+// parse_gfm_record never forms P from them).
 #pragma once
 
 #include <cstddef>
