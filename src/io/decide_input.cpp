@@ -442,6 +442,13 @@ class FastScanner {
   bool number(double& out) {
     skip_ws();
     const char* const begin = p_;
+    // "0.0" (how json.dumps prints a zero) before a separator: most entries of a dense P.
+    if (end_ - p_ >= 4 && p_[0] == '0' && p_[1] == '.' && p_[2] == '0' &&
+        (p_[3] == ',' || p_[3] == ']' || p_[3] == ' ')) {
+      p_ += 3;
+      out = 0.0;
+      return true;
+    }
     const bool negative = p_ < end_ && *p_ == '-';
     if (negative) ++p_;
     if (p_ == end_ || *p_ < '0' || *p_ > '9') return false;
