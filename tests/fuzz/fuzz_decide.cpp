@@ -6,7 +6,9 @@
 // in range, unique and by decreasing probability, the expectation is finite and in [0, 1], and for
 // n <= 10 it equals E of the selected set and the best E over all sets (n <= 7) or all top-k sets
 // (n = 8..10), both computed here by enumerating the 2^n truths (within 1e-9, or the fast
-// method's error bound).
+// method's error bound). Independent F-beta and Jaccard instances are also decided under the
+// conventions of issue 12 (DecideOptions::empty_score = 0, and none_item) and checked the same way
+// against oracles written here (the None pseudo-item: every set with and without None).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -88,6 +90,65 @@ double brute_best(const std::vector<double>& p, bool multiclass,
   return best;
 }
 
+// E of (the set `on`, None predicted or not) over items + None, None true iff no item is.
+double expected_with_none(const std::vector<double>& p, const std::vector<char>& on, bool none,
+                          const rateopt::DecideMetric& metric) {
+  const std::size_t n = p.size();
+  double k = none ? 1 : 0;
+  for (char c : on) k += c;
+  double e = 0;
+  for (std::uint32_t y = 0; y < (1u << n); ++y) {
+    double prob = 1, tp = 0, pos = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const bool yi = ((y >> i) & 1u) != 0;
+      prob *= yi ? p[i] : 1 - p[i];
+      pos += yi;
+      tp += yi && on[i];
+    }
+    if (prob == 0) continue;
+    if (pos == 0) {  // the truth is {None}
+      pos = 1;
+      tp += none ? 1 : 0;
+    }
+    e += prob * metric.utility(tp, k - tp, pos - tp, static_cast<double>(n + 1) - k - pos + tp);
+  }
+  return e;
+}
+
+void check_none_decision(const std::vector<double>& p, const rateopt::Decision& d,
+                         const rateopt::DecideMetric& metric) {
+  const std::size_t n = p.size();
+  std::vector<char> on(n, 0);
+  for (std::size_t idx : d.selected) {
+    require(idx < n && on[idx] == 0, "none_item: selected indices in range and unique");
+    on[idx] = 1;
+  }
+  require(std::isfinite(d.expected) && d.expected >= -1e-9 && d.expected <= 1 + 1e-9,
+          "none_item: expected finite, in [0, 1]");
+  if (n > 10) return;
+  const double slack = 1e-9 + d.error_bound;
+  require(std::abs(expected_with_none(p, on, d.none, metric) - d.expected) <= slack,
+          "none_item: expected is E of the selected set and the None flag");
+  double best = -1;
+  std::vector<char> h(n);
+  if (n <= 7) {
+    for (std::uint32_t bits = 0; bits < (1u << n); ++bits) {
+      for (std::size_t i = 0; i < n; ++i) h[i] = static_cast<char>((bits >> i) & 1u);
+      for (bool none : {false, true}) best = std::max(best, expected_with_none(p, h, none, metric));
+    }
+  } else {  // the top-k sets by probability, with and without None
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return p[a] > p[b]; });
+    for (std::size_t k = 0; k <= n; ++k) {
+      if (k > 0) h[order[k - 1]] = 1;
+      for (bool none : {false, true}) best = std::max(best, expected_with_none(p, h, none, metric));
+    }
+  }
+  require(d.expected >= best - slack, "none_item: the decision is optimal (brute force)");
+}
+
 void check_decision(const std::vector<double>& p, const rateopt::Decision& d, bool multiclass,
                     const rateopt::DecideMetric& metric) {
   const std::size_t n = p.size();
@@ -158,6 +219,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       rateopt::fuzz::fail("decide threw something other than InvalidArgument");
     }
     check_decision(p, d, multiclass, metric);
+    // The conventions of issue 12, independent F-beta / Jaccard only (InvalidArgument otherwise).
+    const auto family = metric.family();
+    if (multiclass || (family != rateopt::DecideMetric::Family::kFBeta &&
+                       family != rateopt::DecideMetric::Family::kJaccard))
+      continue;
+    rateopt::DecideOptions zero = options;
+    zero.empty_score = 0;
+    const rateopt::DecideMetric metric0 = rateopt::DecideMetric::custom(
+        "empty_score 0", [&metric](double tp, double fp, double fn, double tn) {
+          return tp + fp + fn == 0 ? 0.0 : metric.utility(tp, fp, fn, tn);
+        });
+    rateopt::DecideOptions with_none = options;
+    with_none.none_item = true;
+    try {
+      check_decision(p, rateopt::decide_independent(p, metric, zero), false, metric0);
+      check_none_decision(p, rateopt::decide_independent(p, metric, with_none), metric);
+    } catch (const rateopt::InvalidArgument&) {
+      rateopt::fuzz::fail("decide refused empty_score 0 / none_item after accepting the row");
+    }
   }
   return 0;
 }
