@@ -34,10 +34,13 @@ constexpr std::array kCommands{
     Command{"decide", "Bayes-optimal set predictions for an expected metric (F1, Jaccard, ...)",
             rateopt::cli::run_decide},
     Command{"train",
-            "fit a model: logistic regression, or a classifier under rate constraints "
-            "(--minimize/--constraint)",
+            "fit a model: logistic regression, a classifier under rate constraints "
+            "(--minimize/--constraint), or a multi-label joint model (--multilabel-model)",
             rateopt::cli::run_train},
-    Command{"predict", "apply a saved model to a data file", rateopt::cli::run_predict},
+    Command{"predict",
+            "apply a saved model to a data file (labels, probabilities, or joint distributions "
+            "for decide)",
+            rateopt::cli::run_predict},
     Command{"info", "describe a data file: rows, features, labels, columns",
             rateopt::cli::run_info},
     Command{"version", "print the version", rateopt::cli::run_version},
