@@ -24,6 +24,52 @@ nlohmann::json finite_or_string(double v) {
   return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
 }
 
+// Rows of marginals for --average: every non-blank line one row, all of one length (the first
+// row's), each parsed by parse_decide_row (errors name the file and line).
+struct MatrixRows {
+  std::vector<double> values;  // row-major, rows x labels
+  std::size_t rows = 0, labels = 0;
+};
+
+MatrixRows read_matrix_rows(const std::string& input, const std::string& file) {
+  LineReader reader(input);
+  MatrixRows out;
+  std::size_t first_line = 0, pending_blank = 0;
+  std::string_view line;
+  while (reader.next(line)) {
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
+      if (pending_blank == 0) pending_blank = reader.line_number();
+      continue;
+    }
+    if (pending_blank != 0) throw decide_blank_line_error(file, pending_blank);
+    const std::size_t count = parse_decide_row(line, file, reader.line_number(), out.values);
+    if (out.rows == 0) {
+      out.labels = count;
+      first_line = reader.line_number();
+    } else if (count != out.labels) {
+      throw ParseError(file, reader.line_number(), 0,
+                       fmt::format("{} probabilities, expected {} as on line {} (--average needs "
+                                   "every row to have one probability per label)",
+                                   count, out.labels, first_line));
+    }
+    ++out.rows;
+  }
+  if (out.rows == 0)
+    throw ParseError(file, 0, 0, "no rows: --average needs at least one row of marginals");
+  return out;
+}
+
+// The summary fields of one --average decision: "positives", "expected", "method" and, when not
+// exact, "error_bound".
+nlohmann::json average_summary(const Decision& d) {
+  nlohmann::json j;
+  j["positives"] = d.selected.size();
+  j["expected"] = finite_or_string(d.expected);
+  if (d.error_bound > 0) j["error_bound"] = d.error_bound;
+  j["method"] = std::string(to_string(d.method));
+  return j;
+}
+
 }  // namespace
 
 int run_decide(int argc, const char* const* argv) {
@@ -32,7 +78,7 @@ int run_decide(int argc, const char* const* argv) {
       "Example: echo '0.9 0.6 0.3 0.1' | rateopt decide --metric f1",
       "rateopt decide"};
   std::string metric_name, model = "independent", method = "auto", input = "-", output = "-",
-                           format = "jsonl";
+                           format = "jsonl", average = "none";
   bool column = false, all_k = false, early_stop = false, none_item = false, normalize = false;
   int empty_score = 1;
   double truncation = 0.0;
@@ -81,6 +127,13 @@ int run_decide(int argc, const char* const* argv) {
                  "on one line, ascending: the multi-label --pred format of rateopt eval) or "
                  "indicator (0/1 per item; with --column one per line: the binary --pred format)")
       ->check(CLI::IsMember({"jsonl", "sets", "indicator"}))
+      ->capture_default_str();
+  app.add_option("--average", average,
+                 "independent model, rows of one length m: macro (each label a binary test set "
+                 "of the n rows: which rows get it), micro (all n x m (row, label) pairs one test "
+                 "set) or none (each row an instance); summary lines follow the rows "
+                 "(docs/decide.md section 6)")
+      ->check(CLI::IsMember({"none", "macro", "micro"}))
       ->capture_default_str();
   app.add_option("--threads", threads, "Threads over instances (0 = all cores)");
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
@@ -154,6 +207,93 @@ int run_decide(int argc, const char* const* argv) {
   how.normalize = normalize;
   how.n_threads = threads;
   AtomicFileWriter writer(output);
+
+  if (average != "none") {
+    // Per-label (macro) or test-set (micro) decisions over the whole matrix of rows: it is read
+    // first (n x m doubles in memory), then decided (macro: one decide_independent per column, in
+    // parallel; micro: one over the n * m pairs, row-major), then written.
+    if (model != "independent") throw InvalidArgument("--average applies to the independent model");
+    if (column) throw InvalidArgument("--average reads rows of marginals: not with --column");
+    if (all_k) throw InvalidArgument("--all-k is not available with --average");
+    if (none_item) throw InvalidArgument("--none-item is not available with --average");
+    const MatrixRows matrix = read_matrix_rows(input, file);
+    const std::size_t n = matrix.rows, m = matrix.labels;
+    std::vector<std::vector<std::size_t>> row_labels(n);
+    std::vector<nlohmann::json> summaries;
+    if (average == "macro") {
+      std::vector<std::vector<double>> columns(m, std::vector<double>(n));
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < m; ++j) columns[j][i] = matrix.values[i * m + j];
+      std::vector<Decision> decisions;
+      try {
+        decisions = decide_batch(DecideModel::kIndependent, columns, metric, options, threads);
+      } catch (const BatchInstanceError& e) {
+        throw InvalidArgument(fmt::format("{}: label {}: {}", file, e.instance(), e.detail()));
+      }
+      double total = 0;
+      for (std::size_t j = 0; j < m; ++j) {
+        for (std::size_t i : decisions[j].selected) row_labels[i].push_back(j);
+        nlohmann::json line;
+        line["label"] = j;
+        line.update(average_summary(decisions[j]));
+        summaries.push_back(std::move(line));
+        total += decisions[j].expected;
+      }
+      nlohmann::json line;
+      line["average"] = "macro";
+      line["labels"] = m;
+      line["rows"] = n;
+      line["expected"] = finite_or_string(m == 0 ? 0.0 : total / static_cast<double>(m));
+      summaries.push_back(std::move(line));
+    } else {
+      Decision d;
+      try {
+        d = decide_independent(matrix.values, metric, options);
+      } catch (const InvalidArgument& e) {
+        throw InvalidArgument(fmt::format("{}: {}", file, e.what()));
+      }
+      for (std::size_t k : d.selected) row_labels[k / m].push_back(k % m);
+      nlohmann::json line;
+      line["average"] = "micro";
+      line["labels"] = m;
+      line["rows"] = n;
+      line.update(average_summary(d));
+      summaries.push_back(std::move(line));
+    }
+    std::string out;
+    for (auto& labels : row_labels) {
+      std::sort(labels.begin(), labels.end());
+      if (format == "jsonl") {
+        out += nlohmann::json{{"selected", labels}}.dump();
+      } else if (format == "sets") {
+        for (std::size_t k = 0; k < labels.size(); ++k) {
+          if (k > 0) out += ' ';
+          out += std::to_string(labels[k]);
+        }
+      } else {
+        std::vector<char> on(m, '0');
+        for (std::size_t j : labels) on[j] = '1';
+        for (std::size_t j = 0; j < m; ++j) {
+          if (j > 0) out += ' ';
+          out += on[j];
+        }
+      }
+      out += '\n';
+      if (out.size() >= (std::size_t{1} << 20)) {
+        writer.write(out);
+        out.clear();
+      }
+    }
+    // The summaries follow the rows in jsonl output; sets and indicator rows stay the --pred
+    // format of rateopt eval, their summaries go to standard error.
+    std::string summary_text;
+    for (const auto& line : summaries) summary_text += line.dump() + '\n';
+    if (format == "jsonl") out += summary_text;
+    writer.write(out);
+    writer.commit();
+    if (format != "jsonl") std::cerr << summary_text;
+    return 0;
+  }
 
   if (column) {
     // One instance: the whole input, one probability per line.

@@ -1,0 +1,165 @@
+"""Issue 12 item 6: `rateopt decide --average macro|micro` over a file of rows of marginals.
+Macro: each label (column) is one binary test set of the n rows; micro: all n x m (row, label)
+pairs are one test set. Checked against brute force over every subset of the column / of all
+pairs (expected F1 by enumerating every outcome), against `--column` runs of the CLI on the
+column / flattened matrix, and for the error on rows of different lengths."""
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+
+
+def expected_metric(p, chosen, metric):
+    """E[metric] of predicting `chosen` when item i is positive with probability p[i],
+    independently, by enumerating all 2^n outcomes (empty prediction vs empty truth = 1)."""
+    n = len(p)
+    total = 0.0
+    for y in itertools.product((0, 1), repeat=n):
+        prob = math.prod(p[i] if y[i] else 1 - p[i] for i in range(n))
+        tp = sum(1 for i in chosen if y[i])
+        fp = len(chosen) - tp
+        fn = sum(y) - tp
+        if metric == "f1":
+            value = 1.0 if 2 * tp + fp + fn == 0 else 2 * tp / (2 * tp + fp + fn)
+        else:  # jaccard
+            value = 1.0 if tp + fp + fn == 0 else tp / (tp + fp + fn)
+        total += prob * value
+    return total
+
+
+def brute_best(p, metric):
+    n = len(p)
+    return max(expected_metric(p, [i for i in range(n) if mask >> i & 1], metric)
+               for mask in range(1 << n))
+
+
+def write_rows(tmp_path, rows, name="rows.txt"):
+    path = tmp_path / name
+    path.write_text("".join(" ".join(f"{v:.17g}" for v in r) + "\n" for r in rows))
+    return path
+
+
+def run_average(cli, path, average, *args):
+    out = cli.run("decide", "--metric", args[0] if args else "f1", "--input", path, "--average",
+                  average, *args[1:]).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+@pytest.mark.parametrize("metric", ["f1", "jaccard"])
+def test_macro_matches_brute_force_per_column(cli, tmp_path, metric):
+    rng = np.random.default_rng(12)
+    p = rng.uniform(size=(7, 3)) ** rng.uniform(0.3, 3, size=(1, 3))
+    lines = run_average(cli, write_rows(tmp_path, p), "macro", metric)
+    n, m = p.shape
+    rows, labels, overall = lines[:n], lines[n:n + m], lines[n + m]
+    assert len(lines) == n + m + 1
+    assert [d["label"] for d in labels] == list(range(m))
+    for j in range(m):
+        column = list(p[:, j])
+        chosen = [i for i in range(n) if j in rows[i]["selected"]]
+        best = brute_best(column, metric)
+        assert labels[j]["expected"] == pytest.approx(best, abs=1e-12)
+        assert expected_metric(column, chosen, metric) == pytest.approx(best, abs=1e-12)
+        assert labels[j]["positives"] == len(chosen)
+    assert overall["average"] == "macro" and overall["labels"] == m and overall["rows"] == n
+    assert overall["expected"] == pytest.approx(np.mean([d["expected"] for d in labels]),
+                                                abs=1e-15)
+    for d in rows:
+        assert d["selected"] == sorted(d["selected"]) and set(d) == {"selected"}
+
+
+def test_micro_matches_brute_force_over_all_pairs(cli, tmp_path):
+    rng = np.random.default_rng(13)
+    p = rng.uniform(size=(4, 3)) ** 2  # 12 pairs: 4096 subsets
+    lines = run_average(cli, write_rows(tmp_path, p), "micro")
+    n, m = p.shape
+    assert len(lines) == n + 1
+    flat = list(p.reshape(-1))
+    chosen = [i * m + j for i in range(n) for j in lines[i]["selected"]]
+    best = brute_best(flat, "f1")
+    summary = lines[n]
+    assert summary["average"] == "micro" and summary["labels"] == m and summary["rows"] == n
+    assert summary["expected"] == pytest.approx(best, abs=1e-12)
+    assert summary["positives"] == len(chosen)
+    assert expected_metric(flat, chosen, "f1") == pytest.approx(best, abs=1e-12)
+
+
+@pytest.mark.parametrize("metric", ["f1", "balanced_accuracy", "gmean"])
+def test_macro_and_micro_agree_with_column_runs(cli, tmp_path, metric):
+    """A larger matrix (300 x 5): each label is the --column decision on that column, micro the
+    --column decision on the row-major flattened matrix."""
+    rng = np.random.default_rng(14)
+    p = rng.beta(0.5, 2.0, size=(300, 5))
+    path = write_rows(tmp_path, p)
+    n, m = p.shape
+    macro = run_average(cli, path, "macro", metric, "--threads", "3")
+    for j in range(m):
+        col = tmp_path / f"col{j}.txt"
+        col.write_text("".join(f"{v:.17g}\n" for v in p[:, j]))
+        ref = json.loads(cli.run("decide", "--metric", metric, "--column", "--input", col).stdout)
+        assert macro[n + j]["expected"] == ref["expected"]
+        assert macro[n + j]["method"] == ref["method"]
+        assert [i for i in range(n) if j in macro[i]["selected"]] == sorted(ref["selected"])
+    micro = run_average(cli, path, "micro", metric)
+    flat = tmp_path / "flat.txt"
+    flat.write_text("".join(f"{v:.17g}\n" for v in p.reshape(-1)))
+    ref = json.loads(cli.run("decide", "--metric", metric, "--column", "--input", flat).stdout)
+    assert micro[n]["expected"] == ref["expected"]
+    assert [i * m + j for i in range(n) for j in micro[i]["selected"]] == sorted(ref["selected"])
+
+
+def test_sets_and_indicator_rows_with_summary_on_stderr(cli, tmp_path):
+    p = np.array([[0.9, 0.1, 0.6], [0.8, 0.2, 0.05], [0.3, 0.7, 0.55]])
+    path = write_rows(tmp_path, p)
+    for average in ("macro", "micro"):
+        jl = run_average(cli, path, average)
+        rows = [d["selected"] for d in jl[:3]]
+        sets = cli.run("decide", "--metric", "f1", "--input", path, "--average", average,
+                       "--format", "sets")
+        assert sets.stdout == "".join(" ".join(map(str, r)) + "\n" for r in rows)
+        assert [json.loads(x) for x in sets.stderr.splitlines()] == jl[3:]
+        ind = cli.run("decide", "--metric", "f1", "--input", path, "--average", average,
+                      "--format", "indicator", "-o", tmp_path / "ind.txt")
+        assert (tmp_path / "ind.txt").read_text() == "".join(
+            " ".join("1" if j in r else "0" for j in range(3)) + "\n" for r in rows)
+        assert [json.loads(x) for x in ind.stderr.splitlines()] == jl[3:]
+
+
+@pytest.mark.parametrize("text,args,needles", [
+    ("0.1 0.2 0.3\n0.4 0.5\n", [], ["bad.txt:2:", "2 probabilities, expected 3 as on line 1"]),
+    ("0.1 0.2\n0.3 0.4\n0.5 0.6 0.7\n", ["--average", "micro"], ["bad.txt:3:", "expected 2"]),
+    ("0.1 0.2\n\n0.3 0.4\n", [], ["bad.txt:2:", "blank line"]),
+    ("0.1 1.2\n", [], ["bad.txt:1:"]),
+    ("", [], ["bad.txt", "no rows"]),
+    ("0.1 0.2\n", ["--model", "gfm"], ["independent model"]),
+    ("0.1 0.2\n", ["--column"], ["--column"]),
+    ("0.1 0.2\n", ["--all-k"], ["--all-k"]),
+    ("0.1 0.2\n", ["--empty-score", "0", "--metric", "gmean"], ["bad.txt", "label 0"]),
+])
+def test_average_errors(cli, tmp_path, text, args, needles):
+    src = tmp_path / "bad.txt"
+    src.write_text(text)
+    average = [] if "--average" in args else ["--average", "macro"]
+    metric = [] if "--metric" in args else ["--metric", "f1"]
+    proc = cli.run("decide", *metric, "--input", src, *average, *args, "-o", tmp_path / "o.txt",
+                   check=False)
+    assert proc.returncode == 2, proc.stderr
+    for needle in needles:
+        assert needle in proc.stderr
+    assert not (tmp_path / "o.txt").exists()
+
+
+def test_trailing_blank_lines_and_gz(cli, tmp_path):
+    import gzip
+    p = np.array([[0.9, 0.1], [0.8, 0.7]])
+    text = "".join(" ".join(f"{v:.17g}" for v in r) + "\n" for r in p)
+    plain = tmp_path / "rows.txt"
+    plain.write_text(text + "\n\n")
+    packed = tmp_path / "rows.txt.gz"
+    packed.write_bytes(gzip.compress(text.encode()))
+    a = cli.run("decide", "--metric", "f1", "--average", "macro", "--input", plain).stdout
+    b = cli.run("decide", "--metric", "f1", "--average", "macro", "--input", packed).stdout
+    assert a == b and len(a.splitlines()) == 2 + 2 + 1
+
