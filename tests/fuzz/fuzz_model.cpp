@@ -1,8 +1,10 @@
-// libFuzzer target for model files (model.hpp): model_format, then Classifier::from_json or
-// OneVsRest::from_json by the format. Only ParseError, InvalidArgument and NotFound may escape
+// libFuzzer target for model files (model.hpp, multilabel.hpp): model_format, then
+// Classifier::from_json, OneVsRest::from_json, ClassifierChain::from_json or
+// ExactFPlugin::from_json by the format. Only ParseError, InvalidArgument and NotFound may escape
 // loading. A loaded model must validate, survive to_json -> from_json -> to_json unchanged, and
 // predict on a fixed 3-row dataset (first input byte: dense or CSR rows, predict mode) without a
-// NaN: probabilities in [0, 1], deterministic predictions 0 or 1, decision scores not NaN.
+// NaN: probabilities in [0, 1], deterministic predictions 0 or 1, decision scores not NaN; the
+// joint models' samples, joint mode and GFM parameters on those rows are in range and not NaN.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -13,6 +15,7 @@
 #include "rateopt/dataset.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/model.hpp"
+#include "rateopt/multilabel.hpp"
 
 namespace {
 
@@ -80,6 +83,31 @@ void check_round_trip(const Model& m) {
   require(again.to_json() == json, "to_json -> from_json -> to_json is stable");
 }
 
+void check_gfm(const rateopt::GfmInput& in, std::size_t m) {
+  require(in.m == m && in.p.size() == m * m, "GFM parameters are m x m");
+  for (double v : in.p) require(v >= 0 && v <= 1, "P entries in [0, 1] (not NaN)");
+  require(in.p_zero >= 0 && in.p_zero <= 1, "p0 in [0, 1] (not NaN)");
+}
+
+void check_chain(const rateopt::ClassifierChain& m, const rateopt::FeatureMatrix& x) {
+  const std::size_t labels = m.num_labels();
+  for (std::size_t i = 0; i < x.rows(); ++i) {
+    const rateopt::LabelSets s = m.sample(x, i, 8, 7);
+    require(s.size() == 8, "8 samples");
+    for (std::size_t k = 0; k < s.size(); ++k)
+      for (auto j = s.indptr[k]; j < s.indptr[k + 1]; ++j) {
+        require(s.indices[j] >= 0 && static_cast<std::size_t>(s.indices[j]) < labels,
+                "sampled label in range");
+        require(j == s.indptr[k] || s.indices[j - 1] < s.indices[j], "sampled sets sorted");
+      }
+    const rateopt::JointModeResult mode = m.joint_mode(x, i, 2000);
+    require(mode.probability >= 0 && mode.probability <= 1, "joint mode probability in [0, 1]");
+    for (auto l : mode.labels)
+      require(l >= 0 && static_cast<std::size_t>(l) < labels, "joint mode label in range");
+    if (labels <= 8) check_gfm(m.exact_joint(x, i), labels);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -95,6 +123,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   } catch (...) {
     rateopt::fuzz::fail("model_format threw something other than ParseError");
+  }
+  if (format == "rateopt.classifier_chain" || format == "rateopt.efp") {
+    const bool chain = format == "rateopt.classifier_chain";
+    rateopt::ClassifierChain c;
+    rateopt::ExactFPlugin e;
+    if (chain ? !load(text, c) : !load(text, e)) return 0;
+    chain ? check_round_trip(c) : check_round_trip(e);
+    const std::size_t cols = chain ? c.num_features() : e.num_features();
+    const std::size_t labels = chain ? c.num_labels() : e.num_labels();
+    if (cols > 4096 || labels > 64) return 0;
+    const rateopt::FeatureMatrix x = fixed_rows(cols, sparse);
+    try {
+      if (chain) {
+        check_chain(c, x);
+      } else {
+        for (std::size_t i = 0; i < x.rows(); ++i) check_gfm(e.predict_gfm(x, i), labels);
+      }
+    } catch (const rateopt::InvalidArgument&) {
+      return 0;  // documented: the rows do not fit the model
+    }
+    return 0;
   }
   if (format == "rateopt.one_vs_rest") {
     rateopt::OneVsRest m;
