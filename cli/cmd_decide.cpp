@@ -78,7 +78,7 @@ int run_decide(int argc, const char* const* argv) {
       "Example: echo '0.9 0.6 0.3 0.1' | rateopt decide --metric f1",
       "rateopt decide"};
   std::string metric_name, model = "independent", method = "auto", input = "-", output = "-",
-                           format = "jsonl", average = "none";
+                           format = "jsonl", average = "none", baseline;
   bool column = false, all_k = false, early_stop = false, none_item = false, normalize = false;
   int empty_score = 1;
   double truncation = 0.0;
@@ -134,6 +134,12 @@ int run_decide(int argc, const char* const* argv) {
                  "set) or none (each row an instance); summary lines follow the rows "
                  "(docs/decide.md section 6)")
       ->check(CLI::IsMember({"none", "macro", "micro"}))
+      ->capture_default_str();
+  app.add_option("--baseline", baseline,
+                 "independent model: a plug-in set per row instead of the optimal one: "
+                 "threshold:T (the items with p >= T, select_threshold) or top-k:K (the K most "
+                 "probable items, select_top_k; K capped at the row's length); jsonl prints its "
+                 "expected metric")
       ->capture_default_str();
   app.add_option("--threads", threads, "Threads over instances (0 = all cores)");
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
@@ -216,6 +222,7 @@ int run_decide(int argc, const char* const* argv) {
     if (column) throw InvalidArgument("--average reads rows of marginals: not with --column");
     if (all_k) throw InvalidArgument("--all-k is not available with --average");
     if (none_item) throw InvalidArgument("--none-item is not available with --average");
+    if (!baseline.empty()) throw InvalidArgument("--baseline is not available with --average");
     const MatrixRows matrix = read_matrix_rows(input, file);
     const std::size_t n = matrix.rows, m = matrix.labels;
     std::vector<std::vector<std::size_t>> row_labels(n);
@@ -292,6 +299,113 @@ int run_decide(int argc, const char* const* argv) {
     writer.write(out);
     writer.commit();
     if (format != "jsonl") std::cerr << summary_text;
+    return 0;
+  }
+
+  if (!baseline.empty()) {
+    // A plug-in set per row (select_threshold / select_top_k); its expectation is
+    // expected_by_k[k] of decide_independent with all_k (the top-k set by probability, ties by
+    // lower index, is the set both select), exact up to the method's error_bound. Rows are read
+    // and decided in batches (decide_batch, in parallel) and written in input order.
+    const auto colon = baseline.find(':');
+    const std::string kind = baseline.substr(0, colon);
+    const std::string value = colon == std::string::npos ? "" : baseline.substr(colon + 1);
+    double threshold = 0;
+    std::size_t top_k = 0;
+    const auto bad_baseline = [&] {
+      return InvalidArgument(fmt::format(
+          "--baseline {}: expected threshold:T (T a number, not NaN) or top-k:K (K an integer >= "
+          "0)",
+          baseline));
+    };
+    std::size_t used = 0;
+    try {
+      if (kind == "threshold") {
+        threshold = std::stod(value, &used);
+        if (std::isnan(threshold)) throw bad_baseline();
+      } else if (kind == "top-k") {
+        if (value.empty() || value[0] == '-') throw bad_baseline();
+        top_k = std::stoull(value, &used);
+      } else {
+        throw bad_baseline();
+      }
+    } catch (const std::logic_error&) {
+      throw bad_baseline();
+    }
+    if (used != value.size()) throw bad_baseline();
+    if (model != "independent")
+      throw InvalidArgument("--baseline applies to the independent model");
+    if (average != "none") throw InvalidArgument("--baseline is not available with --average");
+    if (all_k || none_item || early_stop)
+      throw InvalidArgument(
+          "--baseline is not available with --all-k, --none-item or --early-stop");
+    DecideOptions with_k = options;
+    with_k.all_k = true;
+    const auto select = [&](const std::vector<double>& row) {
+      return kind == "threshold" ? select_threshold(row, threshold)
+                                 : select_top_k(row, std::min(top_k, row.size()));
+    };
+    const auto format_baseline = [&](const std::vector<double>& row, const Decision& d,
+                                     std::string& out) {
+      Decision chosen;
+      chosen.selected = select(row);
+      if (format != "jsonl") {
+        format_one(chosen, row.size(), out);
+        return;
+      }
+      nlohmann::json j;
+      j["selected"] = chosen.selected;
+      j["expected"] = finite_or_string(d.expected_by_k[chosen.selected.size()]);
+      if (d.error_bound > 0) j["error_bound"] = d.error_bound;
+      j["method"] = std::string(to_string(d.method));
+      j["baseline"] = baseline;
+      out += j.dump();
+      out += '\n';
+    };
+    std::vector<std::vector<double>> rows;
+    std::vector<std::size_t> row_lines;
+    const auto flush = [&] {
+      std::vector<Decision> decisions;
+      try {
+        decisions = decide_batch(DecideModel::kIndependent, rows, metric, with_k, threads);
+      } catch (const BatchInstanceError& e) {
+        throw ParseError(file, row_lines[e.instance()], 0, e.detail());
+      }
+      std::string out;
+      for (std::size_t k = 0; k < rows.size(); ++k) format_baseline(rows[k], decisions[k], out);
+      writer.write(out);
+      rows.clear();
+      row_lines.clear();
+    };
+    if (column) {
+      std::string text;
+      if (input == "-") {
+        text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+      } else {
+        text = read_text_file(input);
+      }
+      DecideInstances parsed = parse_decide_instances(text, file, true);
+      rows.push_back(std::move(parsed.instances[0]));
+      row_lines.push_back(0);
+      flush();
+    } else {
+      LineReader reader(input);
+      std::string_view line;
+      std::size_t pending_blank = 0;
+      while (reader.next(line)) {
+        if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
+          if (pending_blank == 0) pending_blank = reader.line_number();
+          continue;
+        }
+        if (pending_blank != 0) throw decide_blank_line_error(file, pending_blank);
+        rows.emplace_back();
+        parse_decide_row(line, file, reader.line_number(), rows.back());
+        row_lines.push_back(reader.line_number());
+        if (rows.size() == 4096) flush();
+      }
+      if (!rows.empty()) flush();
+    }
+    writer.commit();
     return 0;
   }
 

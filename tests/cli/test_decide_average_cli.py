@@ -2,7 +2,8 @@
 Macro: each label (column) is one binary test set of the n rows; micro: all n x m (row, label)
 pairs are one test set. Checked against brute force over every subset of the column / of all
 pairs (expected F1 by enumerating every outcome), against `--column` runs of the CLI on the
-column / flattened matrix, and for the error on rows of different lengths."""
+column / flattened matrix, and for the error on rows of different lengths. Also `--baseline`
+threshold:T | top-k:K against Python references of both rules and brute-force expectations."""
 import itertools
 import json
 import math
@@ -163,3 +164,84 @@ def test_trailing_blank_lines_and_gz(cli, tmp_path):
     b = cli.run("decide", "--metric", "f1", "--average", "macro", "--input", packed).stdout
     assert a == b and len(a.splitlines()) == 2 + 2 + 1
 
+
+
+# ---- --baseline threshold:T / top-k:K ---------------------------------------------------------
+def reference_threshold(row, t):
+    return sorted((i for i in range(len(row)) if row[i] >= t), key=lambda i: (-row[i], i))
+
+
+def reference_top_k(row, k):
+    return sorted(range(len(row)), key=lambda i: (-row[i], i))[:min(k, len(row))]
+
+
+@pytest.mark.parametrize("baseline", ["threshold:0.5", "threshold:0.3", "top-k:2", "top-k:0",
+                                      "top-k:20"])
+def test_baseline_sets_and_expectation_match_brute_force(cli, tmp_path, baseline):
+    rng = np.random.default_rng(15)
+    rows = [rng.uniform(size=n) for n in (1, 3, 5, 8)]
+    rows.append(np.array([0.5, 0.2, 0.5, 0.7, 0.5]))  # ties at the threshold and within top-k
+    path = tmp_path / "rows.txt"
+    path.write_text("".join(" ".join(f"{v:.17g}" for v in r) + "\n" for r in rows))
+    kind, value = baseline.split(":")
+    out = [json.loads(x) for x in cli.run("decide", "--metric", "f1", "--input", path,
+                                          "--baseline", baseline).stdout.splitlines()]
+    assert len(out) == len(rows)
+    for r, d in zip(rows, out):
+        ref = (reference_threshold(list(r), float(value)) if kind == "threshold"
+               else reference_top_k(list(r), int(value)))
+        assert d["selected"] == ref
+        assert d["baseline"] == baseline
+        assert d["expected"] == pytest.approx(expected_metric(list(r), ref, "f1"), abs=1e-12)
+    sets = cli.run("decide", "--metric", "f1", "--input", path, "--baseline", baseline,
+                   "--format", "sets").stdout
+    assert sets == "".join(" ".join(map(str, sorted(d["selected"]))) + "\n" for d in out)
+    ind = cli.run("decide", "--metric", "f1", "--input", path, "--baseline", baseline,
+                  "--format", "indicator").stdout
+    assert ind == "".join(" ".join("1" if i in d["selected"] else "0" for i in range(len(r)))
+                          + "\n" for r, d in zip(rows, out))
+
+
+def test_baseline_column_and_many_rows(cli, tmp_path):
+    """--column: one instance, one probability per line; 5000 rows (two batches) match numpy."""
+    rng = np.random.default_rng(16)
+    p = rng.uniform(size=50)
+    col = tmp_path / "col.txt"
+    col.write_text("".join(f"{v:.17g}\n" for v in p))
+    ind = cli.run("decide", "--metric", "f1", "--input", col, "--column", "--baseline",
+                  "threshold:0.4", "--format", "indicator").stdout
+    assert ind == "".join("1\n" if v >= 0.4 else "0\n" for v in p)
+    d = json.loads(cli.run("decide", "--metric", "f1", "--input", col, "--column",
+                           "--baseline", "top-k:7").stdout)
+    assert d["selected"] == list(np.argsort(-p, kind="stable")[:7])
+    many = rng.uniform(size=(5000, 4))
+    path = tmp_path / "many.txt"
+    path.write_text("".join(" ".join(f"{v:.17g}" for v in r) + "\n" for r in many))
+    out = cli.run("decide", "--metric", "jaccard", "--input", path, "--baseline", "threshold:0.5",
+                  "--format", "indicator", "--threads", "3").stdout.splitlines()
+    assert out == [" ".join("1" if v >= 0.5 else "0" for v in r) for r in many]
+
+
+@pytest.mark.parametrize("text,args,needles", [
+    ("0.1 0.2\n", ["--baseline", "threshold:x"], ["threshold:T"]),
+    ("0.1 0.2\n", ["--baseline", "top-k:-1"], ["top-k:K"]),
+    ("0.1 0.2\n", ["--baseline", "top-k:1.5"], ["top-k:K"]),
+    ("0.1 0.2\n", ["--baseline", "median"], ["threshold:T"]),
+    ("0.1 0.2\n", ["--baseline", "top-k:1", "--all-k"], ["--all-k"]),
+    ("0.1 0.2\n", ["--baseline", "top-k:1", "--average", "macro"], ["--average"]),
+    ("0.5 0.5\n", ["--baseline", "top-k:1", "--model", "multiclass"], ["independent model"]),
+    ("0.1 0.2\n0.3 1.4\n", ["--baseline", "top-k:1"], ["bad.txt:2:"]),
+    ("0.1 0.2\n\n0.3 0.4\n", ["--baseline", "top-k:1"], ["bad.txt:2:", "blank line"]),
+    ("0.1 0.2\n", ["--baseline", "top-k:1", "--empty-score", "0", "--metric", "gmean"],
+     ["bad.txt:1:"]),
+])
+def test_baseline_errors(cli, tmp_path, text, args, needles):
+    src = tmp_path / "bad.txt"
+    src.write_text(text)
+    metric = [] if "--metric" in args else ["--metric", "f1"]
+    proc = cli.run("decide", *metric, "--input", src, *args, "-o", tmp_path / "o.txt",
+                   check=False)
+    assert proc.returncode == 2, proc.stderr
+    for needle in needles:
+        assert needle in proc.stderr
+    assert not (tmp_path / "o.txt").exists()
