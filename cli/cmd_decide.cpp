@@ -5,6 +5,7 @@
 #include <cmath>
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,65 @@ MatrixRows read_matrix_rows(const std::string& input, const std::string& file) {
   return out;
 }
 
+// --ids FILE: one id per line (a trailing '\r' dropped), read in step with the input's rows and
+// echoed as a JSON string. Blank lines at the very end are ignored; any other blank line is an
+// error, and so is a count that differs from the input's rows (naming both files).
+class IdReader {
+ public:
+  IdReader(const std::string& ids_path, std::string input_name)
+      : reader_(ids_path), path_(ids_path), input_(std::move(input_name)) {}
+
+  // The id of row `row` (0-based) of the input, at its line `line_no` (0: not known).
+  nlohmann::json next(std::size_t row, std::size_t line_no) {
+    std::string_view line;
+    std::size_t blank = 0;
+    while (reader_.next(line)) {
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
+        if (blank == 0) blank = reader_.line_number();
+        continue;
+      }
+      if (blank != 0)
+        throw ParseError(path_, blank, 0,
+                         "blank line: --ids needs one id per line, one line per input row");
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      return nlohmann::json(std::string(line));
+    }
+    throw InvalidArgument(fmt::format(
+        "{} has {} ids but {} has more rows (row {}{}): --ids needs one id per input row", path_,
+        row, input_, row + 1, line_no == 0 ? std::string() : fmt::format(", line {}", line_no)));
+  }
+  // After the input's last row: no id may be left.
+  void finish(std::size_t rows) {
+    std::string_view line;
+    while (reader_.next(line))
+      if (line.find_first_not_of(" \t\r") != std::string_view::npos)
+        throw InvalidArgument(fmt::format(
+            "{} has more ids than the {} rows of {} (line {} is id {}): --ids needs one id per "
+            "input row",
+            path_, rows, input_, reader_.line_number(), rows + 1));
+  }
+
+ private:
+  LineReader reader_;
+  std::string path_, input_;
+};
+
+// The "id" of a GFM JSON line (null when it has none): a string or an integer, else ParseError.
+// Lines without the text "id" are not read again; the others are read by nlohmann::json (the line
+// was accepted by the GFM reader, so it is valid JSON).
+nlohmann::json gfm_line_id(std::string_view line, const std::string& file, std::size_t line_no) {
+  if (line.find("\"id\"") == std::string_view::npos) return nullptr;
+  const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (!j.is_object()) return nullptr;
+  const auto it = j.find("id");
+  if (it == j.end()) return nullptr;
+  if (!it->is_string() && !it->is_number_integer())
+    throw ParseError(file, line_no, 0,
+                     fmt::format("\"id\" is {} ({}), expected a string or an integer",
+                                 it->type_name(), it->dump()));
+  return *it;
+}
+
 // The summary fields of one --average decision: "positives", "expected", "method" and, when not
 // exact, "error_bound".
 nlohmann::json average_summary(const Decision& d) {
@@ -78,7 +138,7 @@ int run_decide(int argc, const char* const* argv) {
       "Example: echo '0.9 0.6 0.3 0.1' | rateopt decide --metric f1",
       "rateopt decide"};
   std::string metric_name, model = "independent", method = "auto", input = "-", output = "-",
-                           format = "jsonl", average = "none", baseline;
+                           format = "jsonl", average = "none", baseline, ids_file;
   bool column = false, all_k = false, early_stop = false, none_item = false, normalize = false;
   int empty_score = 1;
   double truncation = 0.0;
@@ -141,6 +201,10 @@ int run_decide(int argc, const char* const* argv) {
                  "probable items, select_top_k; K capped at the row's length); jsonl prints its "
                  "expected metric")
       ->capture_default_str();
+  app.add_option("--ids", ids_file,
+                 "independent / multiclass: a file of one id per line, one per input row (with "
+                 "--column one), echoed as \"id\" in jsonl output (gfm lines carry their own "
+                 "\"id\", a string or an integer)");
   app.add_option("--threads", threads, "Threads over instances (0 = all cores)");
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
 
@@ -165,7 +229,8 @@ int run_decide(int argc, const char* const* argv) {
   // --all-k with sets or indicator rows is refused after the input was read and decided (input
   // errors come first, as they always did).
   const bool refuse_all_k = all_k && format != "jsonl";
-  const auto format_one = [&](const Decision& d, std::size_t items, std::string& out) {
+  const auto format_one = [&](const Decision& d, std::size_t items, std::string& out,
+                              const nlohmann::json& id = nullptr) {
     if (format != "jsonl") {
       std::vector<std::size_t> chosen = d.selected;
       std::sort(chosen.begin(), chosen.end());
@@ -187,6 +252,7 @@ int run_decide(int argc, const char* const* argv) {
       return;
     }
     nlohmann::json j;
+    if (!id.is_null()) j["id"] = id;
     j["selected"] = d.selected;
     j["expected"] = finite_or_string(d.expected);
     if (all_k) {
@@ -212,6 +278,14 @@ int run_decide(int argc, const char* const* argv) {
                                       : DecideInputModel::kIndependent;
   how.normalize = normalize;
   how.n_threads = threads;
+  if (!ids_file.empty() && model == "gfm")
+    throw InvalidArgument(
+        "--ids applies to the independent and multiclass models (a gfm line "
+        "carries its own \"id\")");
+  if (!ids_file.empty() && format != "jsonl")
+    throw InvalidArgument("--ids needs --format jsonl (sets and indicator rows have no id)");
+  std::unique_ptr<IdReader> ids;
+  if (!ids_file.empty()) ids = std::make_unique<IdReader>(ids_file, file);
   AtomicFileWriter writer(output);
 
   if (average != "none") {
@@ -225,6 +299,11 @@ int run_decide(int argc, const char* const* argv) {
     if (!baseline.empty()) throw InvalidArgument("--baseline is not available with --average");
     const MatrixRows matrix = read_matrix_rows(input, file);
     const std::size_t n = matrix.rows, m = matrix.labels;
+    std::vector<nlohmann::json> row_ids;
+    if (ids) {
+      for (std::size_t i = 0; i < n; ++i) row_ids.push_back(ids->next(i, 0));
+      ids->finish(n);
+    }
     std::vector<std::vector<std::size_t>> row_labels(n);
     std::vector<nlohmann::json> summaries;
     if (average == "macro") {
@@ -268,10 +347,14 @@ int run_decide(int argc, const char* const* argv) {
       summaries.push_back(std::move(line));
     }
     std::string out;
-    for (auto& labels : row_labels) {
+    for (std::size_t i = 0; i < n; ++i) {
+      auto& labels = row_labels[i];
       std::sort(labels.begin(), labels.end());
       if (format == "jsonl") {
-        out += nlohmann::json{{"selected", labels}}.dump();
+        nlohmann::json j;
+        if (ids) j["id"] = row_ids[i];
+        j["selected"] = labels;
+        out += j.dump();
       } else if (format == "sets") {
         for (std::size_t k = 0; k < labels.size(); ++k) {
           if (k > 0) out += ' ';
@@ -346,7 +429,7 @@ int run_decide(int argc, const char* const* argv) {
                                  : select_top_k(row, std::min(top_k, row.size()));
     };
     const auto format_baseline = [&](const std::vector<double>& row, const Decision& d,
-                                     std::string& out) {
+                                     std::string& out, const nlohmann::json& id) {
       Decision chosen;
       chosen.selected = select(row);
       if (format != "jsonl") {
@@ -354,6 +437,7 @@ int run_decide(int argc, const char* const* argv) {
         return;
       }
       nlohmann::json j;
+      if (!id.is_null()) j["id"] = id;
       j["selected"] = chosen.selected;
       j["expected"] = finite_or_string(d.expected_by_k[chosen.selected.size()]);
       if (d.error_bound > 0) j["error_bound"] = d.error_bound;
@@ -364,6 +448,8 @@ int run_decide(int argc, const char* const* argv) {
     };
     std::vector<std::vector<double>> rows;
     std::vector<std::size_t> row_lines;
+    std::vector<nlohmann::json> row_ids;
+    std::size_t rows_done = 0;
     const auto flush = [&] {
       std::vector<Decision> decisions;
       try {
@@ -372,10 +458,13 @@ int run_decide(int argc, const char* const* argv) {
         throw ParseError(file, row_lines[e.instance()], 0, e.detail());
       }
       std::string out;
-      for (std::size_t k = 0; k < rows.size(); ++k) format_baseline(rows[k], decisions[k], out);
+      for (std::size_t k = 0; k < rows.size(); ++k)
+        format_baseline(rows[k], decisions[k], out, ids ? row_ids[k] : nlohmann::json());
       writer.write(out);
+      rows_done += rows.size();
       rows.clear();
       row_lines.clear();
+      row_ids.clear();
     };
     if (column) {
       std::string text;
@@ -387,6 +476,7 @@ int run_decide(int argc, const char* const* argv) {
       DecideInstances parsed = parse_decide_instances(text, file, true);
       rows.push_back(std::move(parsed.instances[0]));
       row_lines.push_back(0);
+      if (ids) row_ids.push_back(ids->next(0, 0));
       flush();
     } else {
       LineReader reader(input);
@@ -401,10 +491,12 @@ int run_decide(int argc, const char* const* argv) {
         rows.emplace_back();
         parse_decide_row(line, file, reader.line_number(), rows.back());
         row_lines.push_back(reader.line_number());
+        if (ids) row_ids.push_back(ids->next(rows_done + rows.size() - 1, reader.line_number()));
         if (rows.size() == 4096) flush();
       }
       if (!rows.empty()) flush();
     }
+    if (ids) ids->finish(rows_done);
     writer.commit();
     return 0;
   }
@@ -424,6 +516,11 @@ int run_decide(int argc, const char* const* argv) {
     if (model == "multiclass")
       if (const std::string why = check_class_sum(row, normalize); !why.empty())
         throw ParseError(file, 0, 0, why);
+    nlohmann::json id;
+    if (ids) {
+      id = ids->next(0, 0);
+      ids->finish(1);
+    }
     std::vector<Decision> decisions;
     try {
       decisions =
@@ -434,7 +531,7 @@ int run_decide(int argc, const char* const* argv) {
     }
     if (refuse_all_k) throw InvalidArgument("--all-k needs --format jsonl");
     std::string out;
-    format_one(decisions[0], row.size(), out);
+    format_one(decisions[0], row.size(), out, id);
     writer.write(out);
     writer.commit();
     return 0;
@@ -454,6 +551,13 @@ int run_decide(int argc, const char* const* argv) {
   std::vector<std::string_view> lines;
   std::vector<std::size_t> line_numbers;
   std::vector<std::string> outputs;
+  // --ids: the ids of the batch's rows (ids_error at row ids_error_at when the file ran out);
+  // gfm with jsonl output: each decided line's "id" (gfm_line_id), or why it is refused.
+  std::vector<nlohmann::json> line_ids;
+  std::vector<std::exception_ptr> id_errors;
+  std::exception_ptr ids_error;
+  std::size_t ids_error_at = 0, rows_done = 0;
+  const bool gfm_ids = model == "gfm" && format == "jsonl";
   std::exception_ptr sum_error, decide_error;
   std::size_t pending_blank = 0;  // first line of blank lines not yet known to end the input
   std::size_t blank_inside = 0;   // a blank line followed by an instance: an error
@@ -487,12 +591,38 @@ int run_decide(int argc, const char* const* argv) {
     how.check_sums = !sum_error;
     how.decide = !sum_error && !decide_error;
     outputs.assign(lines.size(), std::string());
+    line_ids.assign(lines.size(), nullptr);
+    id_errors.assign(lines.size(), nullptr);
+    ids_error_at = lines.size();
+    if (ids) {
+      for (std::size_t k = 0; k < lines.size(); ++k) {
+        try {
+          line_ids[k] = ids->next(rows_done + k, line_numbers[k]);
+        } catch (const Error&) {
+          ids_error = std::current_exception();
+          ids_error_at = k;
+          break;
+        }
+      }
+    }
     const auto results = decide_lines(lines, line_numbers, file, metric, options, how,
                                       [&](std::size_t k, const Decision& d, std::size_t items) {
-                                        if (!refuse_all_k) format_one(d, items, outputs[k]);
+                                        if (refuse_all_k) return;
+                                        if (gfm_ids) {
+                                          try {
+                                            line_ids[k] =
+                                                gfm_line_id(lines[k], file, line_numbers[k]);
+                                          } catch (const Error&) {
+                                            id_errors[k] = std::current_exception();
+                                            return;
+                                          }
+                                        }
+                                        format_one(d, items, outputs[k], line_ids[k]);
                                       });
     for (std::size_t k = 0; k < results.size(); ++k) {
       using Status = DecideLineResult::Status;
+      if (k == ids_error_at) std::rethrow_exception(ids_error);
+      if (results[k].status == Status::kOk && id_errors[k]) std::rethrow_exception(id_errors[k]);
       switch (results[k].status) {
         case Status::kParseError:
           std::rethrow_exception(results[k].error);
@@ -507,10 +637,12 @@ int run_decide(int argc, const char* const* argv) {
       }
       if (!sum_error && !decide_error && !refuse_all_k) writer.write(outputs[k]);
     }
+    rows_done += lines.size();
     if (blank_inside != 0) throw decide_blank_line_error(file, blank_inside);
   }
   if (sum_error) std::rethrow_exception(sum_error);
   if (decide_error) std::rethrow_exception(decide_error);
+  if (ids) ids->finish(rows_done);
   if (refuse_all_k) throw InvalidArgument("--all-k needs --format jsonl");
   writer.commit();
   return 0;
