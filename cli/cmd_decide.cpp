@@ -119,6 +119,57 @@ nlohmann::json gfm_line_id(std::string_view line, const std::string& file, std::
   return *it;
 }
 
+// --names FILE: label names, either one per line (a trailing '\r' dropped; blank lines at the end
+// ignored, a blank line inside an error) or a model file of rateopt train (a JSON object with
+// "names", an array of strings: --one-vs-rest, --multilabel-model). A name may not contain a space
+// or a tab (they separate the names of a set).
+std::vector<std::string> read_label_names(const std::string& path) {
+  const std::string text = read_text_file(path);
+  std::vector<std::string> names;
+  const auto first = text.find_first_not_of(" \t\r\n");
+  const auto check = [&](const std::string& name, std::size_t line) {
+    if (name.find_first_of(" \t") != std::string::npos)
+      throw ParseError(path, line, 0,
+                       fmt::format("label name '{}' contains whitespace: --format sets separates "
+                                   "names by spaces",
+                                   name));
+  };
+  if (first != std::string::npos && text[first] == '{') {
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    const auto bad = [&] {
+      return ParseError(path, 0, 0,
+                        "expected one label name per line, or a model file of rateopt train "
+                        "(--one-vs-rest, --multilabel-model): a JSON object with \"names\", an "
+                        "array of strings");
+    };
+    if (!j.is_object() || !j.contains("names") || !j["names"].is_array()) throw bad();
+    for (const auto& name : j["names"]) {
+      if (!name.is_string()) throw bad();
+      names.push_back(name.get<std::string>());
+      check(names.back(), 0);
+    }
+    return names;
+  }
+  std::size_t line_no = 0, blank = 0, start = 0;
+  while (start < text.size()) {
+    auto end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) {
+      if (blank == 0) blank = line_no;
+      continue;
+    }
+    if (blank != 0)
+      throw ParseError(path, blank, 0, "blank line: --names needs one label name per line");
+    check(line, line_no);
+    names.push_back(std::move(line));
+  }
+  return names;
+}
+
 // The summary fields of one --average decision: "positives", "expected", "method" and, when not
 // exact, "error_bound".
 nlohmann::json average_summary(const Decision& d) {
@@ -138,7 +189,7 @@ int run_decide(int argc, const char* const* argv) {
       "Example: echo '0.9 0.6 0.3 0.1' | rateopt decide --metric f1",
       "rateopt decide"};
   std::string metric_name, model = "independent", method = "auto", input = "-", output = "-",
-                           format = "jsonl", average = "none", baseline, ids_file;
+                           format = "jsonl", average = "none", baseline, ids_file, names_file;
   bool column = false, all_k = false, early_stop = false, none_item = false, normalize = false;
   int empty_score = 1;
   double truncation = 0.0;
@@ -205,6 +256,10 @@ int run_decide(int argc, const char* const* argv) {
                  "independent / multiclass: a file of one id per line, one per input row (with "
                  "--column one), echoed as \"id\" in jsonl output (gfm lines carry their own "
                  "\"id\", a string or an integer)");
+  app.add_option("--names", names_file,
+                 "--format sets: print label names instead of indices, from a file of one name "
+                 "per line or a model file of rateopt train --one-vs-rest / --multilabel-model "
+                 "(its \"names\"); every instance must have one item per name");
   app.add_option("--threads", threads, "Threads over instances (0 = all cores)");
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
 
@@ -229,6 +284,21 @@ int run_decide(int argc, const char* const* argv) {
   // --all-k with sets or indicator rows is refused after the input was read and decided (input
   // errors come first, as they always did).
   const bool refuse_all_k = all_k && format != "jsonl";
+  if (!names_file.empty() && format != "sets")
+    throw InvalidArgument("--names needs --format sets (the sets are printed by name)");
+  const std::vector<std::string> names =
+      names_file.empty() ? std::vector<std::string>() : read_label_names(names_file);
+  if (!names_file.empty() && names.empty())
+    throw ParseError(names_file, 0, 0, "no label names: --names needs one name per label");
+  // Why an instance of `items` items cannot be printed by name ("" when it can).
+  const auto names_mismatch = [&](std::size_t items) {
+    if (names.empty() || items == names.size()) return std::string();
+    return fmt::format("{} labels, but {} has {} names: --names needs one name per label", items,
+                       names_file, names.size());
+  };
+  const auto label_text = [&](std::size_t idx) {
+    return names.empty() ? std::to_string(idx) : names[idx];
+  };
   const auto format_one = [&](const Decision& d, std::size_t items, std::string& out,
                               const nlohmann::json& id = nullptr) {
     if (format != "jsonl") {
@@ -237,7 +307,7 @@ int run_decide(int argc, const char* const* argv) {
       if (format == "sets") {
         for (std::size_t k = 0; k < chosen.size(); ++k) {
           if (k > 0) out += ' ';
-          out += std::to_string(chosen[k]);
+          out += label_text(chosen[k]);
         }
         out += '\n';
         return;
@@ -299,6 +369,8 @@ int run_decide(int argc, const char* const* argv) {
     if (!baseline.empty()) throw InvalidArgument("--baseline is not available with --average");
     const MatrixRows matrix = read_matrix_rows(input, file);
     const std::size_t n = matrix.rows, m = matrix.labels;
+    if (const std::string why = names_mismatch(m); !why.empty())
+      throw InvalidArgument(fmt::format("{}: {}", file, why));
     std::vector<nlohmann::json> row_ids;
     if (ids) {
       for (std::size_t i = 0; i < n; ++i) row_ids.push_back(ids->next(i, 0));
@@ -358,7 +430,7 @@ int run_decide(int argc, const char* const* argv) {
       } else if (format == "sets") {
         for (std::size_t k = 0; k < labels.size(); ++k) {
           if (k > 0) out += ' ';
-          out += std::to_string(labels[k]);
+          out += label_text(labels[k]);
         }
       } else {
         std::vector<char> on(m, '0');
@@ -458,8 +530,11 @@ int run_decide(int argc, const char* const* argv) {
         throw ParseError(file, row_lines[e.instance()], 0, e.detail());
       }
       std::string out;
-      for (std::size_t k = 0; k < rows.size(); ++k)
+      for (std::size_t k = 0; k < rows.size(); ++k) {
+        if (const std::string why = names_mismatch(rows[k].size()); !why.empty())
+          throw ParseError(file, row_lines[k], 0, why);
         format_baseline(rows[k], decisions[k], out, ids ? row_ids[k] : nlohmann::json());
+      }
       writer.write(out);
       rows_done += rows.size();
       rows.clear();
@@ -516,6 +591,8 @@ int run_decide(int argc, const char* const* argv) {
     if (model == "multiclass")
       if (const std::string why = check_class_sum(row, normalize); !why.empty())
         throw ParseError(file, 0, 0, why);
+    if (const std::string why = names_mismatch(row.size()); !why.empty())
+      throw ParseError(file, 0, 0, why);
     nlohmann::json id;
     if (ids) {
       id = ids->next(0, 0);
@@ -552,7 +629,8 @@ int run_decide(int argc, const char* const* argv) {
   std::vector<std::size_t> line_numbers;
   std::vector<std::string> outputs;
   // --ids: the ids of the batch's rows (ids_error at row ids_error_at when the file ran out);
-  // gfm with jsonl output: each decided line's "id" (gfm_line_id), or why it is refused.
+  // gfm with jsonl output: each decided line's "id" (gfm_line_id); id_errors[k]: why line k's
+  // "id" is refused, or why it cannot be printed by name (--names).
   std::vector<nlohmann::json> line_ids;
   std::vector<std::exception_ptr> id_errors;
   std::exception_ptr ids_error;
@@ -605,20 +683,24 @@ int run_decide(int argc, const char* const* argv) {
         }
       }
     }
-    const auto results = decide_lines(lines, line_numbers, file, metric, options, how,
-                                      [&](std::size_t k, const Decision& d, std::size_t items) {
-                                        if (refuse_all_k) return;
-                                        if (gfm_ids) {
-                                          try {
-                                            line_ids[k] =
-                                                gfm_line_id(lines[k], file, line_numbers[k]);
-                                          } catch (const Error&) {
-                                            id_errors[k] = std::current_exception();
-                                            return;
-                                          }
-                                        }
-                                        format_one(d, items, outputs[k], line_ids[k]);
-                                      });
+    const auto results = decide_lines(
+        lines, line_numbers, file, metric, options, how,
+        [&](std::size_t k, const Decision& d, std::size_t items) {
+          if (refuse_all_k) return;
+          if (gfm_ids) {
+            try {
+              line_ids[k] = gfm_line_id(lines[k], file, line_numbers[k]);
+            } catch (const Error&) {
+              id_errors[k] = std::current_exception();
+              return;
+            }
+          }
+          if (std::string why = names_mismatch(items); !why.empty()) {
+            id_errors[k] = std::make_exception_ptr(ParseError(file, line_numbers[k], 0, why));
+            return;
+          }
+          format_one(d, items, outputs[k], line_ids[k]);
+        });
     for (std::size_t k = 0; k < results.size(); ++k) {
       using Status = DecideLineResult::Status;
       if (k == ids_error_at) std::rethrow_exception(ids_error);
