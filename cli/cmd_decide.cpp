@@ -249,8 +249,9 @@ int run_decide(int argc, const char* const* argv) {
   app.add_option("--baseline", baseline,
                  "independent model: a plug-in set per row instead of the optimal one: "
                  "threshold:T (the items with p >= T, select_threshold) or top-k:K (the K most "
-                 "probable items, select_top_k; K capped at the row's length); jsonl prints its "
-                 "expected metric")
+                 "probable items, select_top_k; K capped at the row's length) or tuned:FILE "
+                 "(threshold:T with T tuned by tune_threshold on FILE's \"probability label\" "
+                 "lines); jsonl prints its expected metric")
       ->capture_default_str();
   app.add_option("--ids", ids_file,
                  "independent / multiclass: a file of one id per line, one per input row (with "
@@ -463,14 +464,14 @@ int run_decide(int argc, const char* const* argv) {
     // lower index, is the set both select), exact up to the method's error_bound. Rows are read
     // and decided in batches (decide_batch, in parallel) and written in input order.
     const auto colon = baseline.find(':');
-    const std::string kind = baseline.substr(0, colon);
+    std::string kind = baseline.substr(0, colon);
     const std::string value = colon == std::string::npos ? "" : baseline.substr(colon + 1);
     double threshold = 0;
     std::size_t top_k = 0;
     const auto bad_baseline = [&] {
       return InvalidArgument(fmt::format(
-          "--baseline {}: expected threshold:T (T a number, not NaN) or top-k:K (K an integer >= "
-          "0)",
+          "--baseline {}: expected threshold:T (T a number, not NaN), top-k:K (K an integer >= "
+          "0) or tuned:FILE",
           baseline));
     };
     std::size_t used = 0;
@@ -481,6 +482,8 @@ int run_decide(int argc, const char* const* argv) {
       } else if (kind == "top-k") {
         if (value.empty() || value[0] == '-') throw bad_baseline();
         top_k = std::stoull(value, &used);
+      } else if (kind == "tuned" && !value.empty()) {
+        used = value.size();
       } else {
         throw bad_baseline();
       }
@@ -494,6 +497,38 @@ int run_decide(int argc, const char* const* argv) {
     if (all_k || none_item || early_stop)
       throw InvalidArgument(
           "--baseline is not available with --all-k, --none-item or --early-stop");
+    bool tuned = false;
+    if (kind == "tuned") {
+      // tuned:FILE: the EUM plug-in (tune_threshold): the one threshold on probabilities that
+      // maximises the metric on a validation set, FILE = one "probability label" pair per line
+      // (label 0 or 1), all pairs pooled; then threshold:T.
+      std::vector<double> scores, pair;
+      std::vector<std::int32_t> labels;
+      LineReader pairs(value);
+      std::string_view line;
+      std::size_t blank = 0;
+      while (pairs.next(line)) {
+        if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
+          if (blank == 0) blank = pairs.line_number();
+          continue;
+        }
+        if (blank != 0) throw decide_blank_line_error(value, blank);
+        pair.clear();
+        const std::size_t count = parse_decide_row(line, value, pairs.line_number(), pair);
+        if (count != 2 || (pair[1] != 0 && pair[1] != 1))
+          throw ParseError(value, pairs.line_number(), 0,
+                           fmt::format("'{}', expected a probability and a label 0 or 1 "
+                                       "(--baseline tuned:FILE)",
+                                       line));
+        scores.push_back(pair[0]);
+        labels.push_back(pair[1] == 1 ? 1 : 0);
+      }
+      if (scores.empty())
+        throw ParseError(value, 0, 0, "no pairs: --baseline tuned:FILE needs validation pairs");
+      threshold = tune_threshold(scores, labels, metric);
+      kind = "threshold";
+      tuned = true;
+    }
     DecideOptions with_k = options;
     with_k.all_k = true;
     const auto select = [&](const std::vector<double>& row) {
@@ -515,6 +550,7 @@ int run_decide(int argc, const char* const* argv) {
       if (d.error_bound > 0) j["error_bound"] = d.error_bound;
       j["method"] = std::string(to_string(d.method));
       j["baseline"] = baseline;
+      if (tuned) j["threshold"] = finite_or_string(threshold);
       out += j.dump();
       out += '\n';
     };

@@ -245,3 +245,52 @@ def test_baseline_errors(cli, tmp_path, text, args, needles):
     for needle in needles:
         assert needle in proc.stderr
     assert not (tmp_path / "o.txt").exists()
+
+
+def empirical_f1(scores, labels, t):
+    pred = scores >= t
+    tp = int(np.sum(pred & (labels == 1)))
+    fp = int(np.sum(pred & (labels == 0)))
+    fn = int(np.sum(~pred & (labels == 1)))
+    return 1.0 if 2 * tp + fp + fn == 0 else 2 * tp / (2 * tp + fp + fn)
+
+
+def test_baseline_tuned_threshold_matches_scan_of_every_cut(cli, tmp_path):
+    """--baseline tuned:FILE: the threshold maximising the empirical F1 of the validation pairs
+    (every distinct score and +inf tried in Python; ties: the largest threshold), then applied."""
+    rng = np.random.default_rng(17)
+    scores = np.round(rng.uniform(size=200), 2)  # repeated scores
+    labels = (rng.uniform(size=200) < scores ** 2).astype(int)
+    val = tmp_path / "val.txt"
+    val.write_text("".join(f"{s:.17g} {y}\n" for s, y in zip(scores, labels)))
+    cands = sorted(set(scores.tolist()) | {math.inf}, reverse=True)
+    values = [empirical_f1(scores, labels, t) for t in cands]
+    best = cands[int(np.argmax(values))]  # first maximum = largest threshold
+    rows = rng.uniform(size=(20, 4))
+    src = tmp_path / "rows.txt"
+    src.write_text("".join(" ".join(f"{v:.17g}" for v in r) + "\n" for r in rows))
+    out = [json.loads(x) for x in cli.run("decide", "--metric", "f1", "-i", src, "--baseline",
+                                          f"tuned:{val}").stdout.splitlines()]
+    assert all(d["threshold"] == best for d in out)
+    for r, d in zip(rows, out):
+        assert d["selected"] == reference_threshold(list(r), best)
+        assert d["expected"] == pytest.approx(expected_metric(list(r), d["selected"], "f1"),
+                                              abs=1e-12)
+
+
+@pytest.mark.parametrize("val_text,needles", [
+    ("0.5 1\n0.2 2\n", ["val.txt:2:"]),
+    ("0.5 1\n0.2 0.5\n", ["val.txt:2:", "a label 0 or 1"]),
+    ("0.5 1 0\n", ["val.txt:1:", "a label 0 or 1"]),
+    ("0.5 1\n\n0.2 0\n", ["val.txt:2:", "blank line"]),
+    ("", ["val.txt", "no pairs"]),
+])
+def test_baseline_tuned_errors(cli, tmp_path, val_text, needles):
+    (tmp_path / "val.txt").write_text(val_text)
+    src = tmp_path / "rows.txt"
+    src.write_text("0.1 0.9\n")
+    proc = cli.run("decide", "--metric", "f1", "-i", src, "--baseline",
+                   f"tuned:{tmp_path / 'val.txt'}", check=False)
+    assert proc.returncode == 2, proc.stderr
+    for needle in needles:
+        assert needle in proc.stderr
