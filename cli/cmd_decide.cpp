@@ -196,7 +196,8 @@ int run_decide(int argc, const char* const* argv) {
   double tolerance = DecideOptions{}.fast_tolerance;
   int threads = 0;
   app.add_option("--metric", metric_name,
-                 "f1, fbeta:B, jaccard, balanced_accuracy, gmean, hmean, gtppr, accuracy")
+                 "f1, fbeta:B, jaccard, balanced_accuracy, gmean, hmean, gtppr, accuracy, and "
+                 "under rateopt eval's names precision, recall / tpr, tnr, tp, tn, qmean")
       ->required();
   app.add_option("--model", model,
                  "independent (marginals per line), gfm (JSON Lines with a P matrix, samples or "

@@ -102,3 +102,15 @@ def test_names_gfm_count_checked(cli, tmp_path):
     proc = cli.run("decide", "--metric", "f1", "--model", "gfm", "-i", src, "--format", "sets",
                    "--names", tmp_path / "names.txt", check=False)
     assert proc.returncode == 2 and "g.jsonl:2:" in proc.stderr and "3 labels" in proc.stderr
+
+
+def test_help_lists_every_decide_metric(cli, tmp_path):
+    """The --metric help names what DecideMetric::from_name accepts, and each name runs."""
+    text = cli.run("decide", "--help").stdout
+    col = tmp_path / "col.txt"
+    col.write_text("0.9\n0.2\n")
+    for name in ("f1", "jaccard", "balanced_accuracy", "gmean", "hmean", "gtppr", "accuracy",
+                 "precision", "recall", "tpr", "tnr", "tp", "tn", "qmean"):
+        assert name in text
+        d = json.loads(cli.run("decide", "--metric", name, "--column", "-i", col).stdout)
+        assert "selected" in d
