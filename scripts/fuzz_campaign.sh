@@ -5,7 +5,8 @@
 # one line per target: executions, exec/s, cov, ft, corpus size, wall seconds, exit status.
 # Usage: scripts/fuzz_campaign.sh [target ...]   (default: every target)
 # Env: RUNS (10000000), SECONDS_PER_TARGET (1500), TIMEOUT (10: seconds of wall time per input;
-# raise it on a shared machine, where a nice-19 worker can be starved past 10 s on a 50 ms input);
+# raise it on a shared machine, where a nice-19 worker can be starved past 10 s on a 50 ms input),
+# SEED (1: libFuzzer's -seed; give each further run on a grown corpus its own);
 # the fuzz build must exist (build/fuzz).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +22,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$out/corpus/$t"
   start=$(date +%s)
   nice -n 19 "$bin/fuzz_$t" -runs="$runs" -max_total_time="$budget" -max_len="$(max_len "$t")" \
-    -timeout="${TIMEOUT:-10}" -rss_limit_mb=2048 -seed=1 -print_final_stats=1 \
+    -timeout="${TIMEOUT:-10}" -rss_limit_mb=2048 -seed="${SEED:-1}" -print_final_stats=1 \
     -artifact_prefix="$out/artifacts/$t-" "$out/corpus/$t" "tests/fuzz/corpus/$t" \
     > "$out/$t.log" 2>&1
   rc=$?
