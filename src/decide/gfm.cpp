@@ -346,9 +346,10 @@ Decision decide_gfm(const GfmInput& input, const DecideMetric& metric,
   // realistic sparsity). 1: range check; NaN fails both comparisons. 2: live rows and columns by
   // OR-ing the bit patterns (entries are >= 0 now, so a pattern is 0 exactly for +0.0; a -0.0
   // entry marks its row and column live, which only adds a zero row or column to the product).
-  double bad = !(input.p_zero >= 0) || !(input.p_zero <= 1) ? 1.0 : 0.0;
+  // (An integer OR, not a floating-point sum: a sum is a reduction the compiler may not reorder.)
+  unsigned bad = !(input.p_zero >= 0) || !(input.p_zero <= 1) ? 1U : 0U;
   const double* p = input.p.data();
-  for (std::size_t k = 0; k < m * m; ++k) bad += (p[k] >= 0.0 && p[k] <= 1.0) ? 0.0 : 1.0;
+  for (std::size_t k = 0; k < m * m; ++k) bad |= (p[k] >= 0.0 && p[k] <= 1.0) ? 0U : 1U;
   if (bad != 0) check_gfm_input(input);  // throws, naming the first offending entry
   std::vector<std::uint64_t> column_bits(m, 0);
   for (std::size_t i = 0; i < m; ++i) {

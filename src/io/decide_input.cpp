@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -368,6 +369,58 @@ GfmRecord read_gfm_reference(std::string_view line, const GfmLimits& limits, con
   return {};
 }
 
+// check_gfm_distribution's checks, made on P's non-zero entries (a zero is in range and adds
+// nothing), which for_each(visit) gives in row-major order, calling visit(i, s, P[i][s]) until it
+// returns false. The fast reader knows where a dense line's non-zeros are and checks only those,
+// with the same arithmetic in the same order, so the outcome and the message are the same.
+template <typename ForEach>
+std::string check_gfm_entries(double p_zero, ForEach&& for_each) {
+  if (!std::isfinite(p_zero) || p_zero < 0 || p_zero > 1)
+    return fmt::format("p0 = P(y = 0) is {}, expected a probability in [0, 1]", p_zero);
+  double total = p_zero;  // p0 + sum_s P(|y| = s)
+  double total_slack = 1e-6;
+  constexpr auto kNone = static_cast<std::size_t>(-1);
+  std::size_t row_index = kNone;
+  double row = 0;
+  std::size_t nonzero = 0;
+  std::string why;
+  const auto row_fits = [&] {
+    if (row_index == kNone) return true;
+    const double row_slack = 1e-9 + 5e-7 * static_cast<double>(nonzero + 1);
+    if (row <= 1 - p_zero + row_slack) return true;
+    why = fmt::format(
+        "row {} of P sums to {:.9g} = P(y_{} = 1), more than 1 - p0 = {:.9g} (P[i][s] = "
+        "P(y_i = 1, |y| = s + 1))",
+        row_index, row, row_index, 1 - p_zero);
+    return false;
+  };
+  for_each([&](std::size_t i, std::size_t s, double x) {
+    if (i != row_index) {
+      if (!row_fits()) return false;
+      row_index = i;
+      row = 0;
+      nonzero = 0;
+    }
+    if (!std::isfinite(x) || x < 0 || x > 1) {
+      why = fmt::format("P[{}][{}] is {}, expected a probability in [0, 1]", i, s, x);
+      return false;
+    }
+    row += x;
+    ++nonzero;
+    total += x / static_cast<double>(s + 1);
+    total_slack += 5e-7 / static_cast<double>(s + 1);
+    return true;
+  });
+  if (!why.empty() || !row_fits()) return why;
+  if (std::abs(total - 1) > total_slack) {
+    return fmt::format(
+        "the probabilities sum to {:.9g}, expected 1: p0 + sum over s of P(|y| = s + 1) = "
+        "sum_i P[i][s] / (s + 1)",
+        total);
+  }
+  return {};
+}
+
 // ---- the fast reader ----------------------------------------------------------------------------
 // One pass over the JSON subset GFM lines are written in: one object whose keys are "p0", "m",
 // "P", "P_sparse", "samples", "indicators", "weights" and "format", each at most once, with
@@ -384,6 +437,7 @@ struct FastFields {
   double p0_value = 0;
   std::uint64_t m_value = 0;
   std::vector<double> values;         // P rows, or the values of P_sparse
+  std::vector<std::size_t> nonzero;   // P rows: where in `values` the non-zero numbers are
   std::vector<std::size_t> row_end;   // P rows / samples / indicator rows: end of each in
                                       // `values` / `labels`
   std::vector<std::uint64_t> labels;  // samples / indicators, or (i, s) pairs of P_sparse
@@ -396,6 +450,7 @@ struct FastFields {
     p0_value = 0;
     m_value = 0;
     values.clear();
+    nonzero.clear();
     row_end.clear();
     labels.clear();
     weight_values.clear();
@@ -555,6 +610,31 @@ class FastScanner {
     out = v;
     return true;
   }
+  // The numbers of an array up to its ']' (the '[' already eaten), appended to `out`. json.dumps
+  // writes a zero as "0.0" and separates with ", ": runs of ", 0.0" ending the token (before ','
+  // or ']'), most of a dense P, are counted 5 bytes a step and appended at once.
+  // The positions of the non-zero numbers (-0.0 is zero) go to `nonzero`.
+  bool number_list(std::vector<double>& out, std::vector<std::size_t>& nonzero) {
+    if (eat(']')) return true;
+    for (;;) {
+      double v = 0;
+      if (!number(v)) return false;
+      if (v != 0) nonzero.push_back(out.size());
+      out.push_back(v);
+      std::size_t zeros = 0;
+      // Three at a time while a fourth follows (the 16th byte is the next ','), then one at a time.
+      while (end_ - p_ >= 16 && std::memcmp(p_, ", 0.0, 0.0, 0.0,", 16) == 0) {
+        zeros += 3;
+        p_ += 15;
+      }
+      while (end_ - p_ >= 6 && std::memcmp(p_, ", 0.0", 5) == 0 && (p_[5] == ',' || p_[5] == ']')) {
+        ++zeros;
+        p_ += 5;
+      }
+      if (zeros != 0) out.insert(out.end(), zeros, 0.0);
+      if (!eat(',')) return eat(']');
+    }
+  }
   // [x, ...] calling item() for each element.
   template <typename Item>
   bool array(Item&& item) {
@@ -581,17 +661,6 @@ bool fast_fields(std::string_view line, FastFields& f) {
       return true;
     });
   };
-  struct Values {  // appends numbers to f.values
-    FastScanner& sc;
-    FastFields& f;
-    bool operator()() {
-      double v = 0;
-      if (!sc.number(v)) return false;
-      f.values.push_back(v);
-      return true;
-    }
-    [[nodiscard]] std::size_t size() const { return f.values.size(); }
-  };
   struct Labels {  // appends label indices to f.labels
     FastScanner& sc;
     FastFields& f;
@@ -615,7 +684,11 @@ bool fast_fields(std::string_view line, FastFields& f) {
       ok = once(f.m) && sc.index(f.m_value);
     } else if (key == "P") {
       // One of P / P_sparse / samples / indicators fills values, labels and row_end.
-      ok = !f.p && !f.sparse && !f.samples && !f.indicators && once(f.p) && rows_of(Values{sc, f});
+      ok = !f.p && !f.sparse && !f.samples && !f.indicators && once(f.p) && sc.array([&] {
+        if (!sc.eat('[') || !sc.number_list(f.values, f.nonzero)) return false;
+        f.row_end.push_back(f.values.size());
+        return true;
+      });
     } else if (key == "samples" || key == "indicators") {
       ok = !f.p && !f.sparse && !f.samples && !f.indicators &&
            once(key == "samples" ? f.samples : f.indicators) && rows_of(Labels{sc, f});
@@ -648,7 +721,7 @@ bool fast_fields(std::string_view line, FastFields& f) {
 
 // The record of fast_fields' line, or false wherever the reference reader would reject the line
 // (or might read it differently).
-bool fast_record(const FastFields& f, const GfmLimits& limits, GfmRecord& rec) {
+bool fast_record(FastFields& f, const GfmLimits& limits, GfmRecord& rec) {
   const int forms = static_cast<int>(f.p) + static_cast<int>(f.sparse) +
                     static_cast<int>(f.samples) + static_cast<int>(f.indicators);
   if (forms != 1) return false;
@@ -663,13 +736,20 @@ bool fast_record(const FastFields& f, const GfmLimits& limits, GfmRecord& rec) {
       const std::size_t width = m == 0 ? 0 : f.row_end[0];
       if (width > m) return false;
       in.m = m;
-      in.p.assign(m * m, 0.0);
       for (std::size_t i = 0; i < m; ++i) {
         const std::size_t begin = i == 0 ? 0 : f.row_end[i - 1];
         if (f.row_end[i] - begin != width) return false;
-        std::copy(f.values.begin() + static_cast<std::ptrdiff_t>(begin),
-                  f.values.begin() + static_cast<std::ptrdiff_t>(f.row_end[i]),
-                  in.p.begin() + static_cast<std::ptrdiff_t>(i * m));
+      }
+      if (width == m) {
+        in.p.swap(f.values);  // already m x m, row-major (both buffers stay with their thread)
+      } else {
+        in.p.assign(m * m, 0.0);
+        for (std::size_t i = 0; i < m; ++i) {
+          const std::size_t begin = i == 0 ? 0 : f.row_end[i - 1];
+          std::copy(f.values.begin() + static_cast<std::ptrdiff_t>(begin),
+                    f.values.begin() + static_cast<std::ptrdiff_t>(f.row_end[i]),
+                    in.p.begin() + static_cast<std::ptrdiff_t>(i * m));
+        }
       }
     } else {
       if (!f.m || f.m_value > limits.max_labels) return false;
@@ -688,7 +768,19 @@ bool fast_record(const FastFields& f, const GfmLimits& limits, GfmRecord& rec) {
       }
     }
     in.p_zero = f.p0_value;
-    return check_gfm_distribution(in).empty();
+    if (f.sparse) return check_gfm_distribution(in).empty();
+    // P's non-zeros as read (P[i][s] at k = i * width + s of the line), in row-major order.
+    const std::size_t m = in.m;
+    const std::size_t width = m == 0 ? 0 : f.row_end[0];
+    return check_gfm_entries(in.p_zero,
+                             [&](const auto& visit) {
+                               for (const std::size_t k : f.nonzero) {
+                                 const std::size_t i = k / width;
+                                 const std::size_t s = k % width;
+                                 if (!visit(i, s, in.p[i * m + s])) return;
+                               }
+                             })
+        .empty();
   }
   rec.is_samples = true;
   const std::size_t n = f.row_end.size();
@@ -849,38 +941,14 @@ std::string check_gfm_distribution(const GfmInput& input) {
   const std::size_t m = input.m;
   if (input.p.size() != m * m)
     return fmt::format("P has {} entries, expected m * m = {} * {}", input.p.size(), m, m);
-  if (!std::isfinite(input.p_zero) || input.p_zero < 0 || input.p_zero > 1)
-    return fmt::format("p0 = P(y = 0) is {}, expected a probability in [0, 1]", input.p_zero);
-  double total = input.p_zero;  // p0 + sum_s P(|y| = s)
-  double total_slack = 1e-6;
-  for (std::size_t i = 0; i < m; ++i) {
-    double row = 0;
-    std::size_t nonzero = 0;
-    for (std::size_t s = 0; s < m; ++s) {
-      const double x = input.p[i * m + s];
-      if (!std::isfinite(x) || x < 0 || x > 1)
-        return fmt::format("P[{}][{}] is {}, expected a probability in [0, 1]", i, s, x);
-      if (x == 0) continue;
-      row += x;
-      ++nonzero;
-      total += x / static_cast<double>(s + 1);
-      total_slack += 5e-7 / static_cast<double>(s + 1);
+  return check_gfm_entries(input.p_zero, [&](const auto& visit) {
+    for (std::size_t i = 0; i < m; ++i) {
+      for (std::size_t s = 0; s < m; ++s) {
+        const double x = input.p[i * m + s];
+        if (x != 0 && !visit(i, s, x)) return;  // NaN != 0
+      }
     }
-    const double row_slack = 1e-9 + 5e-7 * static_cast<double>(nonzero + 1);
-    if (row > 1 - input.p_zero + row_slack) {
-      return fmt::format(
-          "row {} of P sums to {:.9g} = P(y_{} = 1), more than 1 - p0 = {:.9g} (P[i][s] = "
-          "P(y_i = 1, |y| = s + 1))",
-          i, row, i, 1 - input.p_zero);
-    }
-  }
-  if (std::abs(total - 1) > total_slack) {
-    return fmt::format(
-        "the probabilities sum to {:.9g}, expected 1: p0 + sum over s of P(|y| = s + 1) = "
-        "sum_i P[i][s] / (s + 1)",
-        total);
-  }
-  return {};
+  });
 }
 
 // ---- line batches -------------------------------------------------------------------------------

@@ -212,6 +212,72 @@ TEST(GfmFastReader, AgreesWithTheReferenceOnRandomLines) {
   }
 }
 
+// Dense P as json.dumps prints it (zeros as "0.0", ", " between numbers): the fast reader takes
+// runs of ", 0.0" several at a time and checks only the non-zero entries. Runs of every length
+// around its 3-at-a-time step, zero spellings it must leave to number() ("0.00", "0.0e0", "-0.0",
+// "0.05"), odd spacing, and P that breaks each check (a value out of range, a row over 1 - p0, a
+// total off 1, the first failing row before or after an out-of-range entry) give the reference
+// reader's record or error text.
+TEST(GfmFastReader, AgreesWithTheReferenceOnJsonDumpsZeroRuns) {
+  std::mt19937_64 rng(2026);
+  std::uniform_real_distribution<double> unif(0, 1);
+  const char* const zero_spellings[] = {"0.0", "0.0", "0.0", "0.0", "0.00", "0.0e0", "-0.0", "0"};
+  for (int trial = 0; trial < 400; ++trial) {
+    const std::size_t m = 1 + rng() % 12;
+    std::vector<double> p(m * m, 0);
+    double p0 = 0;
+    const std::size_t n = 1 + rng() % 6;
+    for (std::size_t j = 0; j < n; ++j) {
+      std::vector<std::size_t> on;
+      for (std::size_t i = 0; i < m; ++i)
+        if (unif(rng) < 0.15) on.push_back(i);
+      if (on.empty()) p0 += 1.0 / static_cast<double>(n);
+      for (std::size_t i : on) p[i * m + on.size() - 1] += 1.0 / static_cast<double>(n);
+    }
+    switch (trial % 5) {  // break one check in some lines
+      case 1:
+        p[rng() % (m * m)] = trial % 2 ? -0.25 : 1.5;
+        break;
+      case 2:
+        p[(rng() % m) * m] += 0.75;
+        break;
+      case 3:
+        p0 = std::min(1.0, p0 + 0.125);
+        break;
+      default:
+        break;
+    }
+    const bool odd = trial % 7 == 0;  // other zero spellings and spacing
+    std::string line =
+        fmt::format("{{\"p0\": {}, \"P\": [", p0 == 0 ? "0.0" : fmt::format("{}", p0));
+    for (std::size_t i = 0; i < m; ++i) {
+      line += i ? ", [" : "[";
+      for (std::size_t s = 0; s < m; ++s) {
+        if (s) line += odd && rng() % 5 == 0 ? " ,  " : ", ";
+        const double x = p[i * m + s];
+        line += x != 0 ? fmt::format("{}", x) : odd ? zero_spellings[rng() % 8] : "0.0";
+      }
+      line += "]";
+    }
+    line += "]}";
+    expect_fast_equals_reference(line);
+  }
+  for (
+      const std::string line : {
+          R"({"p0": 0.0, "P": [[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]})",
+          R"({"p0": 0.0, "P": [[1.0, 0.0, 0.0, 0.0, ], [0.0, 0.0, 0.0, 0.0]]})",
+          R"({"p0": 0.0, "P": [[1.0, 0.0, 0.0, 0.0, 0.0x], [0.0, 0.0, 0.0, 0.0, 0.0]]})",
+          R"({"p0": 0.0, "P": [[1.0, 0.0, 0.0, 0.0, 0.05], [0.0, 0.0, 0.0, 0.0, 0.0]]})",
+          R"({"p0": 0.0, "P": [[1.0, 0.0, 0.0, 0.0, 0.0,], [0.0, 0.0, 0.0, 0.0, 0.0]]})",
+          R"({"p0": 0.0, "P": [[1.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0])",
+          R"({"p0": 0.0, "P": [[1.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0]])",
+          R"({"p0": 0.5, "P": [[0.9, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, -0.5], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]})",
+          R"({"p0": 0.5, "P": [[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0], [0.9, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]})",
+      }) {
+    expect_fast_equals_reference(line);
+  }
+}
+
 TEST(GfmFastReader, NumbersReadAsTheReferenceReadsThem) {
   // Weights in every notation, short and long, tiny and huge: the fast path (Clinger's, then
   // from_chars) gives the reference's doubles bit for bit.
