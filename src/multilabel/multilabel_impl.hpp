@@ -1,5 +1,5 @@
-// Private helpers of the multi-label learners (rateopt/multilabel.hpp): row iteration, the
-// counter-based generator, per-base-model fitting with C tuned by cross validation.
+// Private helpers of the multi-label learners (rateopt/multilabel.hpp): the counter-based
+// generator, per-base-model fitting with C tuned by cross validation.
 #pragma once
 
 #include <cstddef>
@@ -8,27 +8,12 @@
 #include <utility>
 #include <vector>
 
+#include "common/row_entries.hpp"  // for_row_entries, used with these helpers
 #include "rateopt/dataset.hpp"
 #include "rateopt/logistic.hpp"
 #include "rateopt/multilabel.hpp"
 
 namespace rateopt::detail {
-
-// Calls fn(j, value) for the stored entries of row i (dense rows: the non-zero entries).
-template <typename Fn>
-void for_row_entries(const FeatureMatrix& x, std::size_t i, Fn&& fn) {
-  if (x.is_sparse()) {
-    const CsrView v = x.csr_view();
-    for (auto k = v.indptr[i]; k < v.indptr[i + 1]; ++k)
-      fn(static_cast<std::size_t>(v.indices[static_cast<std::size_t>(k)]),
-         v.values[static_cast<std::size_t>(k)]);
-    return;
-  }
-  const DenseView v = x.dense_view();
-  const double* row = v.data + i * v.row_stride;
-  for (std::size_t j = 0; j < v.cols; ++j)
-    if (row[j] != 0) fn(j, row[j]);
-}
 
 // splitmix64 (Steele, Lea & Flood 2014): the counter-th output of the generator seeded with seed.
 [[nodiscard]] inline std::uint64_t mix64(std::uint64_t seed, std::uint64_t counter) noexcept {
