@@ -1,4 +1,4 @@
-// Private: the L-BFGS line search shared by the logistic and multinomial regressions
+// Private: the L-BFGS line search and driver shared by the logistic and multinomial regressions
 // (src/train/logistic.cpp, src/train/multinomial.cpp).
 //
 // The function object passed to LBFGSpp must provide, besides operator()(x, grad):
@@ -90,5 +90,62 @@ class RecordingLineSearch {
     throw std::runtime_error("the derivative line search failed");
   }
 };
+
+// How run_lbfgs ended: its iterations, and whether LBFGSpp or the line search gave up (theta is
+// then the iterate the failed iteration started from).
+struct LbfgsRun {
+  int iterations = 0;
+  bool failed = false;
+};
+
+// L-BFGS (LBFGSpp, `memory` corrections, the strong-Wolfe RecordingLineSearch above) on
+// value_and_gradient(theta, grad) -> f(theta) from theta, for at most max_iter iterations, stopping
+// at the first accepted step whose gradient has Euclidean norm <= threshold (LBFGSpp's own tests
+// are switched off: the gradient handed back is zeroed there, which ends its run at that step).
+template <typename ValueAndGradient>
+LbfgsRun run_lbfgs(ValueAndGradient&& value_and_gradient, Eigen::VectorXd& theta, int memory,
+                   int max_iter, double threshold) {
+  using Vector = Eigen::VectorXd;
+  struct Function {  // the interface RecordingLineSearch expects
+    ValueAndGradient& f;
+    double threshold;
+    int line_searches = 0;
+    Vector last_iterate;
+    double operator()(const Vector& x, Vector& grad) { return f(x, grad); }
+    void begin_line_search(const Vector& iterate) {
+      ++line_searches;
+      last_iterate = iterate;
+    }
+    void end_line_search(Vector& grad) const {
+      double s = 0;
+      for (Eigen::Index j = 0; j < grad.size(); ++j) s += grad[j] * grad[j];
+      if (std::sqrt(s) <= threshold) grad.setZero();
+    }
+  };
+  LBFGSpp::LBFGSParam<double> param;
+  param.m = memory;
+  param.epsilon = 0;
+  param.epsilon_rel = 0;
+  param.past = 0;
+  param.max_iterations = max_iter;
+  param.linesearch = LBFGSpp::LBFGS_LINESEARCH_BACKTRACKING_STRONG_WOLFE;
+  LBFGSpp::LBFGSSolver<double, RecordingLineSearch> solver(param);
+  Function fn{value_and_gradient, threshold, 0, Vector()};
+  LbfgsRun out;
+  double fx = 0;
+  try {
+    out.iterations = solver.minimize(fn, theta, fx);
+  } catch (const std::runtime_error&) {
+    out.failed = true;
+  } catch (const std::logic_error&) {
+    out.failed = true;
+  }
+  if (out.failed) {
+    // The iteration that failed did not complete: return the iterate it started from.
+    out.iterations = std::max(fn.line_searches - 1, 0);
+    if (fn.line_searches > 0) theta = fn.last_iterate;
+  }
+  return out;
+}
 
 }  // namespace rateopt::detail

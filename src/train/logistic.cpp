@@ -2,8 +2,6 @@
 // (LBFGSpp). See rateopt/logistic.hpp.
 #include "rateopt/logistic.hpp"
 
-#include <LBFGS.h>
-
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
@@ -280,40 +278,6 @@ double dot(std::span<const double> a, std::span<const double> b) {
   for (std::size_t j = 0; j < a.size(); ++j) s += a[j] * b[j];
   return s;
 }
-
-// The function object LBFGSpp minimises. It also remembers the iterate at which each line search
-// starts (the last accepted iterate), so that a failed line search can return it, and applies the
-// stopping test.
-class SolverObjective {
- public:
-  SolverObjective(const detail::LogisticObjective& objective, double threshold)
-      : objective_(objective), threshold_(threshold) {}
-
-  double operator()(const Vector& theta, Vector& grad) {
-    const auto n = static_cast<std::size_t>(theta.size());
-    return objective_.value_and_gradient({theta.data(), n}, {grad.data(), n});
-  }
-
-  void begin_line_search(const Vector& iterate) {
-    ++line_searches_;
-    last_iterate_ = iterate;
-  }
-  // Called with the gradient at an accepted step. LBFGSpp tests the Euclidean norm of the
-  // gradient right after the line search and stops when it is <= epsilon = 0; when the documented
-  // test holds the gradient handed back is zeroed, which ends the run at this step (LBFGSpp
-  // returns before using the gradient again), so that the test is the same `<=` as Newton's.
-  void end_line_search(Vector& grad) const {
-    if (norm2({grad.data(), static_cast<std::size_t>(grad.size())}) <= threshold_) grad.setZero();
-  }
-  [[nodiscard]] int line_searches() const noexcept { return line_searches_; }
-  [[nodiscard]] const Vector& last_iterate() const noexcept { return last_iterate_; }
-
- private:
-  const detail::LogisticObjective& objective_;
-  double threshold_;
-  int line_searches_ = 0;
-  Vector last_iterate_;
-};
 
 // Validates the inputs; returns the number of non-zero entries (counted while checking that
 // every entry is finite).
@@ -592,33 +556,18 @@ LbfgsOutcome run_lbfgs(const detail::LogisticObjective& objective,
   LbfgsOutcome out;
   const auto dim = static_cast<Eigen::Index>(objective.dim());
   Vector theta = Eigen::Map<const Vector>(theta_out.data(), dim);
-  LBFGSpp::LBFGSParam<double> param;
-  param.m = options.memory;
-  param.epsilon = 0;
-  param.epsilon_rel = 0;
-  param.past = 0;
-  param.max_iterations = options.max_iter;
-  param.linesearch = LBFGSpp::LBFGS_LINESEARCH_BACKTRACKING_STRONG_WOLFE;
-  LBFGSpp::LBFGSSolver<double, detail::RecordingLineSearch> solver(param);
-  SolverObjective fn(objective, threshold);
-  bool failed = false;
-  double fx = 0;
-  try {
-    out.iterations = solver.minimize(fn, theta, fx);
-  } catch (const std::runtime_error&) {
-    failed = true;
-  } catch (const std::logic_error&) {
-    failed = true;
-  }
-  if (failed) {
-    // The iteration that failed did not complete: return the iterate it started from.
-    out.iterations = std::max(fn.line_searches() - 1, 0);
-    if (fn.line_searches() > 0) theta = fn.last_iterate();
+  const auto value_and_gradient = [&](const Vector& t, Vector& grad) {
+    const auto n = static_cast<std::size_t>(t.size());
+    return objective.value_and_gradient({t.data(), n}, {grad.data(), n});
+  };
+  const detail::LbfgsRun run =
+      detail::run_lbfgs(value_and_gradient, theta, options.memory, options.max_iter, threshold);
+  out.iterations = run.iterations;
+  if (run.failed)
     out.status = Termination::kNumericalError;
-  } else {
+  else
     out.status =
         out.iterations >= options.max_iter ? Termination::kMaxIterations : Termination::kConverged;
-  }
   std::copy(theta.data(), theta.data() + dim, theta_out.begin());
   return out;
 }

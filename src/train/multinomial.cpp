@@ -4,7 +4,6 @@
 // Parameters theta = (W, b): W feature-major (theta[j * K + k], d * K entries), then the K
 // intercepts. Feature-major storage makes one non-zero x_ij touch K contiguous weights, both when
 // scoring (z += x_ij * W[j, :]) and in the gradient (G[j, :] += x_ij * r), for dense and CSR rows.
-#include <LBFGS.h>
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -15,6 +14,7 @@
 
 #include "common/check.hpp"
 #include "common/parallel.hpp"
+#include "common/row_entries.hpp"
 #include "rateopt/logistic.hpp"
 #include "train/lbfgs_line_search.hpp"
 
@@ -23,22 +23,7 @@ namespace rateopt {
 namespace {
 
 using Vector = Eigen::VectorXd;
-
-// Calls fn(j, value) for the non-zero entries of row i of x (dense rows: every entry).
-template <typename Fn>
-void for_row_entries(const FeatureMatrix& x, std::size_t i, Fn&& fn) {
-  if (x.is_sparse()) {
-    const CsrView v = x.csr_view();
-    for (auto k = v.indptr[i]; k < v.indptr[i + 1]; ++k)
-      fn(static_cast<std::size_t>(v.indices[static_cast<std::size_t>(k)]),
-         v.values[static_cast<std::size_t>(k)]);
-    return;
-  }
-  const DenseView v = x.dense_view();
-  const double* row = v.data + i * v.row_stride;
-  for (std::size_t j = 0; j < v.cols; ++j)
-    if (row[j] != 0) fn(j, row[j]);
-}
+using detail::for_row_entries;
 
 // z[k] = x_i . W_k + b_k for K classes; columns >= d are ignored (the caller checks them).
 void class_scores(const FeatureMatrix& x, std::size_t i, const double* w, const double* b,
@@ -221,30 +206,6 @@ double norm2(const Vector& v) {
   return std::sqrt(s);
 }
 
-// The function object LBFGSpp minimises (interface of detail::RecordingLineSearch).
-class SolverFunction {
- public:
-  SolverFunction(const Objective& f, double threshold) : f_(f), threshold_(threshold) {}
-  double operator()(const Vector& theta, Vector& grad) {
-    return f_.value_and_gradient(theta.data(), grad.data());
-  }
-  void begin_line_search(const Vector& iterate) {
-    ++line_searches_;
-    last_iterate_ = iterate;
-  }
-  void end_line_search(Vector& grad) const {
-    if (norm2(grad) <= threshold_) grad.setZero();
-  }
-  [[nodiscard]] int line_searches() const noexcept { return line_searches_; }
-  [[nodiscard]] const Vector& last_iterate() const noexcept { return last_iterate_; }
-
- private:
-  const Objective& f_;
-  double threshold_;
-  int line_searches_ = 0;
-  Vector last_iterate_;
-};
-
 double dot(const std::vector<double>& a, const std::vector<double>& b) {
   double s = 0;
   for (std::size_t j = 0; j < a.size(); ++j) s += a[j] * b[j];
@@ -263,7 +224,7 @@ struct NewtonOutcome {
 // the iterates orthogonal too, so CG never leaves the subspace where H is positive definite.
 NewtonOutcome newton(const Objective& f, const MultinomialLogisticOptions& o, std::size_t rows,
                      std::size_t K, std::vector<double>& theta, std::vector<double>& grad,
-                     double& value, double threshold, double g0) {
+                     double& value, double threshold) {
   NewtonOutcome out;
   const std::size_t dim = f.dim();
   std::vector<double> probs(rows * K), step(dim), r(dim), z(dim), diag(dim), dir(dim), hd(dim),
@@ -499,8 +460,7 @@ MultinomialLogisticResult fit_multinomial_logistic_regression(
   const double threshold = options.tol * g0;
   if (options.solver == MultinomialSolver::kNewton) {
     std::vector<double> t(theta.data(), theta.data() + dim), g(grad.data(), grad.data() + dim);
-    const NewtonOutcome out =
-        newton(f, options, x.rows(), K, t, g, result.objective, threshold, g0);
+    const NewtonOutcome out = newton(f, options, x.rows(), K, t, g, result.objective, threshold);
     result.status = out.status;
     result.iterations = out.iterations;
     result.gradient_norm = std::sqrt(dot(g, g));
@@ -508,28 +468,13 @@ MultinomialLogisticResult fit_multinomial_logistic_regression(
       result.status = Termination::kNumericalError;
     theta = Eigen::Map<const Vector>(t.data(), dim);
   } else if (norm2(grad) > threshold) {
-    LBFGSpp::LBFGSParam<double> param;
-    param.m = options.memory;
-    param.epsilon = 0;
-    param.epsilon_rel = 0;
-    param.past = 0;
-    param.max_iterations = options.max_iter;
-    param.linesearch = LBFGSpp::LBFGS_LINESEARCH_BACKTRACKING_STRONG_WOLFE;
-    LBFGSpp::LBFGSSolver<double, detail::RecordingLineSearch> solver(param);
-    SolverFunction fn(f, threshold);
-    bool failed = false;
-    double fx = 0;
-    try {
-      result.iterations = solver.minimize(fn, theta, fx);
-    } catch (const std::runtime_error&) {
-      failed = true;
-    } catch (const std::logic_error&) {
-      failed = true;
-    }
-    if (failed) {
-      result.iterations = std::max(fn.line_searches() - 1, 0);
-      if (fn.line_searches() > 0) theta = fn.last_iterate();
-    }
+    const auto value_and_gradient = [&](const Vector& t, Vector& g) {
+      return f.value_and_gradient(t.data(), g.data());
+    };
+    const detail::LbfgsRun run =
+        detail::run_lbfgs(value_and_gradient, theta, options.memory, options.max_iter, threshold);
+    result.iterations = run.iterations;
+    const bool failed = run.failed;
     result.objective = f.value_and_gradient(theta.data(), grad.data());
     result.gradient_norm = norm2(grad);
     const bool finite = std::isfinite(result.objective) && std::isfinite(result.gradient_norm);
