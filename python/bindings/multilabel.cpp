@@ -78,14 +78,31 @@ py::tuple gfm_rows(std::size_t n, std::size_t m, int n_threads, One&& one) {
   return py::make_tuple(p, p0);
 }
 
+// What ClassifierChain and ExactFPlugin share: fit (labels as CSR sets, the GIL released while
+// fitting), JSON in and out, names, fits and pickling.
 template <typename Model>
-void bind_io(py::class_<Model>& cls) {
+void bind_fit_and_io(py::class_<Model>& cls) {
   cls.def_static(
-         "from_json",
-         [](const std::string& json, const std::string& name) {
-           return Model::from_json(json, name);
+         "fit",
+         [](const FeatureMatrix& x, const Array<std::int64_t>& indptr,
+            const Array<std::int32_t>& indices, std::size_t num_labels, const OptArray& weights,
+            const py::dict& options, const std::vector<std::string>& names) {
+           const LabelSetsView y = label_sets(indptr, indices, num_labels);
+           const MultilabelFitOptions o = fit_options(options);
+           const auto w = span_of(weights);
+           py::gil_scoped_release release;
+           Model model = Model::fit(x, y, w, o);
+           if (!names.empty()) model.names = names;
+           model.validate();
+           return model;
          },
-         "json"_a, "name"_a = "<string>")
+         "X"_a, "indptr"_a, "indices"_a, "num_labels"_a, "weights"_a, "options"_a, "names"_a)
+      .def_static(
+          "from_json",
+          [](const std::string& json, const std::string& name) {
+            return Model::from_json(json, name);
+          },
+          "json"_a, "name"_a = "<string>")
       .def_static("load", &Model::load, "path"_a)
       .def("to_json", &Model::to_json)
       .def("save", &Model::save, "path"_a)
@@ -102,22 +119,8 @@ void bind_multilabel(py::module_& m) {
   m.def("default_c_grid", &default_c_grid);
 
   py::class_<ClassifierChain> chain(m, "ClassifierChain");
+  bind_fit_and_io(chain);
   chain
-      .def_static(
-          "fit",
-          [](const FeatureMatrix& x, const Array<std::int64_t>& indptr,
-             const Array<std::int32_t>& indices, std::size_t num_labels, const OptArray& weights,
-             const py::dict& options, const std::vector<std::string>& names) {
-            const LabelSetsView y = label_sets(indptr, indices, num_labels);
-            const MultilabelFitOptions o = fit_options(options);
-            const auto w = span_of(weights);
-            py::gil_scoped_release release;
-            ClassifierChain c = ClassifierChain::fit(x, y, w, o);
-            if (!names.empty()) c.names = names;
-            c.validate();
-            return c;
-          },
-          "X"_a, "indptr"_a, "indices"_a, "num_labels"_a, "weights"_a, "options"_a, "names"_a)
       .def(
           "sample",
           [](const ClassifierChain& c, const FeatureMatrix& x, std::size_t n_samples,
@@ -177,35 +180,19 @@ void bind_multilabel(py::module_& m) {
             return to_numpy(c.joint_probabilities(x, i));
           },
           "X"_a, "row"_a);
-  bind_io(chain);
 
   py::class_<ExactFPlugin> efp(m, "ExactFPlugin");
-  efp.def_static(
-         "fit",
-         [](const FeatureMatrix& x, const Array<std::int64_t>& indptr,
-            const Array<std::int32_t>& indices, std::size_t num_labels, const OptArray& weights,
-            const py::dict& options, const std::vector<std::string>& names) {
-           const LabelSetsView y = label_sets(indptr, indices, num_labels);
-           const MultilabelFitOptions o = fit_options(options);
-           const auto w = span_of(weights);
-           py::gil_scoped_release release;
-           ExactFPlugin e = ExactFPlugin::fit(x, y, w, o);
-           if (!names.empty()) e.names = names;
-           e.validate();
-           return e;
-         },
-         "X"_a, "indptr"_a, "indices"_a, "num_labels"_a, "weights"_a, "options"_a, "names"_a)
-      .def(
-          "predict_gfm",
-          [](const ExactFPlugin& e, const FeatureMatrix& x, bool consistent, int n_threads) {
-            return gfm_rows(x.rows(), e.num_labels(), n_threads, [&](std::size_t i) {
-              GfmInput in = e.predict_gfm(x, i);
-              return consistent ? make_consistent(in) : in;
-            });
-          },
-          "X"_a, "consistent"_a = false, "n_threads"_a = 0,
-          "(P, p0) per row: (n, m, m) and (n,); raw estimates unless consistent.");
-  bind_io(efp);
+  bind_fit_and_io(efp);
+  efp.def(
+      "predict_gfm",
+      [](const ExactFPlugin& e, const FeatureMatrix& x, bool consistent, int n_threads) {
+        return gfm_rows(x.rows(), e.num_labels(), n_threads, [&](std::size_t i) {
+          GfmInput in = e.predict_gfm(x, i);
+          return consistent ? make_consistent(in) : in;
+        });
+      },
+      "X"_a, "consistent"_a = false, "n_threads"_a = 0,
+      "(P, p0) per row: (n, m, m) and (n,); raw estimates unless consistent.");
 
   m.def(
       "fit_binary_relevance",
