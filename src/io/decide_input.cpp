@@ -768,7 +768,25 @@ bool fast_record(FastFields& f, const GfmLimits& limits, GfmRecord& rec) {
       }
     }
     in.p_zero = f.p0_value;
-    if (f.sparse) return check_gfm_distribution(in).empty();
+    if (f.sparse) {
+      // Entries in row-major order (as P_sparse is usually written): check those; else all of P.
+      bool ordered = true;
+      for (std::size_t k = 1; k < f.values.size() && ordered; ++k)
+        ordered =
+            f.labels[2 * k - 2] < f.labels[2 * k] ||
+            (f.labels[2 * k - 2] == f.labels[2 * k] && f.labels[2 * k - 1] < f.labels[2 * k + 1]);
+      if (!ordered) return check_gfm_distribution(in).empty();
+      return check_gfm_entries(
+                 in.p_zero,
+                 [&](const auto& visit) {
+                   for (std::size_t k = 0; k < f.values.size(); ++k)
+                     if (f.values[k] != 0 &&
+                         !visit(static_cast<std::size_t>(f.labels[2 * k]),
+                                static_cast<std::size_t>(f.labels[2 * k + 1]), f.values[k]))
+                       return;
+                 })
+          .empty();
+    }
     // P's non-zeros as read (P[i][s] at k = i * width + s of the line), in row-major order.
     const std::size_t m = in.m;
     const std::size_t width = m == 0 ? 0 : f.row_end[0];

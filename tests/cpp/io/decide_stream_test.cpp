@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -213,7 +214,8 @@ TEST(GfmFastReader, AgreesWithTheReferenceOnRandomLines) {
 }
 
 // Dense P as json.dumps prints it (zeros as "0.0", ", " between numbers): the fast reader takes
-// runs of ", 0.0" several at a time and checks only the non-zero entries. Runs of every length
+// runs of ", 0.0" several at a time and checks only the non-zero entries (also those of P_sparse
+// written in row-major order). Runs of every length
 // around its 3-at-a-time step, zero spellings it must leave to number() ("0.00", "0.0e0", "-0.0",
 // "0.05"), odd spacing, and P that breaks each check (a value out of range, a row over 1 - p0, a
 // total off 1, the first failing row before or after an out-of-range entry) give the reference
@@ -261,6 +263,15 @@ TEST(GfmFastReader, AgreesWithTheReferenceOnJsonDumpsZeroRuns) {
     }
     line += "]}";
     expect_fast_equals_reference(line);
+    // The same P as P_sparse, in row-major order (checked entry by entry) or shuffled.
+    std::vector<std::string> entries;
+    for (std::size_t k = 0; k < m * m; ++k)
+      if (p[k] != 0 || rng() % 16 == 0)
+        entries.push_back(fmt::format("[{}, {}, {}]", k / m, k % m, p[k]));
+    if (trial % 4 == 3) std::shuffle(entries.begin(), entries.end(), rng);
+    std::string sparse = fmt::format("{{\"p0\": {}, \"m\": {}, \"P_sparse\": [", p0, m);
+    for (std::size_t k = 0; k < entries.size(); ++k) sparse += (k ? ", " : "") + entries[k];
+    expect_fast_equals_reference(sparse + "]}");
   }
   for (
       const std::string line : {
