@@ -71,6 +71,8 @@ def test_pipeline_grid_search_and_cross_val_score_split_the_groups_per_fold(adul
         assert clf.report_["stochastic"]["max_violation"] <= clf.tolerance
 
 
+# No single model meets these tight constraints (the stochastic one does): its warning is expected.
+@pytest.mark.filterwarnings("ignore:RateConstrainedClassifier. no single model found meets the constraints:UserWarning")
 def test_every_form_of_the_columns_gives_the_same_model():
     rng = np.random.default_rng(0)
     n = 400
@@ -126,6 +128,9 @@ def toy(n=300, seed=2):
     return X, y, {"g": g}
 
 
+# The ramp fit uses 2 MM iterations, and no single model meets the constraints: both warn.
+@pytest.mark.filterwarnings("ignore:RampClassifier. training stopped at its iteration limit:sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore:RateConstrainedClassifier. no single model found meets the constraints:UserWarning")
 def test_verbose_prints_progress_lines(capsys):
     X, y, groups = toy()
     cons = ["ppr[g=a] - ppr[g=b] <= 0.02", "ppr[g=b] - ppr[g=a] <= 0.02"]

@@ -70,6 +70,8 @@ def test_options_reach_the_model_and_are_checked():
         _core.train("error", False, [], data, {"oracle_cc": 1.0})
 
 
+# The ramp fits use 2 MM iterations (their warning is expected; the test is about the options).
+@pytest.mark.filterwarnings("ignore:RampClassifier. training stopped at its iteration limit:sklearn.exceptions.ConvergenceWarning")
 def test_deprecated_oracle_c_and_ramp_l2():
     X, y, groups = make_data()
     est = rateopt.RateConstrainedClassifier(solver="cutting-plane", iterations=5, oracle_c=0.5)

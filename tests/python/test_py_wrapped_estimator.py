@@ -81,6 +81,8 @@ def _dp_gap(pred, groups):
     return abs(pred[sex == "Female"].mean() - pred[sex == "Male"].mean())
 
 
+# The wrapped boosting models come close but no single one meets the parity bound exactly.
+@pytest.mark.filterwarnings("ignore:RateConstrainedClassifier. no single model found meets the constraints:UserWarning")
 def test_hgb_demographic_parity_beats_linear(adult):
     (Xtr, Xte), (ytr, yte), (gtr, gte) = adult["codes"], adult["y"], adult["groups"]
     clf = rateopt.RateConstrainedClassifier(constraints=[DP], estimator=_hgb())
