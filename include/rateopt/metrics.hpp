@@ -100,19 +100,70 @@ struct SliceCounts {
 
 // ---- metric catalogue -------------------------------------------------------------------------
 
+// How the training engine sees a metric as a function of a slice's predicted-positive masses
+// (src/train/problem.cpp; docs/train.md): its solvers linearise affine metrics, split ratios into
+// numerator and denominator, and use closed-form slack responses for the named rate functions
+// (Narasimhan et al. 2019, Table 1); anything else goes through finite differences.
+enum class MetricShape {
+  kLinear,   // affine in the rates: ppr, tpr, error, churn, ...
+  kRatio,    // a ratio of two affine forms (MetricInfo::ratio): precision, f1, fbeta, jaccard, ...
+  kKld,      // KL(p || q) of the label rate p and the predicted positive rate q = ppr
+  kGmean,    // sqrt(tpr * tnr)
+  kHmean,    // 2 tpr tnr / (tpr + tnr)
+  kQmean,    // 1 - sqrt((fpr^2 + fnr^2) / 2)
+  kGeneric,  // any other function of the counts (gtppr)
+};
+
+// An affine form in a slice's counts, each divided by the slice's total weight: tp and fp (the
+// predicted-positive mass among label-1 and label-0 rows), the label rates positives and negatives
+// (constants of the data), wins and losses against a baseline, and a constant.
+struct CountForm {
+  double constant = 0, tp = 0, fp = 0, positives = 0, negatives = 0, wins = 0, losses = 0;
+  // The form on `counts` (total > 0).
+  [[nodiscard]] double evaluate(const SliceCounts& counts) const noexcept;
+};
+
+// The decide kernel of a metric (rateopt/decide.hpp, DecideMetric::Family), kNone when decide does
+// not maximise it: decide's metrics are the utilities of the truth that need no baseline.
+enum class DecideKernel {
+  kNone,
+  kFBeta,
+  kJaccard,
+  kBalancedAccuracy,
+  kGMean,
+  kHMean,
+  kGtppr,
+  kAccuracy,
+  kGeneric,  // any other utility, through its definition (`compute`)
+};
+
+// One metric, declared once (src/metrics/catalogue.cpp): everything eval, the expression
+// language, train and decide know of it. tests/cpp/metrics/catalogue_consumers_test.cpp checks
+// each consumer against `compute` for every entry.
 struct MetricInfo {
-  std::string_view name;     // "f1", "fbeta", "tpr", ...
-  std::string_view summary;  // one line, with its zero-denominator convention
+  std::string_view name = {};     // "f1", "fbeta", "tpr", ...
+  std::string_view summary = {};  // one line, with its zero-denominator convention
   bool bigger_is_better = true;
   bool has_param = false;  // "fbeta:2" (beta); default_param when omitted
   double default_param = 0;
   bool needs_baseline = false;  // churn, wins, losses, winloss
   bool needs_labels = true;     // false for ppr, npr, churn
-  double (*compute)(const SliceCounts& counts, double param) = nullptr;
+  double (*compute)(const SliceCounts& counts, double param) = nullptr;  // the definition
+  std::string_view alias_of = {};  // "" or the entry this name is another name of (recall: tpr)
+  MetricShape shape = MetricShape::kGeneric;
+  // kRatio: numerator and denominator for the parameter (fbeta's beta; default_param otherwise).
+  // The ratio equals `compute` wherever its denominator is positive.
+  void (*ratio)(double param, CountForm& numerator, CountForm& denominator) = nullptr;
+  // Oriented so that bigger is better (negated when !bigger_is_better), the metric never decreases
+  // when a label-1 row is predicted positive instead of negative and never increases when a
+  // label-0 row is (fixed labels): the top-k structure decide's kernels rely on.
+  bool monotone = false;
+  DecideKernel decide = DecideKernel::kNone;
+  std::string_view complement = {};  // a loss's utility 1 - loss ("tpr" for fnr), or ""
 };
 
-// Every confusion-based metric, in documentation order. Aliases (recall = tpr, coverage = ppr,
-// balanced_accuracy) are entries of their own.
+// Every confusion-based metric, in documentation order. Aliases (recall = tpr, coverage = ppr) are
+// entries of their own, copies of their target with alias_of set.
 [[nodiscard]] std::span<const MetricInfo> metric_catalogue() noexcept;
 // nullptr when unknown. `name` without a parameter.
 [[nodiscard]] const MetricInfo* find_metric(std::string_view name) noexcept;

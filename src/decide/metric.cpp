@@ -13,27 +13,32 @@ namespace {
 
 constexpr double kMaxBeta = 1e100;  // fbeta:B with B above this is taken as B = 1e100
 
-struct Named {
-  std::string_view name;
-  DecideMetric::Family family;
-};
-
-// The metrics with their own kernels. Every other utility of the catalogue (metrics.hpp) that
-// depends on the truth and needs no baseline is a decide metric too, of family kOther (the
-// generic kernel): precision, recall / tpr, tnr, tp, tn, qmean.
-constexpr Named kNames[] = {
-    {"f1", DecideMetric::Family::kFBeta},
-    {"fbeta", DecideMetric::Family::kFBeta},
-    {"jaccard", DecideMetric::Family::kJaccard},
-    {"balanced_accuracy", DecideMetric::Family::kBalancedAccuracy},
-    {"gmean", DecideMetric::Family::kGMean},
-    {"hmean", DecideMetric::Family::kHMean},
-    {"gtppr", DecideMetric::Family::kGtppr},
-    {"accuracy", DecideMetric::Family::kAccuracy},
-};
+// The decide family of a catalogue metric (MetricInfo::decide).
+DecideMetric::Family family_of(DecideKernel kernel) {
+  switch (kernel) {
+    case DecideKernel::kFBeta:
+      return DecideMetric::Family::kFBeta;
+    case DecideKernel::kJaccard:
+      return DecideMetric::Family::kJaccard;
+    case DecideKernel::kBalancedAccuracy:
+      return DecideMetric::Family::kBalancedAccuracy;
+    case DecideKernel::kGMean:
+      return DecideMetric::Family::kGMean;
+    case DecideKernel::kHMean:
+      return DecideMetric::Family::kHMean;
+    case DecideKernel::kGtppr:
+      return DecideMetric::Family::kGtppr;
+    case DecideKernel::kAccuracy:
+      return DecideMetric::Family::kAccuracy;
+    case DecideKernel::kNone:
+    case DecideKernel::kGeneric:
+      break;
+  }
+  return DecideMetric::Family::kOther;
+}
 
 bool is_decide_utility(const MetricInfo& info) {
-  return info.bigger_is_better && info.needs_labels && !info.needs_baseline;
+  return info.decide != DecideKernel::kNone;
 }
 
 std::string known_names() {
@@ -54,12 +59,7 @@ std::string refusal(const MetricInfo& info) {
     return fmt::format("'{}' does not depend on the truth, so no set is better in expectation",
                        info.name);
   const std::string_view name = info.name;
-  const std::string_view complement = name == "fnr"     ? "tpr (recall)"
-                                      : name == "fpr"   ? "tnr"
-                                      : name == "error" ? "accuracy"
-                                      : name == "fp"    ? "tn"
-                                      : name == "fn"    ? "tp"
-                                                        : "";
+  const std::string_view complement = info.complement;
   if (!complement.empty())
     return fmt::format("'{}' is a loss and decide maximises a utility: use {} (1 - {})", name,
                        complement, name);
@@ -76,9 +76,6 @@ DecideMetric DecideMetric::from_name(std::string_view spec) {
     name = spec.substr(0, colon);
     param = spec.substr(colon + 1);
   }
-  const Named* found = nullptr;
-  for (const auto& n : kNames)
-    if (n.name == name) found = &n;
   const MetricInfo* info = find_metric(name);
   if (info == nullptr)
     throw NotFound(fmt::format("unknown decide metric '{}' (known: {})", spec, known_names()));
@@ -86,16 +83,16 @@ DecideMetric DecideMetric::from_name(std::string_view spec) {
     throw InvalidArgument(
         fmt::format("metric {} (decide metrics: {})", refusal(*info), known_names()));
   double beta = 1.0;
-  if (name == "fbeta") {
-    RATEOPT_CHECK(!param.empty(), "metric 'fbeta' needs a parameter, e.g. fbeta:2");
+  if (info->has_param) {
+    RATEOPT_CHECK(!param.empty(), "metric '{}' needs a parameter, e.g. {}:2", name, name);
     try {
       std::size_t used = 0;
       beta = std::stod(std::string(param), &used);
-      RATEOPT_CHECK(used == param.size(), "fbeta parameter '{}' is not a number", param);
+      RATEOPT_CHECK(used == param.size(), "{} parameter '{}' is not a number", name, param);
     } catch (const std::logic_error&) {
-      throw InvalidArgument(fmt::format("fbeta parameter '{}' is not a number", param));
+      throw InvalidArgument(fmt::format("{} parameter '{}' is not a number", name, param));
     }
-    RATEOPT_CHECK(beta > 0 && std::isfinite(beta), "fbeta needs beta > 0, got {}", param);
+    RATEOPT_CHECK(beta > 0 && std::isfinite(beta), "{} needs beta > 0, got {}", name, param);
     // Beyond 1e100, F_beta is recall to double precision (FP weighs 1 / (1 + beta^2) < 1e-200)
     // while beta^2 would overflow (beta > 1.3e154) into NaN expectations: cap it.
     beta = std::min(beta, kMaxBeta);
@@ -104,7 +101,7 @@ DecideMetric DecideMetric::from_name(std::string_view spec) {
   }
   DecideMetric m;
   m.name_ = std::string(spec);
-  m.family_ = found != nullptr ? found->family : Family::kOther;
+  m.family_ = family_of(info->decide);
   m.beta_ = beta;
   m.fn_ = [info, beta](double tp, double fp, double fn, double tn) {
     SliceCounts c;

@@ -132,68 +132,256 @@ double m_winloss(const SliceCounts& s, double) noexcept {
   return s.wins > 0 ? kInf : 1.0;
 }
 
-// name, summary, bigger_is_better, has_param, default_param, needs_baseline, needs_labels, fn
+// ---- ratio forms (MetricShape::kRatio), in counts divided by the slice total ----
+void r_precision(double, CountForm& num, CountForm& den) noexcept {
+  num.tp = 1;
+  den.tp = 1;
+  den.fp = 1;
+}
+// (1 + b^2) tp / ((1 + b^2) tp + b^2 fn + fp) = (1 + b^2) tp / (tp + fp + b^2 positives).
+void r_fbeta(double beta, CountForm& num, CountForm& den) noexcept {
+  num.tp = 1 + beta * beta;
+  den.tp = 1;
+  den.fp = 1;
+  den.positives = beta * beta;
+}
+void r_f1(double, CountForm& num, CountForm& den) noexcept {
+  r_fbeta(1, num, den);
+}
+// tp / (tp + fp + fn) = tp / (fp + positives).
+void r_jaccard(double, CountForm& num, CountForm& den) noexcept {
+  num.tp = 1;
+  den.fp = 1;
+  den.positives = 1;
+}
+void r_winloss(double, CountForm& num, CountForm& den) noexcept {
+  num.wins = 1;
+  den.losses = 1;
+}
+
+// Another name for `target`: the same definition and properties.
+constexpr MetricInfo alias(const MetricInfo& target, std::string_view name,
+                           std::string_view summary) {
+  MetricInfo m = target;
+  m.name = name;
+  m.summary = summary;
+  m.alias_of = target.name;
+  return m;
+}
+
+using S = MetricShape;
+using D = DecideKernel;
+
+// Proportions and rates: affine in the rates.
+constexpr MetricInfo kPpr{.name = "ppr",
+                          .summary = "predicted positive rate (tp+fp)/total; 0 on an empty slice",
+                          .needs_labels = false,
+                          .compute = &m_ppr,
+                          .shape = S::kLinear};
+constexpr MetricInfo kNpr{.name = "npr",
+                          .summary = "predicted negative rate (fn+tn)/total; 0 on an empty slice",
+                          .bigger_is_better = false,
+                          .needs_labels = false,
+                          .compute = &m_npr,
+                          .shape = S::kLinear};
+constexpr MetricInfo kTpr{.name = "tpr",
+                          .summary = "true positive rate tp/(tp+fn); 1 without positives",
+                          .compute = &m_tpr,
+                          .shape = S::kLinear,
+                          .monotone = true,
+                          .decide = D::kGeneric};
+constexpr MetricInfo kFnr{
+    .name = "fnr",
+    .summary = "false negative rate fn/(tp+fn) = 1 - tpr; 0 without positives",
+    .bigger_is_better = false,
+    .compute = &m_fnr,
+    .shape = S::kLinear,
+    .monotone = true,
+    .complement = "tpr (recall)"};
+constexpr MetricInfo kFpr{
+    .name = "fpr",
+    .summary = "false positive rate fp/(fp+tn) = 1 - tnr; 0 without negatives",
+    .bigger_is_better = false,
+    .compute = &m_fpr,
+    .shape = S::kLinear,
+    .monotone = true,
+    .complement = "tnr"};
+constexpr MetricInfo kTnr{.name = "tnr",
+                          .summary = "true negative rate tn/(fp+tn); 1 without negatives",
+                          .compute = &m_tnr,
+                          .shape = S::kLinear,
+                          .monotone = true,
+                          .decide = D::kGeneric};
+constexpr MetricInfo kPrecision{.name = "precision",
+                                .summary = "tp/(tp+fp); 1 for the empty prediction (tp+fp = 0)",
+                                .compute = &m_precision,
+                                .shape = S::kRatio,
+                                .ratio = &r_precision,
+                                .monotone = true,
+                                .decide = D::kGeneric};
+constexpr MetricInfo kError{.name = "error",
+                            .summary = "error rate (fp+fn)/total; 0 on an empty slice",
+                            .bigger_is_better = false,
+                            .compute = &m_error,
+                            .shape = S::kLinear,
+                            .monotone = true,
+                            .complement = "accuracy"};
+constexpr MetricInfo kAccuracy{.name = "accuracy",
+                               .summary = "(tp+tn)/total; 0 on an empty slice",
+                               .compute = &m_accuracy,
+                               .shape = S::kLinear,
+                               .monotone = true,
+                               .decide = D::kAccuracy};
+constexpr MetricInfo kTp{.name = "tp",
+                         .summary = "true positives as a proportion tp/total; 0 on an empty slice",
+                         .compute = &m_tp,
+                         .shape = S::kLinear,
+                         .monotone = true,
+                         .decide = D::kGeneric};
+constexpr MetricInfo kFp{.name = "fp",
+                         .summary = "false positives as a proportion fp/total; 0 on an empty slice",
+                         .bigger_is_better = false,
+                         .compute = &m_fp,
+                         .shape = S::kLinear,
+                         .monotone = true,
+                         .complement = "tn"};
+constexpr MetricInfo kFn{.name = "fn",
+                         .summary = "false negatives as a proportion fn/total; 0 on an empty slice",
+                         .bigger_is_better = false,
+                         .compute = &m_fn,
+                         .shape = S::kLinear,
+                         .monotone = true,
+                         .complement = "tp"};
+constexpr MetricInfo kTn{.name = "tn",
+                         .summary = "true negatives as a proportion tn/total; 0 on an empty slice",
+                         .compute = &m_tn,
+                         .shape = S::kLinear,
+                         .monotone = true,
+                         .decide = D::kGeneric};
+// F-measures and Jaccard: ratios.
+constexpr MetricInfo kF1{.name = "f1",
+                         .summary = "2tp/(2tp+fp+fn); 1 when tp = fp = fn = 0",
+                         .compute = &m_f1,
+                         .shape = S::kRatio,
+                         .ratio = &r_f1,
+                         .monotone = true,
+                         .decide = D::kFBeta};
+constexpr MetricInfo kFbeta{
+    .name = "fbeta",
+    .summary =
+        "(1+b^2)tp/((1+b^2)tp+b^2 fn+fp), param beta > 0 (default 1); 1 when tp = fp = fn "
+        "= 0",
+    .has_param = true,
+    .default_param = 1,
+    .compute = &m_fbeta,
+    .shape = S::kRatio,
+    .ratio = &r_fbeta,
+    .monotone = true,
+    .decide = D::kFBeta};
+constexpr MetricInfo kJaccard{.name = "jaccard",
+                              .summary = "tp/(tp+fp+fn); 1 when tp = fp = fn = 0",
+                              .compute = &m_jaccard,
+                              .shape = S::kRatio,
+                              .ratio = &r_jaccard,
+                              .monotone = true,
+                              .decide = D::kJaccard};
+// Functions of two rates.
+constexpr MetricInfo kBalancedAccuracy{.name = "balanced_accuracy",
+                                       .summary = "(tpr+tnr)/2 with the tpr/tnr conventions",
+                                       .compute = &m_balanced_accuracy,
+                                       .shape = S::kLinear,
+                                       .monotone = true,
+                                       .decide = D::kBalancedAccuracy};
+constexpr MetricInfo kGmean{.name = "gmean",
+                            .summary = "sqrt(tpr*tnr) with the tpr/tnr conventions",
+                            .compute = &m_gmean,
+                            .shape = S::kGmean,
+                            .monotone = true,
+                            .decide = D::kGMean};
+constexpr MetricInfo kHmean{.name = "hmean",
+                            .summary = "2/(1/tpr+1/tnr); 0 when tpr or tnr is 0",
+                            .compute = &m_hmean,
+                            .shape = S::kHmean,
+                            .monotone = true,
+                            .decide = D::kHMean};
+constexpr MetricInfo kQmean{.name = "qmean",
+                            .summary = "1 - sqrt((fpr^2+fnr^2)/2), a utility; fpr/fnr conventions",
+                            .compute = &m_qmean,
+                            .shape = S::kQmean,
+                            .monotone = true,
+                            .decide = D::kGeneric};
+constexpr MetricInfo kGtppr{.name = "gtppr",
+                            .summary = "sqrt(precision*recall) with their conventions",
+                            .compute = &m_gtppr,
+                            .shape = S::kGeneric,
+                            .monotone = true,
+                            .decide = D::kGtppr};
+constexpr MetricInfo kKld{
+    .name = "kld",
+    .summary =
+        "KL(p||q), p = (tp+fn)/total, q = (tp+fp)/total, natural log; 0 log 0 = 0, +inf "
+        "when q in {0,1} and p is not; 0 on an empty slice",
+    .bigger_is_better = false,
+    .compute = &m_kld,
+    .shape = S::kKld};
+// Against a baseline model (churn).
+constexpr MetricInfo kChurn{
+    .name = "churn",
+    .summary = "changes/total (prediction differs from the baseline); 0 on an empty slice",
+    .bigger_is_better = false,
+    .needs_baseline = true,
+    .needs_labels = false,
+    .compute = &m_churn,
+    .shape = S::kLinear};
+constexpr MetricInfo kWins{.name = "wins",
+                           .summary = "wins/total (new right, baseline wrong); 0 on an empty slice",
+                           .needs_baseline = true,
+                           .compute = &m_wins,
+                           .shape = S::kLinear};
+constexpr MetricInfo kLosses{
+    .name = "losses",
+    .summary = "losses/total (new wrong, baseline right); 0 on an empty slice",
+    .bigger_is_better = false,
+    .needs_baseline = true,
+    .compute = &m_losses,
+    .shape = S::kLinear};
+constexpr MetricInfo kWinloss{
+    .name = "winloss",
+    .summary = "wins/losses; +inf when losses = 0 < wins, 1 when both are 0",
+    .needs_baseline = true,
+    .compute = &m_winloss,
+    .shape = S::kRatio,
+    .ratio = &r_winloss};
+
 constexpr std::array kCatalogue{
-    MetricInfo{"ppr", "predicted positive rate (tp+fp)/total; 0 on an empty slice", true, false, 0,
-               false, false, &m_ppr},
-    MetricInfo{"coverage", "alias of ppr: (tp+fp)/total; 0 on an empty slice", true, false, 0,
-               false, false, &m_ppr},
-    MetricInfo{"npr", "predicted negative rate (fn+tn)/total; 0 on an empty slice", false, false, 0,
-               false, false, &m_npr},
-    MetricInfo{"tpr", "true positive rate tp/(tp+fn); 1 without positives", true, false, 0, false,
-               true, &m_tpr},
-    MetricInfo{"recall", "alias of tpr: tp/(tp+fn); 1 without positives", true, false, 0, false,
-               true, &m_tpr},
-    MetricInfo{"fnr", "false negative rate fn/(tp+fn) = 1 - tpr; 0 without positives", false, false,
-               0, false, true, &m_fnr},
-    MetricInfo{"fpr", "false positive rate fp/(fp+tn) = 1 - tnr; 0 without negatives", false, false,
-               0, false, true, &m_fpr},
-    MetricInfo{"tnr", "true negative rate tn/(fp+tn); 1 without negatives", true, false, 0, false,
-               true, &m_tnr},
-    MetricInfo{"precision", "tp/(tp+fp); 1 for the empty prediction (tp+fp = 0)", true, false, 0,
-               false, true, &m_precision},
-    MetricInfo{"error", "error rate (fp+fn)/total; 0 on an empty slice", false, false, 0, false,
-               true, &m_error},
-    MetricInfo{"accuracy", "(tp+tn)/total; 0 on an empty slice", true, false, 0, false, true,
-               &m_accuracy},
-    MetricInfo{"tp", "true positives as a proportion tp/total; 0 on an empty slice", true, false, 0,
-               false, true, &m_tp},
-    MetricInfo{"fp", "false positives as a proportion fp/total; 0 on an empty slice", false, false,
-               0, false, true, &m_fp},
-    MetricInfo{"fn", "false negatives as a proportion fn/total; 0 on an empty slice", false, false,
-               0, false, true, &m_fn},
-    MetricInfo{"tn", "true negatives as a proportion tn/total; 0 on an empty slice", true, false, 0,
-               false, true, &m_tn},
-    MetricInfo{"f1", "2tp/(2tp+fp+fn); 1 when tp = fp = fn = 0", true, false, 0, false, true,
-               &m_f1},
-    MetricInfo{"fbeta",
-               "(1+b^2)tp/((1+b^2)tp+b^2 fn+fp), param beta > 0 (default 1); 1 when tp = fp = fn "
-               "= 0",
-               true, true, 1, false, true, &m_fbeta},
-    MetricInfo{"jaccard", "tp/(tp+fp+fn); 1 when tp = fp = fn = 0", true, false, 0, false, true,
-               &m_jaccard},
-    MetricInfo{"balanced_accuracy", "(tpr+tnr)/2 with the tpr/tnr conventions", true, false, 0,
-               false, true, &m_balanced_accuracy},
-    MetricInfo{"gmean", "sqrt(tpr*tnr) with the tpr/tnr conventions", true, false, 0, false, true,
-               &m_gmean},
-    MetricInfo{"hmean", "2/(1/tpr+1/tnr); 0 when tpr or tnr is 0", true, false, 0, false, true,
-               &m_hmean},
-    MetricInfo{"qmean", "1 - sqrt((fpr^2+fnr^2)/2), a utility; fpr/fnr conventions", true, false, 0,
-               false, true, &m_qmean},
-    MetricInfo{"gtppr", "sqrt(precision*recall) with their conventions", true, false, 0, false,
-               true, &m_gtppr},
-    MetricInfo{"kld",
-               "KL(p||q), p = (tp+fn)/total, q = (tp+fp)/total, natural log; 0 log 0 = 0, +inf "
-               "when q in {0,1} and p is not; 0 on an empty slice",
-               false, false, 0, false, true, &m_kld},
-    MetricInfo{"churn", "changes/total (prediction differs from the baseline); 0 on an empty slice",
-               false, false, 0, true, false, &m_churn},
-    MetricInfo{"wins", "wins/total (new right, baseline wrong); 0 on an empty slice", true, false,
-               0, true, true, &m_wins},
-    MetricInfo{"losses", "losses/total (new wrong, baseline right); 0 on an empty slice", false,
-               false, 0, true, true, &m_losses},
-    MetricInfo{"winloss", "wins/losses; +inf when losses = 0 < wins, 1 when both are 0", true,
-               false, 0, true, true, &m_winloss},
+    kPpr,
+    alias(kPpr, "coverage", "alias of ppr: (tp+fp)/total; 0 on an empty slice"),
+    kNpr,
+    kTpr,
+    alias(kTpr, "recall", "alias of tpr: tp/(tp+fn); 1 without positives"),
+    kFnr,
+    kFpr,
+    kTnr,
+    kPrecision,
+    kError,
+    kAccuracy,
+    kTp,
+    kFp,
+    kFn,
+    kTn,
+    kF1,
+    kFbeta,
+    kJaccard,
+    kBalancedAccuracy,
+    kGmean,
+    kHmean,
+    kQmean,
+    kGtppr,
+    kKld,
+    kChurn,
+    kWins,
+    kLosses,
+    kWinloss,
 };
 
 std::string metric_names() {
@@ -252,6 +440,23 @@ double compute_metric(std::string_view spec, const SliceCounts& counts) {
                     spec, counts.total, counts.changes, counts.wins, counts.losses);
   }
   return info->compute(counts, param);
+}
+
+double CountForm::evaluate(const SliceCounts& counts) const noexcept {
+  const Confusion& c = counts.confusion;
+  const double total = c.total();
+  double v = constant;
+  // Terms with a zero coefficient are skipped (wins / losses are NaN without a baseline).
+  const auto add = [&](double coef, double count) {
+    if (coef != 0) v += coef * (count / total);
+  };
+  add(tp, c.tp);
+  add(fp, c.fp);
+  add(positives, c.positives());
+  add(negatives, c.negatives());
+  add(wins, counts.wins);
+  add(losses, counts.losses);
+  return v;
 }
 
 double fbeta_score(const Confusion& c, double beta) noexcept {

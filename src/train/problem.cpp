@@ -44,19 +44,6 @@ namespace {
 
 constexpr double kZero = 1e-13;
 
-bool is_linear_metric(std::string_view m) {
-  static const std::set<std::string_view> names{
-      "ppr",   "coverage", "npr",   "tpr",   "recall",
-      "fnr",   "fpr",      "tnr",   "error", "accuracy",
-      "tp",    "fp",       "fn",    "tn",    "balanced_accuracy",
-      "churn", "wins",     "losses"};
-  return names.count(m) > 0;
-}
-
-bool is_ratio_metric(std::string_view m) {
-  return m == "precision" || m == "f1" || m == "fbeta" || m == "jaccard" || m == "winloss";
-}
-
 // Adds coef * form into out.
 void add_scaled(AffineForm& out, const AffineForm& form, double coef) {
   out.constant += coef * form.constant;
@@ -244,13 +231,13 @@ class Builder {
     return f;
   }
 
+  // The leaf's form from the metric's catalogue entry (MetricInfo::shape, ratio).
   void analyse(Leaf& leaf) {
-    const std::string& m = leaf.ref.metric;
+    const MetricInfo& info = *find_metric(leaf.ref.metric);  // checked when the leaf was bound
     const double pos = leaf.positives / leaf.total;
     const double neg = leaf.negatives / leaf.total;
-    if (is_linear_metric(m)) {
+    if (info.shape == MetricShape::kLinear) {
       leaf.kind = Leaf::Kind::kLinear;
-      // Extract the affine form from the catalogue itself: value at zero and per-atom slopes.
       std::vector<double> atoms(p_.atoms.size(), 0.0);
       const double base = leaf.value_from_atoms(atoms);
       leaf.linear.constant = base;
@@ -264,33 +251,28 @@ class Builder {
       leaf.args = {leaf.linear};
       return;
     }
-    if (is_ratio_metric(m)) {
+    if (info.shape == MetricShape::kRatio) {
       leaf.kind = Leaf::Kind::kRatio;
-      AffineForm num, den;
+      const double param = std::isnan(leaf.ref.param) ? info.default_param : leaf.ref.param;
+      if (info.has_param)
+        RATEOPT_CHECK(param > 0, "'{}': the parameter must be > 0", leaf.ref.to_string());
+      CountForm num_counts, den_counts;
+      info.ratio(param, num_counts, den_counts);
       const AffineForm tp = mass(leaf, 1);
       const AffineForm fp = mass(leaf, 0);
-      if (m == "precision") {
-        num = tp;
-        add_scaled(den, tp, 1);
-        add_scaled(den, fp, 1);
-      } else if (m == "jaccard") {
-        num = tp;
-        add_scaled(den, fp, 1);
-        den.constant += pos;
-      } else if (m == "winloss") {
-        num = wins_losses(leaf, true);
-        den = wins_losses(leaf, false);
-      } else {  // f1, fbeta: (1+b^2) tp / (tp + fp + b^2 P)
-        double beta = 1;
-        if (m == "fbeta") beta = std::isnan(leaf.ref.param) ? 1.0 : leaf.ref.param;
-        RATEOPT_CHECK(beta > 0, "'{}': beta must be > 0", leaf.ref.to_string());
-        add_scaled(num, tp, 1 + beta * beta);
-        add_scaled(den, tp, 1);
-        add_scaled(den, fp, 1);
-        den.constant += beta * beta * pos;
-      }
-      num = normalized(num);
-      den = normalized(den);
+      // The ratio's affine forms in the atoms: tp and fp are masses of cells, wins and losses
+      // affine in them; the label rates are constants of the slice.
+      const auto form = [&](const CountForm& c) {
+        AffineForm f;
+        f.constant = c.constant + c.positives * pos + c.negatives * neg;
+        if (c.tp != 0) add_scaled(f, tp, c.tp);
+        if (c.fp != 0) add_scaled(f, fp, c.fp);
+        if (c.wins != 0) add_scaled(f, wins_losses(leaf, true), c.wins);
+        if (c.losses != 0) add_scaled(f, wins_losses(leaf, false), c.losses);
+        return normalized(f);
+      };
+      const AffineForm num = form(num_counts);
+      const AffineForm den = form(den_counts);
       RATEOPT_CHECK(!(den.terms.empty() && std::fabs(den.constant) <= kZero),
                     "the denominator of '{}' is identically zero on its slice (no rows it could "
                     "count)",
@@ -320,22 +302,27 @@ class Builder {
     add_scaled(npr, ppr, -1);
     npr.constant += 1;
     leaf.kind = Leaf::Kind::kNamed;
-    if (m == "kld") {
-      leaf.named = SlackLoss::kKld;
-      leaf.label_rate = pos;
-      leaf.args = {normalized(ppr), normalized(npr)};
-    } else if (m == "gmean") {
-      leaf.named = SlackLoss::kGmean;
-      leaf.args = {normalized(tpr), normalized(tnr)};
-    } else if (m == "hmean") {
-      leaf.named = SlackLoss::kHmean;
-      leaf.args = {normalized(tpr), normalized(tnr)};
-    } else if (m == "qmean") {
-      leaf.named = SlackLoss::kQmean;
-      leaf.args = {normalized(fpr), normalized(fnr)};
-    } else {
-      leaf.kind = Leaf::Kind::kGeneric;
-      for (const Leaf::Cell& c : leaf.cells) leaf.args.push_back(AffineForm{0, {{c.atom, 1.0}}});
+    switch (info.shape) {
+      case MetricShape::kKld:
+        leaf.named = SlackLoss::kKld;
+        leaf.label_rate = pos;
+        leaf.args = {normalized(ppr), normalized(npr)};
+        break;
+      case MetricShape::kGmean:
+        leaf.named = SlackLoss::kGmean;
+        leaf.args = {normalized(tpr), normalized(tnr)};
+        break;
+      case MetricShape::kHmean:
+        leaf.named = SlackLoss::kHmean;
+        leaf.args = {normalized(tpr), normalized(tnr)};
+        break;
+      case MetricShape::kQmean:
+        leaf.named = SlackLoss::kQmean;
+        leaf.args = {normalized(fpr), normalized(fnr)};
+        break;
+      default:
+        leaf.kind = Leaf::Kind::kGeneric;
+        for (const Leaf::Cell& c : leaf.cells) leaf.args.push_back(AffineForm{0, {{c.atom, 1.0}}});
     }
   }
 

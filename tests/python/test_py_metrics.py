@@ -139,3 +139,43 @@ def test_errors(frame):
         rateopt.evaluate(y, p.astype(str), "f1")
     with pytest.raises(ValueError):
         rateopt.metrics.compute("f1", np.array([0, 1, 2]), np.array([0.0, 1.0, 1.0]))
+
+
+def _oracles(y, h, b):
+    """Every catalogue metric from scikit-learn where it has it, else from numpy on the confusion
+    counts (hard predictions h, labels y, baseline predictions b; no empty denominators)."""
+    tn, fp, fn, tp = skm.confusion_matrix(y, h, labels=[0, 1]).ravel() / len(y)
+    tpr = skm.recall_score(y, h)
+    tnr = skm.recall_score(y, h, pos_label=0)
+    prec = skm.precision_score(y, h)
+    p, q = y.mean(), h.mean()
+    right, base_right = h == y, b == y
+    wins, losses = np.mean(right & ~base_right), np.mean(~right & base_right)
+    return {
+        "ppr": q, "coverage": q, "npr": 1 - q, "tpr": tpr, "recall": tpr, "fnr": 1 - tpr,
+        "fpr": 1 - tnr, "tnr": tnr, "precision": prec, "error": 1 - skm.accuracy_score(y, h),
+        "accuracy": skm.accuracy_score(y, h), "tp": tp, "fp": fp, "fn": fn, "tn": tn,
+        "f1": skm.f1_score(y, h), "fbeta:2": skm.fbeta_score(y, h, beta=2),
+        "jaccard": skm.jaccard_score(y, h),
+        "balanced_accuracy": skm.balanced_accuracy_score(y, h), "gmean": np.sqrt(tpr * tnr),
+        "hmean": 2 * tpr * tnr / (tpr + tnr),
+        "qmean": 1 - np.sqrt(((1 - tnr) ** 2 + (1 - tpr) ** 2) / 2),
+        "gtppr": np.sqrt(prec * tpr),
+        "kld": p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q)),
+        "churn": np.mean(h != b), "wins": wins, "losses": losses, "winloss": wins / losses,
+    }
+
+
+def test_every_catalogue_metric_matches_its_oracle():
+    # Issue 13: the catalogue is the list; a metric added to it fails here until it has an oracle.
+    rng = np.random.default_rng(7)
+    n = 500
+    y = rng.integers(0, 2, size=n)
+    h = np.where(rng.uniform(size=n) < 0.7, y, 1 - y)
+    b = np.where(rng.uniform(size=n) < 0.6, y, 1 - y)
+    oracles = _oracles(y, h, b)
+    for info in rateopt.metrics.catalogue():
+        spec = info.name + (":2" if info.has_param else "")
+        assert spec in oracles, f"no oracle for catalogue metric {spec}"
+        got = rateopt.evaluate(y, h.astype(float), [spec], baseline=b)[spec].value
+        assert got == pytest.approx(oracles[spec], abs=1e-12), spec
