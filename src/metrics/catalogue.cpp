@@ -65,6 +65,9 @@ double m_tnr(const SliceCounts& s, double) noexcept {
 double m_precision(const SliceCounts& s, double) noexcept {
   return precision(s.confusion);
 }
+double m_npv(const SliceCounts& s, double) noexcept {
+  return ratio(s.confusion.tn, s.confusion.predicted_negative(), 1);
+}
 double m_error(const SliceCounts& s, double) noexcept {
   return share(s.confusion.fp + s.confusion.fn, s.confusion);
 }
@@ -137,6 +140,14 @@ void r_precision(double, CountForm& num, CountForm& den) noexcept {
   num.tp = 1;
   den.tp = 1;
   den.fp = 1;
+}
+// tn / (fn + tn) = (negatives - fp) / (1 - tp - fp).
+void r_npv(double, CountForm& num, CountForm& den) noexcept {
+  num.negatives = 1;
+  num.fp = -1;
+  den.constant = 1;
+  den.tp = -1;
+  den.fp = -1;
 }
 // (1 + b^2) tp / ((1 + b^2) tp + b^2 fn + fp) = (1 + b^2) tp / (tp + fp + b^2 positives).
 void r_fbeta(double beta, CountForm& num, CountForm& den) noexcept {
@@ -219,6 +230,14 @@ constexpr MetricInfo kPrecision{.name = "precision",
                                 .ratio = &r_precision,
                                 .monotone = true,
                                 .decide = D::kGeneric};
+constexpr MetricInfo kNpv{
+    .name = "npv",
+    .summary = "negative predictive value tn/(fn+tn); 1 when nothing is predicted negative",
+    .compute = &m_npv,
+    .shape = S::kRatio,
+    .ratio = &r_npv,
+    .monotone = true,
+    .decide = D::kGeneric};
 constexpr MetricInfo kError{.name = "error",
                             .summary = "error rate (fp+fn)/total; 0 on an empty slice",
                             .bigger_is_better = false,
@@ -363,6 +382,7 @@ constexpr std::array kCatalogue{
     kFpr,
     kTnr,
     kPrecision,
+    kNpv,
     kError,
     kAccuracy,
     kTp,

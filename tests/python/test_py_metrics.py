@@ -153,7 +153,7 @@ def _oracles(y, h, b):
     wins, losses = np.mean(right & ~base_right), np.mean(~right & base_right)
     return {
         "ppr": q, "coverage": q, "npr": 1 - q, "tpr": tpr, "recall": tpr, "fnr": 1 - tpr,
-        "fpr": 1 - tnr, "tnr": tnr, "precision": prec, "error": 1 - skm.accuracy_score(y, h),
+        "fpr": 1 - tnr, "tnr": tnr, "precision": prec, "npv": tn / (tn + fn), "error": 1 - skm.accuracy_score(y, h),
         "accuracy": skm.accuracy_score(y, h), "tp": tp, "fp": fp, "fn": fn, "tn": tn,
         "f1": skm.f1_score(y, h), "fbeta:2": skm.fbeta_score(y, h, beta=2),
         "jaccard": skm.jaccard_score(y, h),

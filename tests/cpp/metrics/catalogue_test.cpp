@@ -44,34 +44,13 @@ void expect_metrics(const SliceCounts& counts, const std::map<std::string, doubl
 
 TEST(MetricCatalogue, EntriesAreCompleteAndUnique) {
   const auto cat = metric_catalogue();
-  const std::set<std::string> expected_names{"ppr",
-                                             "coverage",
-                                             "npr",
-                                             "tpr",
-                                             "recall",
-                                             "fnr",
-                                             "fpr",
-                                             "tnr",
-                                             "precision",
-                                             "error",
-                                             "accuracy",
-                                             "tp",
-                                             "fp",
-                                             "fn",
-                                             "tn",
-                                             "f1",
-                                             "fbeta",
-                                             "jaccard",
-                                             "balanced_accuracy",
-                                             "gmean",
-                                             "hmean",
-                                             "qmean",
-                                             "gtppr",
-                                             "kld",
-                                             "churn",
-                                             "wins",
-                                             "losses",
-                                             "winloss"};
+  const std::set<std::string> expected_names{
+      "ppr",   "coverage", "npr",    "tpr",       "recall",
+      "fnr",   "fpr",      "tnr",    "precision", "npv",
+      "error", "accuracy", "tp",     "fp",        "fn",
+      "tn",    "f1",       "fbeta",  "jaccard",   "balanced_accuracy",
+      "gmean", "hmean",    "qmean",  "gtppr",     "kld",
+      "churn", "wins",     "losses", "winloss"};
   std::set<std::string> names;
   for (const auto& m : cat) {
     SCOPED_TRACE(std::string(m.name));

@@ -49,6 +49,7 @@ const std::map<std::string, double>& expected_metrics() {
       {"fpr", 7.0 / 26.0},
       {"tnr", 19.0 / 26.0},
       {"precision", 11.0 / 18.0},
+      {"npv", 19.0 / 27.0},
       {"error", 1.0 / 3.0},
       {"accuracy", 2.0 / 3.0},
       {"tp", 11.0 / 45.0},
