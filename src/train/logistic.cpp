@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "common/csr.hpp"
 #include "common/parallel.hpp"
 #include "train/lbfgs_line_search.hpp"
 #include "train/logistic_objective.hpp"
@@ -334,24 +335,6 @@ std::size_t validate_inputs(const FeatureMatrix& x, std::span<const std::int32_t
 // the dense row it replaces.
 constexpr double kSparseCopyDensity = 0.3;
 
-FeatureMatrix csr_copy(const DenseView& v, std::size_t nnz) {
-  std::vector<std::int64_t> indptr(v.rows + 1, 0);
-  std::vector<std::int32_t> indices;
-  std::vector<double> values;
-  indices.reserve(nnz);
-  values.reserve(nnz);
-  for (std::size_t i = 0; i < v.rows; ++i) {
-    const double* row = v.data + i * v.row_stride;
-    for (std::size_t j = 0; j < v.cols; ++j)
-      if (row[j] != 0) {
-        indices.push_back(static_cast<std::int32_t>(j));
-        values.push_back(row[j]);
-      }
-    indptr[i + 1] = static_cast<std::int64_t>(indices.size());
-  }
-  return FeatureMatrix::csr(std::move(indptr), std::move(indices), std::move(values), v.cols);
-}
-
 // The scale of the stopping test (see LogisticRegressionOptions::tol): with unit weights
 // max(min(#positive, #negative), 1) / #rows, LIBLINEAR's factor; with weights the same with
 // weight sums, "1" being the mean weight of a row with non-zero weight.
@@ -653,7 +636,7 @@ LogisticRegressionResult fit_logistic_regression(const FeatureMatrix& x,
   const std::size_t nnz = validate_inputs(x, labels, weights, options);
   if (!x.is_sparse() &&
       static_cast<double>(nnz) <= kSparseCopyDensity * static_cast<double>(x.rows() * x.cols()))
-    return fit(csr_copy(x.dense_view(), nnz), labels, weights, options);
+    return fit(detail::dense_to_csr_matrix(x.dense_view(), nnz), labels, weights, options);
   return fit(x, labels, weights, options);
 }
 

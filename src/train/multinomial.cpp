@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "common/csr.hpp"
 #include "common/parallel.hpp"
 #include "common/row_entries.hpp"
 #include "rateopt/logistic.hpp"
@@ -396,27 +397,10 @@ MultinomialLogisticResult fit_multinomial_logistic_regression(
     // A mostly-zero dense matrix (one-hot or bag-of-words columns) is fitted from a CSR copy, as
     // in the binary fit: the kernels then touch only the non-zeros. Same model, same columns.
     const DenseView v = x.dense_view();
-    std::size_t nnz = 0;
-    for (std::size_t i = 0; i < v.rows; ++i)
-      for (std::size_t j = 0; j < v.cols; ++j) nnz += v(i, j) != 0 ? 1 : 0;
-    if (static_cast<double>(nnz) <= kSparseCopyDensity * static_cast<double>(v.rows * v.cols)) {
-      std::vector<std::int64_t> indptr{0};
-      std::vector<std::int32_t> indices;
-      std::vector<double> values;
-      indices.reserve(nnz);
-      values.reserve(nnz);
-      for (std::size_t i = 0; i < v.rows; ++i) {
-        for (std::size_t j = 0; j < v.cols; ++j)
-          if (v(i, j) != 0) {
-            indices.push_back(static_cast<std::int32_t>(j));
-            values.push_back(v(i, j));
-          }
-        indptr.push_back(static_cast<std::int64_t>(indices.size()));
-      }
-      return fit_multinomial_logistic_regression(
-          FeatureMatrix::csr(std::move(indptr), std::move(indices), std::move(values), v.cols),
-          classes, weights, options);
-    }
+    const std::size_t nnz = detail::count_nonzeros(v);
+    if (static_cast<double>(nnz) <= kSparseCopyDensity * static_cast<double>(v.rows * v.cols))
+      return fit_multinomial_logistic_regression(detail::dense_to_csr_matrix(v, nnz), classes,
+                                                 weights, options);
   }
 
   MultinomialLogisticResult result;

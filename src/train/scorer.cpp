@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "common/csr.hpp"
 #include "common/parallel.hpp"
 #include "rateopt/train.hpp"
 #include "train/train_impl.hpp"
@@ -129,26 +130,10 @@ void LinearScorer::vjp(const FeatureMatrix& x, std::span<const double> params,
 std::optional<FeatureMatrix> sparse_copy(const FeatureMatrix& x, double max_density) {
   if (x.is_sparse() || x.rows() == 0 || x.cols() == 0) return std::nullopt;
   const DenseView v = x.dense_view();
-  std::size_t nnz = 0;
-  for (std::size_t i = 0; i < v.rows; ++i)
-    for (const double value : v.row(i)) nnz += value != 0 ? 1 : 0;
+  const std::size_t nnz = detail::count_nonzeros(v);
   if (static_cast<double>(nnz) > max_density * static_cast<double>(v.rows * v.cols))
     return std::nullopt;
-  std::vector<std::int64_t> indptr(v.rows + 1, 0);
-  std::vector<std::int32_t> indices;
-  std::vector<double> values;
-  indices.reserve(nnz);
-  values.reserve(nnz);
-  for (std::size_t i = 0; i < v.rows; ++i) {
-    const std::span<const double> row = v.row(i);
-    for (std::size_t j = 0; j < row.size(); ++j)
-      if (row[j] != 0) {
-        indices.push_back(static_cast<std::int32_t>(j));
-        values.push_back(row[j]);
-      }
-    indptr[i + 1] = static_cast<std::int64_t>(indices.size());
-  }
-  return FeatureMatrix::csr(std::move(indptr), std::move(indices), std::move(values), v.cols);
+  return detail::dense_to_csr_matrix(v, nnz);
 }
 
 LinearModel LinearScorer::to_linear(std::span<const double> params) const {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "common/csr.hpp"
 #include "common/parallel.hpp"
 
 namespace rateopt {
@@ -87,38 +88,13 @@ struct RowRef {
   }
 };
 
-// A CSR copy of a dense matrix whose entries are mostly zero (a9a read densely: 11% non-zero),
-// so that epochs cost O(nnz). Products skip only exact zeros, so they equal the dense ones.
-struct CsrCopy {
-  std::vector<std::int64_t> indptr;
-  std::vector<std::int32_t> indices;
-  std::vector<double> values;
-};
-
+// A dense matrix whose entries are mostly zero (a9a read densely: 11% non-zero) is read from a
+// CSR copy (detail::dense_to_csr), so that epochs cost O(nnz). Products skip only exact zeros, so
+// they equal the dense ones.
 bool mostly_zero(const FeatureMatrix& m) {
   if (m.is_sparse() || m.rows() == 0 || m.cols() == 0) return false;
-  const auto v = m.dense_view();
-  std::size_t nz = 0;
-  for (std::size_t i = 0; i < m.rows(); ++i)
-    for (double x : v.row(i)) nz += (x != 0.0);
+  const std::size_t nz = detail::count_nonzeros(m.dense_view());
   return static_cast<double>(nz) < 0.5 * static_cast<double>(m.rows() * m.cols());
-}
-
-CsrCopy csr_copy(const FeatureMatrix& m) {
-  CsrCopy c;
-  const auto v = m.dense_view();
-  c.indptr.reserve(m.rows() + 1);
-  c.indptr.push_back(0);
-  for (std::size_t i = 0; i < m.rows(); ++i) {
-    const auto row = v.row(i);
-    for (std::size_t j = 0; j < row.size(); ++j)
-      if (row[j] != 0.0) {
-        c.indices.push_back(static_cast<std::int32_t>(j));
-        c.values.push_back(row[j]);
-      }
-    c.indptr.push_back(static_cast<std::int64_t>(c.indices.size()));
-  }
-  return c;
 }
 
 struct Solver {
@@ -197,11 +173,11 @@ WeightedSvmResult fit_weighted_svm(std::span<const FeatureMatrix* const> matrice
   // CSR copies of mostly-zero dense matrices that some example uses.
   std::vector<char> used(matrices.size(), 0);
   for (const SvmExample& e : examples) used[e.matrix] = 1;
-  std::vector<CsrCopy> copies(matrices.size());
+  std::vector<detail::CsrArrays> copies(matrices.size());
   std::vector<char> copied(matrices.size(), 0);
   for (std::size_t m = 0; m < matrices.size(); ++m)
     if (used[m] != 0 && mostly_zero(*matrices[m])) {
-      copies[m] = csr_copy(*matrices[m]);
+      copies[m] = detail::dense_to_csr(matrices[m]->dense_view());
       copied[m] = 1;
     }
 
@@ -214,7 +190,7 @@ WeightedSvmResult fit_weighted_svm(std::span<const FeatureMatrix* const> matrice
         const SvmExample& e = examples[i];
         const FeatureMatrix& m = *matrices[e.matrix];
         if (copied[e.matrix] != 0) {
-          const CsrCopy& c = copies[e.matrix];
+          const detail::CsrArrays& c = copies[e.matrix];
           const auto b = static_cast<std::size_t>(c.indptr[e.row]);
           const auto len = static_cast<std::size_t>(c.indptr[e.row + 1]) - b;
           rows[i] = RowRef{c.indices.data() + b, c.values.data() + b, len};

@@ -19,6 +19,7 @@
 #include <Eigen/Dense>
 #endif
 
+#include "common/csr.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/io.hpp"
 #include "rateopt/logistic.hpp"
@@ -39,19 +40,7 @@ struct Problem {
     return FeatureMatrix::dense(dense, rows, cols);
   }
   [[nodiscard]] FeatureMatrix csr_matrix() const {
-    std::vector<std::int64_t> indptr{0};
-    std::vector<std::int32_t> indices;
-    std::vector<double> values;
-    for (std::size_t i = 0; i < rows; ++i) {
-      for (std::size_t j = 0; j < cols; ++j) {
-        const double v = dense[i * cols + j];
-        if (v == 0) continue;
-        indices.push_back(static_cast<std::int32_t>(j));
-        values.push_back(v);
-      }
-      indptr.push_back(static_cast<std::int64_t>(indices.size()));
-    }
-    return FeatureMatrix::csr(std::move(indptr), std::move(indices), std::move(values), cols);
+    return detail::dense_to_csr_matrix(DenseView{dense.data(), rows, cols, cols});
   }
 };
 

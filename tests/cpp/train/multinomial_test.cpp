@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "common/csr.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/logistic.hpp"
 
@@ -55,18 +56,7 @@ Data make_data(std::size_t rows, std::size_t cols, std::size_t K, std::uint64_t 
 }
 
 FeatureMatrix csr_of(const Data& d) {
-  std::vector<std::int64_t> indptr{0};
-  std::vector<std::int32_t> indices;
-  std::vector<double> values;
-  for (std::size_t i = 0; i < d.rows; ++i) {
-    for (std::size_t j = 0; j < d.cols; ++j)
-      if (d.x[i * d.cols + j] != 0) {
-        indices.push_back(static_cast<std::int32_t>(j));
-        values.push_back(d.x[i * d.cols + j]);
-      }
-    indptr.push_back(static_cast<std::int64_t>(indices.size()));
-  }
-  return FeatureMatrix::csr(std::move(indptr), std::move(indices), std::move(values), d.cols);
+  return detail::dense_to_csr_matrix(DenseView{d.x.data(), d.rows, d.cols, d.cols});
 }
 
 // The objective, computed independently of the library (theta: W feature-major, then b).

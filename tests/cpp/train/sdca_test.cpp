@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "common/csr.hpp"
 #include "rateopt/error.hpp"
 #include "test_util.hpp"
 #include "train/sdca_qp.hpp"
@@ -27,18 +28,7 @@ struct Instance {
     return FeatureMatrix::dense(dense, rows, cols);
   }
   [[nodiscard]] FeatureMatrix csr_matrix() const {
-    std::vector<std::int64_t> indptr{0};
-    std::vector<std::int32_t> indices;
-    std::vector<double> values;
-    for (std::size_t i = 0; i < rows; ++i) {
-      for (std::size_t j = 0; j < cols; ++j)
-        if (dense[i * cols + j] != 0) {
-          indices.push_back(static_cast<std::int32_t>(j));
-          values.push_back(dense[i * cols + j]);
-        }
-      indptr.push_back(static_cast<std::int64_t>(indices.size()));
-    }
-    return FeatureMatrix::csr(indptr, indices, values, cols);
+    return detail::dense_to_csr_matrix(DenseView{dense.data(), rows, cols, cols});
   }
 };
 
