@@ -84,12 +84,15 @@ std::string predict_chain(const ClassifierChain& chain, const Dataset& ds, const
   std::string text;
   if (mode == "mode") {
     std::size_t budget_hits = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const JointModeResult r = chain.joint_mode(x, i, f.max_expanded);
-      budget_hits += r.status == SearchStatus::kBudgetExceeded ? 1 : 0;
-      for (std::size_t k = 0; k < r.labels.size(); ++k)
-        text += fmt::format("{}{}", k > 0 ? " " : "", r.labels[k]);
-      text += '\n';
+    for (std::size_t begin = 0; begin < n; begin += kRowChunk) {
+      const std::size_t end = std::min(n, begin + kRowChunk);
+      for (const JointModeResult& r :
+           chain.joint_mode_rows(x, begin, end, f.max_expanded, threads)) {
+        budget_hits += r.status == SearchStatus::kBudgetExceeded ? 1 : 0;
+        for (std::size_t k = 0; k < r.labels.size(); ++k)
+          text += fmt::format("{}{}", k > 0 ? " " : "", r.labels[k]);
+        text += '\n';
+      }
     }
     if (budget_hits > 0)
       fmt::print(stderr,
@@ -99,12 +102,14 @@ std::string predict_chain(const ClassifierChain& chain, const Dataset& ds, const
     return text;
   }
   if (f.exact) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const GfmInput in = chain.exact_joint(x, i);
-      if (mode == "joint")
-        append_gfm_line(text, in);
-      else
-        append_probabilities(text, row_sums(in));
+    for (std::size_t begin = 0; begin < n; begin += kRowChunk) {
+      const std::size_t end = std::min(n, begin + kRowChunk);
+      for (const GfmInput& in : chain.exact_joint_rows(x, begin, end, threads)) {
+        if (mode == "joint")
+          append_gfm_line(text, in);
+        else
+          append_probabilities(text, row_sums(in));
+      }
     }
     return text;
   }
@@ -132,14 +137,20 @@ std::string predict_chain(const ClassifierChain& chain, const Dataset& ds, const
 }
 
 std::string predict_efp(const ExactFPlugin& efp, const Dataset& ds, const std::string& mode,
-                        const JointPredictFlags& f) {
+                        const JointPredictFlags& f, int threads) {
   std::string text;
-  for (std::size_t i = 0; i < ds.num_rows(); ++i) {
-    const GfmInput raw = efp.predict_gfm(ds.features(), i);
-    if (mode == "joint")
-      append_gfm_line(text, f.raw_p ? raw : make_consistent(raw));
-    else
-      append_probabilities(text, row_sums(raw));
+  const std::size_t n = ds.num_rows();
+  // joint: P made consistent unless --raw-p; probability: the raw estimate's row sums.
+  const bool consistent = mode == "joint" && !f.raw_p;
+  for (std::size_t begin = 0; begin < n; begin += kRowChunk) {
+    const std::size_t end = std::min(n, begin + kRowChunk);
+    for (const GfmInput& in :
+         efp.predict_gfm_rows(ds.features(), begin, end, consistent, threads)) {
+      if (mode == "joint")
+        append_gfm_line(text, in);
+      else
+        append_probabilities(text, row_sums(in));
+    }
   }
   return text;
 }
@@ -307,7 +318,7 @@ void predict_joint_model_cli(const std::string& model_text, const std::string& m
   } else {
     const ExactFPlugin model = ExactFPlugin::from_json(model_text, model_path);
     const Dataset ds = load_dataset(data_path, reader, &model.encoding);
-    text = predict_efp(model, ds, mode, flags);
+    text = predict_efp(model, ds, mode, flags, threads);
   }
   write_text(output, text);
 }

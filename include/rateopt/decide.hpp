@@ -185,6 +185,18 @@ class BatchInstanceError : public InvalidArgument {
                                                  const DecideMetric& metric,
                                                  const DecideOptions& options = {},
                                                  int n_threads = 0);
+// The same over views (numpy rows, memory-mapped files): instances[i] must outlive the call.
+[[nodiscard]] std::vector<Decision> decide_batch(DecideModel model,
+                                                 std::span<const std::span<const double>> instances,
+                                                 const DecideMetric& metric,
+                                                 const DecideOptions& options = {},
+                                                 int n_threads = 0);
+// decide_gfm_samples for each instance: samples[i] with weights[i] (empty: every sample weighs 1),
+// labels < m.
+[[nodiscard]] std::vector<Decision> decide_gfm_samples_batch(
+    std::span<const LabelSetsView> samples, std::span<const std::span<const double>> weights,
+    std::size_t m, const DecideMetric& metric, const DecideOptions& options = {},
+    int n_threads = 0);
 [[nodiscard]] std::vector<Decision> decide_gfm_batch(std::span<const GfmInput> instances,
                                                      const DecideMetric& metric,
                                                      const DecideOptions& options = {},

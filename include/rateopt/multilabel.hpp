@@ -150,6 +150,14 @@ class ClassifierChain {
   // prediction with status kBudgetExceeded). Ties: the first complete vector the search pops.
   [[nodiscard]] JointModeResult joint_mode(const FeatureMatrix& x, std::size_t i,
                                            std::size_t max_expanded = 1000000) const;
+  // joint_mode / exact_joint of rows [begin, end), in order (rows in parallel; the same results
+  // as row by row, for any n_threads).
+  [[nodiscard]] std::vector<JointModeResult> joint_mode_rows(const FeatureMatrix& x,
+                                                             std::size_t begin, std::size_t end,
+                                                             std::size_t max_expanded = 1000000,
+                                                             int n_threads = 0) const;
+  [[nodiscard]] std::vector<GfmInput> exact_joint_rows(const FeatureMatrix& x, std::size_t begin,
+                                                       std::size_t end, int n_threads = 0) const;
 
   [[nodiscard]] std::string to_json() const;
   static ClassifierChain from_json(std::string_view json, const std::string& name = "<string>");
@@ -183,6 +191,11 @@ class ExactFPlugin {
   // the logistic model. Raw estimates, as in the paper: the invariants of an exact P need not
   // hold (decide_gfm accepts that). O(m (nnz of row) (m + 1) + m^2).
   [[nodiscard]] GfmInput predict_gfm(const FeatureMatrix& x, std::size_t i) const;
+  // predict_gfm of rows [begin, end), in order, made consistent (make_consistent) or raw; rows in
+  // parallel (the same results for any n_threads).
+  [[nodiscard]] std::vector<GfmInput> predict_gfm_rows(const FeatureMatrix& x, std::size_t begin,
+                                                       std::size_t end, bool consistent,
+                                                       int n_threads = 0) const;
 
   [[nodiscard]] std::string to_json() const;
   static ExactFPlugin from_json(std::string_view json, const std::string& name = "<string>");

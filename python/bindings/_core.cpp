@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "binding_util.hpp"
-#include "common/parallel.hpp"
 #include "rateopt/decide.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/expr.hpp"
@@ -132,30 +131,6 @@ py::dict pack_decisions(const std::vector<Decision>& ds, bool all_k) {
                   "none"_a = none, "expected_by_k_none"_a = by_k_none);
 }
 
-// The C++ batch helpers take owning vectors; rows of a numpy matrix are decided in place instead,
-// with the library's one parallel_for (same per-instance functions, same error messages).
-template <typename Fn>
-std::vector<Decision> run_rows(std::size_t count, int n_threads, Fn&& one) {
-  std::vector<Decision> out(count);
-  detail::parallel_for(count, n_threads, [&](std::size_t i) {
-    try {
-      out[i] = one(i);
-    } catch (const std::invalid_argument& e) {
-      std::string what = e.what();
-      const std::string prefix = "[rateopt.invalid_argument] ";
-      if (what.rfind(prefix, 0) == 0) what.erase(0, prefix.size());
-      throw InvalidArgument("instance " + std::to_string(i) + ": " + what);
-    }
-  });
-  return out;
-}
-
-Decision decide_one(DecideModel model, std::span<const double> p, const DecideMetric& metric,
-                    const DecideOptions& o) {
-  return model == DecideModel::kMulticlass ? decide_multiclass(p, metric, o)
-                                           : decide_independent(p, metric, o);
-}
-
 // rows: a 2-D C-contiguous float64 array, or a list of 1-D arrays (different lengths).
 py::dict decide_rows(const py::object& rows, const std::string& metric_name,
                      const std::string& model_name, const std::string& method, bool all_k,
@@ -176,19 +151,18 @@ py::dict decide_rows(const py::object& rows, const std::string& metric_name,
       spans.push_back(span_of(keep.back()));
     }
     py::gil_scoped_release release;
-    ds = run_rows(spans.size(), n_threads,
-                  [&](std::size_t i) { return decide_one(model, spans[i], metric, o); });
+    ds = decide_batch(model, std::span<const std::span<const double>>(spans), metric, o, n_threads);
   } else {
     const auto a = Array<double>::ensure(rows);
     if (!a) throw py::error_already_set();
     require_ndim(a, 2, "probabilities");
     const auto n = static_cast<std::size_t>(a.shape(0));
     const auto m = static_cast<std::size_t>(a.shape(1));
-    const double* base = a.data();
+    std::vector<std::span<const double>> spans;  // the rows in place
+    spans.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) spans.emplace_back(a.data() + i * m, m);
     py::gil_scoped_release release;
-    ds = run_rows(n, n_threads, [&](std::size_t i) {
-      return decide_one(model, std::span<const double>(base + i * m, m), metric, o);
-    });
+    ds = decide_batch(model, std::span<const std::span<const double>>(spans), metric, o, n_threads);
   }
   return pack_decisions(ds, all_k);
 }
@@ -685,7 +659,8 @@ PYBIND11_MODULE(_core, m) {
         const DecideModel md = parse_model(model);
         const auto s = span_of(p);
         py::gil_scoped_release release;
-        return decide_one(md, s, mt, o);
+        return md == DecideModel::kMulticlass ? decide_multiclass(s, mt, o)
+                                              : decide_independent(s, mt, o);
       },
       "probabilities"_a, "metric"_a, "model"_a = "independent", "method"_a = "auto",
       "all_k"_a = false, "truncation"_a = 0.0, "early_stop"_a = false, "fast_tolerance"_a = 1e-12,
@@ -775,9 +750,7 @@ PYBIND11_MODULE(_core, m) {
         std::vector<Decision> ds;
         {
           py::gil_scoped_release release;
-          ds = run_rows(views.size(), n_threads, [&](std::size_t i) {
-            return decide_gfm_samples(views[i], ws[i], m, mt, o);
-          });
+          ds = decide_gfm_samples_batch(views, ws, m, mt, o, n_threads);
         }
         return pack_decisions(ds, all_k);
       },

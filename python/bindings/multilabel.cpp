@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "binding_util.hpp"
-#include "common/parallel.hpp"
 
 namespace rateopt::python {
 namespace {
@@ -59,21 +58,17 @@ py::tuple sets_to_numpy(const LabelSets& s) {
   return py::make_tuple(to_numpy(s.indptr), to_numpy(s.indices));
 }
 
-// P of every row as an (n, m, m) array and p_zero as (n,), rows in parallel.
-template <typename One>
-py::tuple gfm_rows(std::size_t n, std::size_t m, int n_threads, One&& one) {
+// (P, p0) of every row as an (n, m, m) array and an (n,) array.
+py::tuple gfm_arrays(const std::vector<GfmInput>& rows, std::size_t m) {
+  const std::size_t n = rows.size();
   py::array_t<double> p(
       {static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(m), static_cast<py::ssize_t>(m)});
   py::array_t<double> p0(static_cast<py::ssize_t>(n));
   double* pp = p.mutable_data();
   double* pz = p0.mutable_data();
-  {
-    py::gil_scoped_release release;
-    detail::parallel_for(n, n_threads, [&](std::size_t i) {
-      const GfmInput in = one(i);
-      std::copy(in.p.begin(), in.p.end(), pp + i * m * m);
-      pz[i] = in.p_zero;
-    });
+  for (std::size_t i = 0; i < n; ++i) {
+    std::copy(rows[i].p.begin(), rows[i].p.end(), pp + i * m * m);
+    pz[i] = rows[i].p_zero;
   }
   return py::make_tuple(p, p0);
 }
@@ -140,11 +135,10 @@ void bind_multilabel(py::module_& m) {
           [](const ClassifierChain& c, const FeatureMatrix& x, std::size_t max_expanded,
              int n_threads) {
             const std::size_t n = x.rows();
-            std::vector<JointModeResult> res(n);
+            std::vector<JointModeResult> res;
             {
               py::gil_scoped_release release;
-              detail::parallel_for(
-                  n, n_threads, [&](std::size_t i) { res[i] = c.joint_mode(x, i, max_expanded); });
+              res = c.joint_mode_rows(x, 0, n, max_expanded, n_threads);
             }
             LabelSets s;
             s.num_labels = c.num_labels();
@@ -163,12 +157,12 @@ void bind_multilabel(py::module_& m) {
       .def(
           "exact_joint",
           [](const ClassifierChain& c, const FeatureMatrix& x, int n_threads) {
-            if (c.num_labels() > ClassifierChain::kMaxExactLabels)
-              throw InvalidArgument("exact_joint enumerates all 2^m label vectors: m = " +
-                                    std::to_string(c.num_labels()) + " is above " +
-                                    std::to_string(ClassifierChain::kMaxExactLabels));
-            return gfm_rows(x.rows(), c.num_labels(), n_threads,
-                            [&](std::size_t i) { return c.exact_joint(x, i); });
+            std::vector<GfmInput> rows;
+            {
+              py::gil_scoped_release release;
+              rows = c.exact_joint_rows(x, 0, x.rows(), n_threads);
+            }
+            return gfm_arrays(rows, c.num_labels());
           },
           "X"_a, "n_threads"_a = 0)
       .def(
@@ -186,10 +180,12 @@ void bind_multilabel(py::module_& m) {
   efp.def(
       "predict_gfm",
       [](const ExactFPlugin& e, const FeatureMatrix& x, bool consistent, int n_threads) {
-        return gfm_rows(x.rows(), e.num_labels(), n_threads, [&](std::size_t i) {
-          GfmInput in = e.predict_gfm(x, i);
-          return consistent ? make_consistent(in) : in;
-        });
+        std::vector<GfmInput> rows;
+        {
+          py::gil_scoped_release release;
+          rows = e.predict_gfm_rows(x, 0, x.rows(), consistent, n_threads);
+        }
+        return gfm_arrays(rows, e.num_labels());
       },
       "X"_a, "consistent"_a = false, "n_threads"_a = 0,
       "(P, p0) per row: (n, m, m) and (n,); raw estimates unless consistent.");

@@ -35,7 +35,7 @@ BatchInstanceError::BatchInstanceError(std::size_t instance, std::string detail)
       detail_(std::move(detail)) {}
 
 std::vector<Decision> decide_batch(DecideModel model,
-                                   std::span<const std::vector<double>> instances,
+                                   std::span<const std::span<const double>> instances,
                                    const DecideMetric& metric, const DecideOptions& options,
                                    int n_threads) {
   return run_batch(instances.size(), n_threads, [&](std::size_t i) {
@@ -44,11 +44,32 @@ std::vector<Decision> decide_batch(DecideModel model,
   });
 }
 
+std::vector<Decision> decide_batch(DecideModel model,
+                                   std::span<const std::vector<double>> instances,
+                                   const DecideMetric& metric, const DecideOptions& options,
+                                   int n_threads) {
+  const std::vector<std::span<const double>> views(instances.begin(), instances.end());
+  return decide_batch(model, std::span<const std::span<const double>>(views), metric, options,
+                      n_threads);
+}
+
 std::vector<Decision> decide_gfm_batch(std::span<const GfmInput> instances,
                                        const DecideMetric& metric, const DecideOptions& options,
                                        int n_threads) {
   return run_batch(instances.size(), n_threads,
                    [&](std::size_t i) { return decide_gfm(instances[i], metric, options); });
+}
+
+std::vector<Decision> decide_gfm_samples_batch(std::span<const LabelSetsView> samples,
+                                               std::span<const std::span<const double>> weights,
+                                               std::size_t m, const DecideMetric& metric,
+                                               const DecideOptions& options, int n_threads) {
+  RATEOPT_CHECK(weights.size() == samples.size(),
+                "decide_gfm_samples_batch: {} sample sets but {} weight vectors", samples.size(),
+                weights.size());
+  return run_batch(samples.size(), n_threads, [&](std::size_t i) {
+    return decide_gfm_samples(samples[i], weights[i], m, metric, options);
+  });
 }
 
 }  // namespace rateopt

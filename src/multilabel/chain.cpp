@@ -166,6 +166,31 @@ LabelSets ClassifierChain::sample_rows(const FeatureMatrix& x, std::size_t begin
   return out;
 }
 
+std::vector<JointModeResult> ClassifierChain::joint_mode_rows(const FeatureMatrix& x,
+                                                              std::size_t begin, std::size_t end,
+                                                              std::size_t max_expanded,
+                                                              int n_threads) const {
+  RATEOPT_CHECK(begin <= end && end <= x.rows(), "rows [{}, {}) out of range ({} rows)", begin, end,
+                x.rows());
+  std::vector<JointModeResult> out(end - begin);
+  detail::parallel_for(end - begin, n_threads,
+                       [&](std::size_t r) { out[r] = joint_mode(x, begin + r, max_expanded); });
+  return out;
+}
+
+std::vector<GfmInput> ClassifierChain::exact_joint_rows(const FeatureMatrix& x, std::size_t begin,
+                                                        std::size_t end, int n_threads) const {
+  RATEOPT_CHECK(begin <= end && end <= x.rows(), "rows [{}, {}) out of range ({} rows)", begin, end,
+                x.rows());
+  RATEOPT_CHECK(models.size() <= kMaxExactLabels,
+                "exact_joint enumerates all 2^m label vectors: m = {} is above {}", models.size(),
+                kMaxExactLabels);
+  std::vector<GfmInput> out(end - begin);
+  detail::parallel_for(end - begin, n_threads,
+                       [&](std::size_t r) { out[r] = exact_joint(x, begin + r); });
+  return out;
+}
+
 JointModeResult ClassifierChain::joint_mode(const FeatureMatrix& x, std::size_t i,
                                             std::size_t max_expanded) const {
   const std::size_t m = models.size();

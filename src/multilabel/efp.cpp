@@ -5,10 +5,24 @@
 #include <functional>
 
 #include "common/check.hpp"
+#include "common/parallel.hpp"
 #include "rateopt/multilabel.hpp"
 #include "train/logistic_objective.hpp"
 
 namespace rateopt {
+
+std::vector<GfmInput> ExactFPlugin::predict_gfm_rows(const FeatureMatrix& x, std::size_t begin,
+                                                     std::size_t end, bool consistent,
+                                                     int n_threads) const {
+  RATEOPT_CHECK(begin <= end && end <= x.rows(), "rows [{}, {}) out of range ({} rows)", begin, end,
+                x.rows());
+  std::vector<GfmInput> out(end - begin);
+  detail::parallel_for(end - begin, n_threads, [&](std::size_t r) {
+    out[r] = predict_gfm(x, begin + r);
+    if (consistent) out[r] = make_consistent(out[r]);
+  });
+  return out;
+}
 
 GfmInput ExactFPlugin::predict_gfm(const FeatureMatrix& x, std::size_t i) const {
   const std::size_t m = label_models.size();

@@ -193,6 +193,29 @@ TEST(ClassifierChain, SamplingIsSeededAndIndependentOfThreads) {
   EXPECT_NE(one.indices, other.indices);
 }
 
+// The row-range forms (what rateopt predict and the Python binding call) give the single-row
+// results in order, for any thread count.
+TEST(ClassifierChain, RowRangesEqualRowByRowForAnyThreads) {
+  const ClassifierChain c = random_chain(3, 6, 9);
+  const Problem p = make_problem(30, 3, 6, 4);
+  for (int threads : {1, 2, 3}) {
+    const auto modes = c.joint_mode_rows(p.x, 4, 19, 100000, threads);
+    const auto joints = c.exact_joint_rows(p.x, 4, 19, threads);
+    ASSERT_EQ(modes.size(), 15U);
+    ASSERT_EQ(joints.size(), 15U);
+    for (std::size_t r = 0; r < 15; ++r) {
+      const JointModeResult one = c.joint_mode(p.x, 4 + r, 100000);
+      EXPECT_EQ(modes[r].labels, one.labels);
+      EXPECT_EQ(modes[r].probability, one.probability);
+      const GfmInput in = c.exact_joint(p.x, 4 + r);
+      EXPECT_EQ(joints[r].p, in.p);
+      EXPECT_EQ(joints[r].p_zero, in.p_zero);
+    }
+  }
+  EXPECT_THROW((void)c.exact_joint_rows(p.x, 5, 31), InvalidArgument);
+  EXPECT_THROW((void)random_chain(2, 21, 1).exact_joint_rows(p.x, 0, 1), InvalidArgument);
+}
+
 TEST(ClassifierChain, JointModeIsTheArgmaxOfTheExactJoint) {
   for (std::uint64_t seed = 0; seed < 40; ++seed) {
     const std::size_t m = 2 + seed % 9;
@@ -332,6 +355,25 @@ TEST(ExactFPlugin, PRowsComeFromTheMultinomialProbabilities) {
   const ExactFPlugin back = ExactFPlugin::from_json(e.to_json());
   EXPECT_EQ(back.to_json(), e.to_json());
   EXPECT_EQ(model_format(e.to_json()), "rateopt.efp");
+}
+
+TEST(ExactFPlugin, RowRangesEqualRowByRowForAnyThreads) {
+  const Problem p = make_problem(120, 3, 4, 6);
+  MultilabelFitOptions o;
+  o.c = 0.5;
+  const ExactFPlugin e = ExactFPlugin::fit(p.x, p.y(), {}, o);
+  for (int threads : {1, 3}) {
+    for (const bool consistent : {false, true}) {
+      const auto rows = e.predict_gfm_rows(p.x, 10, 40, consistent, threads);
+      ASSERT_EQ(rows.size(), 30U);
+      for (std::size_t r = 0; r < 30; ++r) {
+        const GfmInput raw = e.predict_gfm(p.x, 10 + r);
+        const GfmInput want = consistent ? make_consistent(raw) : raw;
+        EXPECT_EQ(rows[r].p, want.p);
+        EXPECT_EQ(rows[r].p_zero, want.p_zero);
+      }
+    }
+  }
 }
 
 TEST(ExactFPlugin, GfmOnAnExactPEqualsBruteForceOverAllPredictions) {
