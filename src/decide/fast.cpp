@@ -25,6 +25,7 @@
 #include <numbers>
 #include <vector>
 
+#include "common/compensated_sum.hpp"
 #include "decide/fast_rule.hpp"
 #include "decide/independent_impl.hpp"
 #include "decide/poisson_binomial.hpp"
@@ -121,17 +122,6 @@ double fast_tolerance_floor(std::size_t n) {
 }
 
 namespace {
-
-struct CompensatedSum {
-  double sum = 0;
-  double comp = 0;
-  void add(double v) {
-    const double t = sum + v;
-    comp += std::abs(sum) >= std::abs(v) ? (sum - t) + v : (v - t) + sum;
-    sum = t;
-  }
-  [[nodiscard]] double value() const { return sum + comp; }
-};
 
 // Bernstein: P(|S - E S| >= r) <= 2 exp(-L) for r = L/3 + sqrt(L^2/9 + 2 L var).
 double bernstein_radius(double log_inv, double var) {

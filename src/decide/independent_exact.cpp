@@ -10,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "common/compensated_sum.hpp"
 #include "decide/independent_impl.hpp"
 #include "decide/poisson_binomial.hpp"
 
@@ -17,18 +18,6 @@ namespace rateopt::detail {
 namespace {
 
 using Family = DecideMetric::Family;
-
-// Neumaier-compensated running sum.
-struct CompensatedSum {
-  double sum = 0;
-  double comp = 0;
-  void add(double v) {
-    const double t = sum + v;
-    comp += std::abs(sum) >= std::abs(v) ? (sum - t) + v : (v - t) + sum;
-    sum = t;
-  }
-  [[nodiscard]] double value() const { return sum + comp; }
-};
 
 // One k of the double sum; scratch buffers are reused across k.
 class ExactKernel {

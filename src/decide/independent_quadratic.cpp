@@ -15,6 +15,7 @@
 #include <cmath>
 #include <vector>
 
+#include "common/compensated_sum.hpp"
 #include "decide/independent_impl.hpp"
 #include "decide/poisson_binomial.hpp"
 
@@ -55,14 +56,10 @@ double prob_none(std::span<const double> p) {
 // Neumaier prefix sums T[k] = sum_{j<=k} p_j.
 std::vector<double> prefix_sums(std::span<const double> p) {
   std::vector<double> t(p.size() + 1, 0.0);
-  double sum = 0;
-  double comp = 0;
+  CompensatedSum sum;
   for (std::size_t k = 0; k < p.size(); ++k) {
-    const double v = p[k];
-    const double s = sum + v;
-    comp += std::abs(sum) >= std::abs(v) ? (sum - s) + v : (v - s) + sum;
-    sum = s;
-    t[k + 1] = sum + comp;
+    sum.add(p[k]);
+    t[k + 1] = sum.value();
   }
   return t;
 }
