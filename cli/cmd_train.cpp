@@ -449,8 +449,7 @@ std::vector<std::int32_t> one_vs_rest_labels(const Labels& labels, std::size_t j
 
 // --one-vs-rest: one logistic regression per label or class; returns the exit code.
 int train_one_vs_rest(const Dataset& ds, const std::string& data_path,
-                      const LogisticRegressionOptions& options, const nlohmann::json& opts,
-                      const std::string& output) {
+                      const LogisticRegressionOptions& options, const std::string& output) {
   const Labels& labels = ds.labels();
   if (labels.kind != LabelKind::kMultilabel && labels.kind != LabelKind::kMulticlass)
     throw InvalidArgument(
@@ -475,9 +474,7 @@ int train_one_vs_rest(const Dataset& ds, const std::string& data_path,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     seconds += s;
     all_converged = all_converged && fit.status == Termination::kConverged;
-    Classifier c = Classifier::single(fit.model, Link::kLogistic, ds.encoding());
-    c.kind = "logistic_regression";
-    c.options_json = opts.dump();
+    Classifier c = logistic_regression_model(fit.model, options, ds.encoding());
     nlohmann::json report{{"status", std::string(to_string(fit.status))},
                           {"iterations", fit.iterations},
                           {"objective", fit.objective}};
@@ -573,11 +570,6 @@ int run_train(int argc, const char* const* argv) {
   options.fit_intercept = problem.train.fit_intercept;
 
   const Dataset ds = load_dataset(data_path, reader);
-  nlohmann::json opts{{"learner", "logistic_regression"},
-                      {"C", options.c},
-                      {"tol", options.tol},
-                      {"max_iter", options.max_iter},
-                      {"fit_intercept", options.fit_intercept}};
   if (!multilabel.model.empty()) {
     if (one_vs_rest || problem.active())
       throw InvalidArgument(
@@ -588,7 +580,7 @@ int run_train(int argc, const char* const* argv) {
   }
   if (multilabel.tune_c || !multilabel.c_grid.empty())
     throw InvalidArgument("--tune-c and --c-grid apply to --multilabel-model");
-  if (one_vs_rest) return train_one_vs_rest(ds, data_path, options, opts, output);
+  if (one_vs_rest) return train_one_vs_rest(ds, data_path, options, output);
   if (problem.active())
     return train_rate_constrained_cli(ds, data_path, validation_path, reader, problem,
                                       options.n_threads, output);
@@ -609,9 +601,7 @@ int run_train(int argc, const char* const* argv) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  Classifier model = Classifier::single(fit.model, Link::kLogistic, ds.encoding());
-  model.kind = "logistic_regression";
-  model.options_json = opts.dump();
+  Classifier model = logistic_regression_model(fit.model, options, ds.encoding());
   nlohmann::json report{{"status", std::string(to_string(fit.status))},
                         {"iterations", fit.iterations},
                         {"objective", fit.objective},

@@ -82,6 +82,14 @@ struct LogisticRegressionResult {
     const FeatureMatrix& x, std::span<const std::int32_t> labels,
     std::span<const double> weights = {}, const LogisticRegressionOptions& options = {});
 
+// The model file of one fit (rateopt train's default learner, Python's LogisticRegression, each
+// one-vs-rest label): kind "logistic_regression", the logistic link, and the training options
+// as options_json ({"learner", "C", "tol", "max_iter", "fit_intercept"}), so that every front end
+// writes the same file for the same fit.
+[[nodiscard]] Classifier logistic_regression_model(LinearModel model,
+                                                   const LogisticRegressionOptions& options,
+                                                   Encoding encoding);
+
 // ---- multinomial (softmax) logistic regression -------------------------------------------------
 // Minimises  C * sum_i w_i * (-log softmax(z_i)[c_i]) + 0.5 * sum_k |W_k|^2,
 // z_i[k] = x_i . W_k + b_k over the K classes SEEN in `classes` (sorted distinct values; a class

@@ -663,12 +663,13 @@ PYBIND11_MODULE(_core, m) {
                                               : decide_independent(s, mt, o);
       },
       "probabilities"_a, "metric"_a, "model"_a = "independent", "method"_a = "auto",
-      "all_k"_a = false, "truncation"_a = 0.0, "early_stop"_a = false, "fast_tolerance"_a = 1e-12,
-      "empty_score"_a = 1.0, "none_item"_a = false,
-      "One instance: independent marginals or class probabilities.");
+      "all_k"_a = false, "truncation"_a = 0.0, "early_stop"_a = false,
+      "fast_tolerance"_a = DecideOptions{}.fast_tolerance, "empty_score"_a = 1.0,
+      "none_item"_a = false, "One instance: independent marginals or class probabilities.");
   m.def("decide_rows", &decide_rows, "rows"_a, "metric"_a, "model"_a = "independent",
         "method"_a = "auto", "all_k"_a = false, "truncation"_a = 0.0, "early_stop"_a = false,
-        "fast_tolerance"_a = 1e-12, "empty_score"_a = 1.0, "none_item"_a = false, "n_threads"_a = 0,
+        "fast_tolerance"_a = DecideOptions{}.fast_tolerance, "empty_score"_a = 1.0,
+        "none_item"_a = false, "n_threads"_a = 0,
         "A batch: rows of a 2-D array or a list of 1-D arrays; returns flat arrays.");
   m.def(
       "decide_gfm",
@@ -676,7 +677,8 @@ PYBIND11_MODULE(_core, m) {
          bool all_k, double empty_score) {
         const GfmInput in = gfm_input(p, p0);
         const DecideMetric mt = DecideMetric::from_name(metric);
-        const DecideOptions o = make_options(method, all_k, 0.0, false, 1e-12, empty_score);
+        const DecideOptions o =
+            make_options(method, all_k, 0.0, false, DecideOptions{}.fast_tolerance, empty_score);
         py::gil_scoped_release release;
         return decide_gfm(in, mt, o);
       },
@@ -696,7 +698,8 @@ PYBIND11_MODULE(_core, m) {
           inputs.push_back(gfm_input(a, p0.data()[i]));
         }
         const DecideMetric mt = DecideMetric::from_name(metric);
-        const DecideOptions o = make_options(method, all_k, 0.0, false, 1e-12, empty_score);
+        const DecideOptions o =
+            make_options(method, all_k, 0.0, false, DecideOptions{}.fast_tolerance, empty_score);
         std::vector<Decision> ds;
         {
           py::gil_scoped_release release;
@@ -713,7 +716,8 @@ PYBIND11_MODULE(_core, m) {
          const std::string& method, bool all_k, double empty_score) {
         const LabelSetsView v = label_sets(indptr, indices, m);
         const DecideMetric mt = DecideMetric::from_name(metric);
-        const DecideOptions o = make_options(method, all_k, 0.0, false, 1e-12, empty_score);
+        const DecideOptions o =
+            make_options(method, all_k, 0.0, false, DecideOptions{}.fast_tolerance, empty_score);
         const auto w = span_of(weights);
         py::gil_scoped_release release;
         return decide_gfm_samples(v, w, m, mt, o);
@@ -746,7 +750,8 @@ PYBIND11_MODULE(_core, m) {
           }
         }
         const DecideMetric mt = DecideMetric::from_name(metric);
-        const DecideOptions o = make_options(method, all_k, 0.0, false, 1e-12, empty_score);
+        const DecideOptions o =
+            make_options(method, all_k, 0.0, false, DecideOptions{}.fast_tolerance, empty_score);
         std::vector<Decision> ds;
         {
           py::gil_scoped_release release;
@@ -1101,15 +1106,17 @@ PYBIND11_MODULE(_core, m) {
           py::gil_scoped_release release;
           r = fit_logistic_regression(x, y, w, o);
         }
-        Encoding enc = python_encoding(x.cols(), std::move(feature_names));
-        Classifier model = Classifier::single(std::move(r.model), Link::kLogistic, std::move(enc));
-        model.kind = "logistic_regression";
+        Classifier model = logistic_regression_model(
+            std::move(r.model), o, python_encoding(x.cols(), std::move(feature_names)));
         return py::dict("model"_a = std::move(model), "status"_a = std::string(to_string(r.status)),
                         "iterations"_a = r.iterations, "objective"_a = r.objective,
                         "gradient_norm"_a = r.gradient_norm);
       },
-      "X"_a, "labels"_a, "weights"_a = py::none(), "C"_a = 1.0, "fit_intercept"_a = true,
-      "tol"_a = 1e-6, "max_iter"_a = 1000, "memory"_a = 10, "n_threads"_a = 0,
+      "X"_a, "labels"_a, "weights"_a = py::none(), "C"_a = LogisticRegressionOptions{}.c,
+      "fit_intercept"_a = LogisticRegressionOptions{}.fit_intercept,
+      "tol"_a = LogisticRegressionOptions{}.tol,
+      "max_iter"_a = LogisticRegressionOptions{}.max_iter,
+      "memory"_a = LogisticRegressionOptions{}.memory, "n_threads"_a = 0,
       "feature_names"_a = std::vector<std::string>{});
 
   m.def("train", &rateopt::python::train, "objective"_a, "maximize"_a, "constraints"_a, "data"_a,

@@ -65,6 +65,12 @@ def test_logistic_regression_matches_sklearn_and_cli(rateopt_bin, tmp_path):
     saved = json.loads(model.read_text())
     comp = saved["components"][0]
     np.testing.assert_allclose(ours.coef_[0], comp["weights"], rtol=1e-9, atol=1e-12)
+    # The same model file fields for the same fit (logistic_regression_model): kind and options.
+    py_saved = json.loads(ours.model_.to_json())
+    assert py_saved["kind"] == saved["kind"] == "logistic_regression"
+    assert py_saved["options"] == saved["options"] == {
+        "learner": "logistic_regression", "C": 0.5, "tol": 1e-10, "max_iter": 1000,
+        "fit_intercept": True}
     # Python predictions equal `rateopt predict` with the Python-trained model.
     ours.model_.save(str(tmp_path / "py.json"))
     out = run_cli(rateopt_bin, "predict", "--model", tmp_path / "py.json", "--data", data,
