@@ -7,6 +7,8 @@
 #include <functional>
 #include <string>
 
+#include "rateopt/error.hpp"
+
 namespace rateopt::test {
 
 inline bool contains(const std::string& s, const std::string& part) {
@@ -26,6 +28,18 @@ std::string error_of(const std::function<void()>& f) {
   }
   ADD_FAILURE() << "no exception thrown";
   return {};
+}
+
+// Runs `fn` and expects InvalidArgument whose message contains `needle` (a test failure
+// otherwise; an exception of another type propagates).
+template <typename Fn>
+void expect_invalid(Fn&& fn, const std::string& needle) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected InvalidArgument mentioning '" << needle << "'";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace rateopt::test

@@ -16,6 +16,7 @@
 #include "decide/independent_test_util.hpp"
 #include "rateopt/decide.hpp"
 #include "rateopt/error.hpp"
+#include "test_util.hpp"
 
 namespace rateopt {
 namespace {
@@ -164,15 +165,7 @@ TEST(IndependentDecide, EmptyInputIsTheEmptySet) {
   }
 }
 
-template <typename Fn>
-void expect_invalid(Fn&& fn, const std::string& needle) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected InvalidArgument mentioning '" << needle << "'";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using test::expect_invalid;
 
 TEST(IndependentDecide, BadInputThrows) {
   const DecideMetric f1 = DecideMetric::from_name("f1");

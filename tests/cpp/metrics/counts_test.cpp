@@ -11,20 +11,12 @@
 #include "rateopt/dataset.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/metrics.hpp"
+#include "test_util.hpp"
 
 namespace rateopt {
 namespace {
 
-// Expects `fn` to throw InvalidArgument whose message contains `needle`.
-template <typename Fn>
-void expect_invalid(Fn&& fn, const std::string& needle) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected InvalidArgument mentioning '" << needle << "'";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using test::expect_invalid;
 
 TEST(ConfusionCounts, HardPredictionsHand) {
   const std::vector<std::int32_t> y{1, 1, 0, 0, 1, 0};

@@ -8,6 +8,7 @@
 
 #include "rateopt/error.hpp"
 #include "rateopt/metrics.hpp"
+#include "test_util.hpp"
 
 namespace rateopt {
 namespace {
@@ -82,15 +83,7 @@ TEST(MultilabelHand, EmptyConventions) {
   expect_scores(multilabel_scores(zero.view(), zero.view()), MultilabelScores{0, 0, 1, 1, 0, 0});
 }
 
-template <typename Fn>
-void expect_invalid(Fn&& fn, const std::string& needle) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected InvalidArgument mentioning '" << needle << "'";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using test::expect_invalid;
 
 TEST(MultilabelErrors, ValidatesShapes) {
   const Sets ok(3, {{0, 2}, {1}});

@@ -11,6 +11,7 @@
 
 #include "rateopt/error.hpp"
 #include "rateopt/metrics.hpp"
+#include "test_util.hpp"
 
 namespace rateopt {
 namespace {
@@ -71,15 +72,7 @@ TEST(RankingHand, AveragePrecision) {
                    0.5);
 }
 
-template <typename Fn>
-void expect_invalid(Fn&& fn, const std::string& needle) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected InvalidArgument mentioning '" << needle << "'";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using test::expect_invalid;
 
 TEST(RankingErrors, UndefinedCasesAndBadInput) {
   expect_invalid([] { (void)roc_auc(Doubles{1, 2}, Labels01{0, 0}); }, "no positive");

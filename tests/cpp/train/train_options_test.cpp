@@ -12,6 +12,7 @@
 
 #include "rateopt/error.hpp"
 #include "rateopt/train.hpp"
+#include "test_util.hpp"
 #include "train/train_test_util.hpp"
 
 namespace rateopt {
@@ -126,16 +127,8 @@ TEST(TrainOptionsTest, EveryOptionRoundTripsThroughTextAndJson) {
   EXPECT_EQ(o.model_rule, StepRule::kSgd);
 }
 
-// The message of the InvalidArgument `f` throws ("" when none).
-template <class F>
-std::string message_of(F f) {
-  try {
-    f();
-  } catch (const InvalidArgument& e) {
-    return e.what();
-  }
-  return "";
-}
+// The message of the InvalidArgument `f` throws (a test failure when none).
+constexpr auto message_of = &test::error_of<InvalidArgument>;
 
 TEST(TrainOptionsTest, RejectsOutOfRangeValuesNamingKeyValueAndRange) {
   for (const TrainOptionInfo& i : train_option_table()) {
