@@ -98,6 +98,9 @@ enum class LabelKind {
 };
 
 [[nodiscard]] std::string_view to_string(LabelKind kind) noexcept;
+// The LabelKind named `name` ("none", "binary", "multiclass", "multilabel"). Throws
+// InvalidArgument listing the accepted names.
+[[nodiscard]] LabelKind parse_label_kind(std::string_view name);
 
 // Labels of n examples.
 struct Labels {

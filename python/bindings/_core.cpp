@@ -199,15 +199,6 @@ FeatureMatrix csr_matrix(const Array<std::int64_t>& indptr, const Array<std::int
       std::vector<double>(values.data(), values.data() + values.size()), cols);
 }
 
-LabelKind parse_label_kind(const std::string& kind) {
-  if (kind == "none") return LabelKind::kNone;
-  if (kind == "binary") return LabelKind::kBinary;
-  if (kind == "multiclass") return LabelKind::kMulticlass;
-  if (kind == "multilabel") return LabelKind::kMultilabel;
-  throw InvalidArgument("label kind must be none, binary, multiclass or multilabel, got '" + kind +
-                        "'");
-}
-
 // The encoding of a model trained from Python, chosen so that the CLI can apply it: a numeric
 // CSV encoding reading the named columns unscaled (DataFrame input), else a LIBSVM encoding
 // (feature j is index j + 1, named f<j+1>).

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "common/enum_names.hpp"
 #include "rateopt/status.hpp"
 #include "rateopt/version.hpp"
 
@@ -41,21 +42,7 @@ WriteError::WriteError(const std::string& message) : IoError("rateopt.write_erro
 NotFound::NotFound(const std::string& message) : Error("rateopt.not_found", message) {}
 
 std::string_view to_string(Termination t) noexcept {
-  switch (t) {
-    case Termination::kConverged:
-      return "converged";
-    case Termination::kMaxIterations:
-      return "max_iterations";
-    case Termination::kInfeasible:
-      return "infeasible";
-    case Termination::kFeasible:
-      return "feasible";
-    case Termination::kNumericalError:
-      return "numerical_error";
-    case Termination::kInterrupted:
-      return "interrupted";
-  }
-  return "unknown";
+  return detail::name_of(detail::kTerminationNames, t);
 }
 
 std::string_view version() noexcept {

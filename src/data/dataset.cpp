@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/check.hpp"
+#include "common/enum_names.hpp"
 
 namespace rateopt {
 
@@ -143,17 +144,13 @@ FeatureMatrix FeatureMatrix::select_rows(std::span<const std::size_t> rows) cons
 // ---- Labels -------------------------------------------------------------------------------------
 
 std::string_view to_string(LabelKind kind) noexcept {
-  switch (kind) {
-    case LabelKind::kNone:
-      return "none";
-    case LabelKind::kBinary:
-      return "binary";
-    case LabelKind::kMulticlass:
-      return "multiclass";
-    case LabelKind::kMultilabel:
-      return "multilabel";
-  }
-  return "unknown";
+  return detail::name_of(detail::kLabelKindNames, kind);
+}
+
+LabelKind parse_label_kind(std::string_view name) {
+  if (const auto kind = detail::parse(detail::kLabelKindNames, name)) return *kind;
+  throw InvalidArgument(
+      fmt::format("label kind must be none, binary, multiclass or multilabel, got '{}'", name));
 }
 
 std::size_t Labels::size() const noexcept {

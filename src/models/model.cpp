@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "common/check.hpp"
+#include "common/enum_names.hpp"
 #include "common/parallel.hpp"
 #include "rateopt/io.hpp"
 
@@ -62,9 +63,7 @@ double apply_link(Link link, double s) {
 }
 
 std::optional<Link> parse_link(std::string_view name) {
-  for (Link l : {Link::kLogistic, Link::kThreshold, Link::kRamp})
-    if (to_string(l) == name) return l;
-  return std::nullopt;
+  return detail::parse(detail::kLinkNames, name);
 }
 
 // splitmix64 (Steele, Lea & Flood 2014): the counter-th output of the generator seeded with seed.
@@ -255,35 +254,17 @@ void LinearModel::scores(const FeatureMatrix& x, std::span<double> out, int n_th
 // ---- names --------------------------------------------------------------------------------------
 
 std::string_view to_string(Link link) noexcept {
-  switch (link) {
-    case Link::kLogistic:
-      return "logistic";
-    case Link::kThreshold:
-      return "threshold";
-    case Link::kRamp:
-      return "ramp";
-  }
-  return "unknown";
+  return detail::name_of(detail::kLinkNames, link);
 }
 
 std::string_view to_string(PredictMode mode) noexcept {
-  switch (mode) {
-    case PredictMode::kDeterministic:
-      return "deterministic";
-    case PredictMode::kStochastic:
-      return "stochastic";
-    case PredictMode::kProbability:
-      return "probability";
-  }
-  return "unknown";
+  return detail::name_of(detail::kPredictModeNames, mode);
 }
 
 PredictMode parse_predict_mode(std::string_view name) {
-  for (PredictMode m :
-       {PredictMode::kDeterministic, PredictMode::kStochastic, PredictMode::kProbability})
-    if (to_string(m) == name) return m;
-  throw InvalidArgument(fmt::format(
-      "unknown predict mode '{}' (accepted: deterministic, stochastic, probability)", name));
+  if (const auto m = detail::parse(detail::kPredictModeNames, name)) return *m;
+  throw InvalidArgument(fmt::format("unknown predict mode '{}' (accepted: {})", name,
+                                    detail::joined_names(detail::kPredictModeNames)));
 }
 
 namespace {
@@ -732,12 +713,10 @@ OneVsRest OneVsRest::from_json(std::string_view text, const std::string& name) {
   Json j = parse_model_object(text, name, "rateopt.one_vs_rest", kFormatVersion);
   OneVsRest m;
   const std::string kind = r.string(r.at(j, "label_kind", "label_kind"), "label_kind");
-  if (kind == to_string(LabelKind::kMultilabel))
-    m.label_kind = LabelKind::kMultilabel;
-  else if (kind == to_string(LabelKind::kMulticlass))
-    m.label_kind = LabelKind::kMulticlass;
-  else
+  const std::optional<LabelKind> label_kind = detail::parse(detail::kLabelKindNames, kind);
+  if (label_kind != LabelKind::kMultilabel && label_kind != LabelKind::kMulticlass)
     r.fail("label_kind", fmt::format("'{}', expected multilabel or multiclass", kind));
+  m.label_kind = *label_kind;
   const Json& names = r.at(j, "names", "names");
   if (!names.is_array()) r.fail("names", "expected an array of strings");
   for (std::size_t k = 0; k < names.size(); ++k)

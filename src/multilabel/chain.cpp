@@ -11,6 +11,7 @@
 #include <queue>
 
 #include "common/check.hpp"
+#include "common/enum_names.hpp"
 #include "common/parallel.hpp"
 #include "multilabel/multilabel_impl.hpp"
 #include "rateopt/multilabel.hpp"
@@ -19,7 +20,7 @@
 namespace rateopt {
 
 std::string_view to_string(SearchStatus s) noexcept {
-  return s == SearchStatus::kExact ? "exact" : "budget_exceeded";
+  return detail::name_of(detail::kSearchStatusNames, s);
 }
 
 std::size_t ClassifierChain::num_features() const {

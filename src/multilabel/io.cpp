@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "common/check.hpp"
+#include "common/enum_names.hpp"
 #include "rateopt/multilabel.hpp"
 
 namespace rateopt {
@@ -92,15 +93,11 @@ BaseModelFit read_fit(const Json& j, const std::string& name, const std::string&
   f.c = number(at(j, "c", name, path + ".c"), name, path + ".c");
   f.cv_log_loss = number(at(j, "cv_log_loss", name, path + ".cv_log_loss"), name, path);
   const Json& s = at(j, "status", name, path + ".status");
-  bool found = false;
-  for (Termination t :
-       {Termination::kConverged, Termination::kMaxIterations, Termination::kInfeasible,
-        Termination::kNumericalError, Termination::kFeasible, Termination::kInterrupted})
-    if (s.is_string() && s.get<std::string>() == to_string(t)) {
-      f.status = t;
-      found = true;
-    }
-  if (!found) fail(name, path + ".status", fmt::format("unknown status {}", s.dump()));
+  const std::optional<Termination> status =
+      s.is_string() ? detail::parse(detail::kTerminationNames, s.get<std::string>())
+                    : std::nullopt;
+  if (!status) fail(name, path + ".status", fmt::format("unknown status {}", s.dump()));
+  f.status = *status;
   const Json& it = at(j, "iterations", name, path + ".iterations");
   if (!it.is_number_integer()) fail(name, path + ".iterations", "expected an integer");
   f.iterations = it.get<int>();

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/check.hpp"
+#include "common/enum_names.hpp"
 #include "rateopt/train_options.hpp"
 #include "train/train_impl.hpp"
 
@@ -96,13 +97,12 @@ std::span<const TrainSolverInfo> train_solvers() {
   return infos;
 }
 
-// to_string(TrainSolver) is in train_options.cpp (the option table needs the names without the
-// solvers; a test checks that the names agree with this table).
+// The solver names are detail::kTrainSolverNames (src/common/enum_names.hpp; to_string(TrainSolver)
+// is in train_options.cpp, which needs the names without the solvers); a test checks that they
+// agree with this table.
 
 TrainSolver parse_train_solver(std::string_view name) {
-  if (name == "auto") return TrainSolver::kAuto;
-  for (const Entry& e : kSolvers)
-    if (e.info.name == name) return e.info.solver;
+  if (const auto s = detail::parse(detail::kTrainSolverNames, name)) return *s;
   throw InvalidArgument(fmt::format("unknown solver '{}' (solvers: {})", name, names()));
 }
 

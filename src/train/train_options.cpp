@@ -16,47 +16,26 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/enum_names.hpp"
 #include "rateopt/error.hpp"
 
 namespace rateopt {
 
-// The names of the solvers and step rules live here so that the option table (and what reads
-// problem files) does not need the solvers themselves; train_options_test checks the solver names
-// against train_solvers().
+// The names of the solvers and step rules are the tables in src/common/enum_names.hpp, so that the
+// option table (and what reads problem files) does not need the solvers themselves;
+// train_options_test checks the solver names against train_solvers().
 std::string_view to_string(TrainSolver solver) noexcept {
-  switch (solver) {
-    case TrainSolver::kAuto:
-      return "auto";
-    case TrainSolver::kCuttingPlane:
-      return "cutting-plane";
-    case TrainSolver::kProxyLagrangian:
-      return "proxy";
-    case TrainSolver::kThreePlayer:
-      return "three-player";
-    case TrainSolver::kRatio:
-      return "ratio";
-    case TrainSolver::kOracle:
-      return "oracle";
-  }
-  return "?";
+  return detail::name_of(detail::kTrainSolverNames, solver);
 }
 
 std::string_view to_string(StepRule rule) noexcept {
-  switch (rule) {
-    case StepRule::kSgd:
-      return "sgd";
-    case StepRule::kAdagrad:
-      return "adagrad";
-    case StepRule::kAdam:
-      return "adam";
-  }
-  return "?";
+  return detail::name_of(detail::kStepRuleNames, rule);
 }
 
 StepRule parse_step_rule(std::string_view name) {
-  for (StepRule s : {StepRule::kSgd, StepRule::kAdagrad, StepRule::kAdam})
-    if (to_string(s) == name) return s;
-  throw InvalidArgument(fmt::format("unknown step rule '{}' (rules: sgd, adagrad, adam)", name));
+  if (const auto s = detail::parse(detail::kStepRuleNames, name)) return *s;
+  throw InvalidArgument(fmt::format("unknown step rule '{}' (rules: {})", name,
+                                    detail::joined_names(detail::kStepRuleNames)));
 }
 
 namespace {
@@ -75,11 +54,6 @@ constexpr unsigned kSlack =
     bit(TrainSolver::kThreePlayer) | bit(TrainSolver::kRatio) | bit(TrainSolver::kOracle);
 constexpr unsigned kLogisticOracle = bit(TrainSolver::kCuttingPlane) | bit(TrainSolver::kOracle);
 constexpr unsigned kAll = kGame | bit(TrainSolver::kCuttingPlane);
-
-constexpr std::array kSolvers{
-    TrainSolver::kAuto,        TrainSolver::kCuttingPlane, TrainSolver::kProxyLagrangian,
-    TrainSolver::kThreePlayer, TrainSolver::kRatio,        TrainSolver::kOracle};
-constexpr std::array kRules{StepRule::kSgd, StepRule::kAdagrad, StepRule::kAdam};
 
 struct Entry {
   std::string_view key;
@@ -191,16 +165,8 @@ TrainOptionType type_of(const Entry& e) {
 
 // The accepted names of a solver or step-rule option: "auto, cutting-plane, ...".
 std::string choice_names(const Entry& e) {
-  std::string names;
-  const auto add = [&](std::string_view n) {
-    names += fmt::format("{}{}", names.empty() ? "" : ", ", n);
-  };
-  if (type_of(e) == TrainOptionType::kSolver) {
-    for (TrainSolver s : kSolvers) add(to_string(s));
-  } else {
-    for (StepRule r : kRules) add(to_string(r));
-  }
-  return names;
+  return type_of(e) == TrainOptionType::kSolver ? detail::joined_names(detail::kTrainSolverNames)
+                                                : detail::joined_names(detail::kStepRuleNames);
 }
 
 // "an integer > 0", "a finite number >= 0", "one of auto, ..."
@@ -320,19 +286,14 @@ void set(TrainOptions& o, const Entry& e, const TrainOptionValue& v) {
         } else {
           const auto* s = std::get_if<std::string>(&v);
           if (s == nullptr) bad_value(e, v);
-          const auto pick = [&](const auto& names) {
-            for (const auto x : names) {
-              if (to_string(x) != *s) continue;
-              o.*member = x;
-              return;
-            }
-            bad_value(e, v);
-          };
+          std::optional<T> x;
           if constexpr (std::is_same_v<T, TrainSolver>) {
-            pick(kSolvers);
+            x = detail::parse(detail::kTrainSolverNames, *s);
           } else {
-            pick(kRules);
+            x = detail::parse(detail::kStepRuleNames, *s);
           }
+          if (!x) bad_value(e, v);
+          o.*member = *x;
         }
       },
       e.field);
@@ -375,30 +336,16 @@ nlohmann::json to_json(const TrainOptionValue& v) {
 std::string solver_names(unsigned solvers) {
   if ((solvers & kAll) == kAll) return "all";
   std::string out;
-  for (TrainSolver s : kSolvers)
+  for (const auto& [s, name] : detail::kTrainSolverNames.entries)
     if (s != TrainSolver::kAuto && (solvers & bit(s)) != 0)
-      out += fmt::format("{}{}", out.empty() ? "" : ", ", to_string(s));
+      out += fmt::format("{}{}", out.empty() ? "" : ", ", name);
   return out;
 }
 
 }  // namespace
 
 std::string_view to_string(TrainOptionType type) noexcept {
-  switch (type) {
-    case TrainOptionType::kInt:
-      return "int";
-    case TrainOptionType::kUint:
-      return "uint";
-    case TrainOptionType::kDouble:
-      return "float";
-    case TrainOptionType::kBool:
-      return "bool";
-    case TrainOptionType::kSolver:
-      return "solver";
-    case TrainOptionType::kStepRule:
-      return "step rule";
-  }
-  return "?";
+  return detail::name_of(detail::kTrainOptionTypeNames, type);
 }
 
 bool TrainOptionInfo::applies_to(TrainSolver solver) const noexcept {
