@@ -121,7 +121,8 @@ class ArffParser {
     while (p < s.size() && is_ws(s[p])) ++p;
     if (p < s.size())
       fail(line_no_, item.column + p,
-           fmt::format("expected ',' after the quoted value, found {}", quoted(s.substr(p))));
+           fmt::format("expected ',' after the quoted value, found {}",
+                       io_detail::quoted(s.substr(p))));
     return {v, true};
   }
 
@@ -253,7 +254,7 @@ Dataset parse_arff_impl(std::string_view text, const ArffOptions& options, const
     if (kw != "@attribute") {
       ps.fail(ps.line_no(), tcol + 1,
               fmt::format("expected '@relation', '@attribute' or '@data', found {}",
-                          quoted(t.substr(0, kw_end))));
+                          io_detail::quoted(t.substr(0, kw_end))));
     }
     // @attribute <name> <type>
     std::size_t p = kw_end;
@@ -274,7 +275,7 @@ Dataset parse_arff_impl(std::string_view text, const ArffOptions& options, const
     if (p >= t.size()) {
       ps.fail(ps.line_no(), tcol + p + 1,
               fmt::format("expected a type for attribute {}, found the end of the line",
-                          quoted(a.name)));
+                          io_detail::quoted(a.name)));
     }
     std::string_view rest;
     if (t[p] == '{') {
@@ -300,20 +301,20 @@ Dataset parse_arff_impl(std::string_view text, const ArffOptions& options, const
       if (close == std::string_view::npos)
         ps.fail(ps.line_no(), tcol + open + 1,
                 fmt::format("expected '}}' closing the nominal values of attribute {}",
-                            quoted(a.name)));
+                            io_detail::quoted(a.name)));
       ps.split_items(t.substr(open + 1, close - open - 1), tcol + open + 1, items);
       std::unordered_map<std::string, int> seen;
       for (const auto& it : items) {
         if (it.text.empty())
           ps.fail(ps.line_no(), it.column,
                   fmt::format("expected a nominal value of attribute {}, found an empty one",
-                              quoted(a.name)));
+                              io_detail::quoted(a.name)));
         const Token tok = ps.value_token(it);
         std::string v(tok.value);
         if (!seen.emplace(v, 1).second)
           ps.fail(ps.line_no(), it.column,
-                  fmt::format("nominal value {} of attribute {} is declared twice", quoted(v),
-                              quoted(a.name)));
+                  fmt::format("nominal value {} of attribute {} is declared twice",
+                              io_detail::quoted(v), io_detail::quoted(a.name)));
         a.levels.push_back(std::move(v));
       }
       rest = t.substr(close + 1);
@@ -333,17 +334,18 @@ Dataset parse_arff_impl(std::string_view text, const ArffOptions& options, const
         ps.fail(ps.line_no(), tcol + s + 1,
                 fmt::format("unknown type {} of attribute {} (expected numeric, real, integer, "
                             "string, date or {{nominal values}})",
-                            quoted(t.substr(s, p - s)), quoted(a.name)));
+                            io_detail::quoted(t.substr(s, p - s)), io_detail::quoted(a.name)));
       }
     }
     rest = trim(rest);
     if (!rest.empty() && rest[0] != '%') {
       ps.fail(ps.line_no(), tcol + static_cast<std::size_t>(rest.data() - t.data()) + 1,
-              fmt::format("unexpected {} after the type of attribute {}", quoted(rest),
-                          quoted(a.name)));
+              fmt::format("unexpected {} after the type of attribute {}", io_detail::quoted(rest),
+                          io_detail::quoted(a.name)));
     }
     if (!attr_by_name.emplace(a.name, attrs.size()).second) {
-      ps.fail(ps.line_no(), 0, fmt::format("attribute {} is declared twice", quoted(a.name)));
+      ps.fail(ps.line_no(), 0,
+              fmt::format("attribute {} is declared twice", io_detail::quoted(a.name)));
     }
     attrs.push_back(std::move(a));
   }
@@ -377,17 +379,18 @@ Dataset parse_arff_impl(std::string_view text, const ArffOptions& options, const
         if (kind != NumberKind::kFinite) {
           ps.fail(ps.line_no(), item.column,
                   fmt::format("expected a {}number for attribute {}, found {}",
-                              kind == NumberKind::kNonFinite ? "finite " : "", quoted(a.name),
-                              quoted(tok.value)));
+                              kind == NumberKind::kNonFinite ? "finite " : "",
+                              io_detail::quoted(a.name), io_detail::quoted(tok.value)));
         }
         break;
       }
       case AttrType::kNominal: {
         const auto it = a.level_index.find(tok.value);
         if (it == a.level_index.end()) {
-          ps.fail(ps.line_no(), item.column,
-                  fmt::format("value {} is not in the nominal set {} of attribute {}",
-                              quoted(tok.value), nominal_set(a), quoted(a.name)));
+          ps.fail(
+              ps.line_no(), item.column,
+              fmt::format("value {} is not in the nominal set {} of attribute {}",
+                          io_detail::quoted(tok.value), nominal_set(a), io_detail::quoted(a.name)));
         }
         cell.level = it->second;
         break;
@@ -408,7 +411,7 @@ Dataset parse_arff_impl(std::string_view text, const ArffOptions& options, const
       if (t.back() != '}')
         ps.fail(ps.line_no(), tcol + t.size(),
                 fmt::format("expected '}}' at the end of a sparse row, found {}",
-                            quoted(t.substr(t.size() - 1))));
+                            io_detail::quoted(t.substr(t.size() - 1))));
       const std::string_view inner = t.substr(1, t.size() - 2);
       if (trim(inner).empty()) continue;
       ps.split_items(inner, tcol + 1, items);
@@ -420,7 +423,8 @@ Dataset parse_arff_impl(std::string_view text, const ArffOptions& options, const
         std::int64_t idx = 0;
         if (sp == it.text.size() || !parse_int64(idx_text, idx)) {
           ps.fail(ps.line_no(), it.column,
-                  fmt::format("expected 'index value' in a sparse row, found {}", quoted(it.text)));
+                  fmt::format("expected 'index value' in a sparse row, found {}",
+                              io_detail::quoted(it.text)));
         }
         if (idx < 0 || static_cast<std::uint64_t>(idx) >= na) {
           ps.fail(ps.line_no(), it.column,
@@ -539,7 +543,7 @@ Dataset parse_arff_impl(std::string_view text, const ArffOptions& options, const
           if (c->number != 0.0 && c->number != 1.0) {
             detail::throw_parse_error(name, row_line[i], 0,
                                       "expected 0 or 1 for label attribute '{}', found {}",
-                                      attrs[a].name, quoted(c->text));
+                                      attrs[a].name, io_detail::quoted(c->text));
           }
           in = c->number == 1.0;
         }

@@ -137,7 +137,7 @@ class CsvTokenizer {
       fail(line_, p - line_start_ + 1,
            fmt::format("expected a delimiter or the end of the line after a closing quote, "
                        "found {}",
-                       quoted(text_.substr(p, 1))));
+                       io_detail::quoted(text_.substr(p, 1))));
     }
     return p;
   }
@@ -329,8 +329,8 @@ Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const s
       if (options.missing == MissingPolicy::kError || role[j] == Role::kLabel ||
           role[j] == Role::kWeight) {
         detail::throw_parse_error(name, record_lines[r], 0,
-                                  "missing value {} in column '{}' (expected a {}value)", quoted(v),
-                                  names[j],
+                                  "missing value {} in column '{}' (expected a {}value)",
+                                  io_detail::quoted(v), names[j],
                                   role[j] == Role::kLabel    ? "label "
                                   : role[j] == Role::kWeight ? "weight "
                                                              : "");
@@ -348,9 +348,9 @@ Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const s
     const std::string_view v = field(r, j);
     const NumberKind kind = parse_double(v, x);
     if (kind == NumberKind::kFinite) return;
-    detail::throw_parse_error(name, record_lines[r], 0,
-                              "column '{}': expected a {}number, found {}", names[j],
-                              kind == NumberKind::kNonFinite ? "finite " : "", quoted(v));
+    detail::throw_parse_error(
+        name, record_lines[r], 0, "column '{}': expected a {}number, found {}", names[j],
+        kind == NumberKind::kNonFinite ? "finite " : "", io_detail::quoted(v));
   };
 
   // Up to `limit` distinct values of column j among the kept rows, quoted, in order of appearance.
@@ -367,7 +367,7 @@ Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const s
       seen.push_back(v);
     }
     std::string out;
-    for (const auto v : seen) out += (out.empty() ? "" : ", ") + quoted(v);
+    for (const auto v : seen) out += (out.empty() ? "" : ", ") + io_detail::quoted(v);
     return more ? out + ", ..." : out;
   };
   // A column that would be numeric but for a few stray tokens (at most 1% of its values) is read
@@ -394,8 +394,8 @@ Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const s
     st.warnings.push_back(fmt::format(
         "{}: column '{}' is read as categorical because {} of its {} values {} not a number "
         "(first: {} on line {}); fix or list them as missing values if the column is numeric",
-        name, names[j], others, numbers + others, others == 1 ? "is" : "are", quoted(first),
-        first_line));
+        name, names[j], others, numbers + others, others == 1 ? "is" : "are",
+        io_detail::quoted(first), first_line));
   };
 
   // ---- infer the encoding (numeric vs one-hot, scaling, levels) -------------------------------
@@ -516,7 +516,7 @@ Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const s
         if (!std::isfinite(z)) {
           detail::throw_parse_error(name, record_lines[r], 0,
                                     "column '{}': value {} is out of range after scaling",
-                                    names[f.column], quoted(v));
+                                    names[f.column], io_detail::quoted(v));
         }
         if (z != 0.0) entries.emplace_back(static_cast<std::int32_t>(f.spec.first_feature), z);
       } else {
@@ -562,7 +562,7 @@ Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const s
         st.warnings.push_back(fmt::format(
             "{}: the positive label value {} matches none of the {} rows of column '{}' (values "
             "seen: {}; matching is exact and case-sensitive): every label is 0",
-            name, quoted(positive), n, names[label_col], distinct_values(label_col, 5)));
+            name, io_detail::quoted(positive), n, names[label_col], distinct_values(label_col, 5)));
       enc.positive_value = positive;
     } else {
       bool all01 = true;
@@ -611,7 +611,7 @@ Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const s
       if (parse_double(v, x) != NumberKind::kFinite || x < 0) {
         detail::throw_parse_error(name, record_lines[r], 0,
                                   "column '{}': expected a finite weight >= 0, found {}",
-                                  names[weight_col], quoted(v));
+                                  names[weight_col], io_detail::quoted(v));
       }
       w.push_back(x);
     }

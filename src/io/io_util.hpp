@@ -40,7 +40,9 @@ enum class NumberKind {
 [[nodiscard]] bool ends_with_ci(std::string_view s, std::string_view suffix) noexcept;
 
 // A value quoted for an error message, shortened to at most `max_chars` characters, with
-// control characters shown as '?'.
+// control characters shown as '?'. Call it qualified (io_detail::quoted): with a std::string
+// argument, argument-dependent lookup also finds std::quoted wherever <iomanip> is visible (as
+// through a precompiled header), and that one wins.
 [[nodiscard]] std::string quoted(std::string_view s, std::size_t max_chars = 60);
 
 // Items joined by `sep`.

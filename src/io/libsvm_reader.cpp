@@ -92,27 +92,29 @@ Dataset parse_libsvm_impl(std::string_view text, const LibsvmOptions& options,
       auto fail = [&](const std::string& what) { throw ParseError(name, line_no, col, what); };
       const std::size_t colon = tok.find(':');
       if (colon == std::string_view::npos || colon == 0 || colon + 1 == tok.size())
-        fail(fmt::format("expected 'index:value', found {}", quoted(tok)));
+        fail(fmt::format("expected 'index:value', found {}", io_detail::quoted(tok)));
       std::int64_t idx = 0;
       if (!parse_int64(tok.substr(0, colon), idx))
         fail(fmt::format("expected an integer feature index in 'index:value', found {}",
-                         quoted(tok)));
-      if (idx <= 0) fail(fmt::format("expected a positive feature index, found {}", quoted(tok)));
+                         io_detail::quoted(tok)));
+      if (idx <= 0)
+        fail(fmt::format("expected a positive feature index, found {}", io_detail::quoted(tok)));
       if (idx > kMaxIndex)
         fail(fmt::format("expected a feature index of at most {}, found {}", kMaxIndex,
-                         quoted(tok)));
+                         io_detail::quoted(tok)));
       if (declared != 0 && idx > static_cast<std::int64_t>(declared))
         fail(fmt::format("feature index {} exceeds num_features = {}", idx, declared));
       if (idx <= prev)
         fail(
             fmt::format("expected a feature index greater than {} (indices must be strictly "
                         "increasing), found {}",
-                        prev, quoted(tok)));
+                        prev, io_detail::quoted(tok)));
       double value = 0;
       const NumberKind kind = parse_double(tok.substr(colon + 1), value);
       if (kind != NumberKind::kFinite)
         fail(fmt::format("expected a {}number after '{}:', found {}",
-                         kind == NumberKind::kNonFinite ? "finite " : "", idx, quoted(tok)));
+                         kind == NumberKind::kNonFinite ? "finite " : "", idx,
+                         io_detail::quoted(tok)));
       prev = idx;
       max_index = std::max(max_index, idx);
       rows.indices.push_back(static_cast<std::int32_t>(idx - 1));
@@ -133,7 +135,7 @@ Dataset parse_libsvm_impl(std::string_view text, const LibsvmOptions& options,
     const auto& lf = labels_text[first_empty - 1];
     detail::throw_parse_error(name, lf.line, lf.column,
                               "expected a label before the features, found {}",
-                              quoted(first_empty_token));
+                              io_detail::quoted(first_empty_token));
   }
   if (n == 0) {
     labels.kind = LabelKind::kNone;
@@ -156,7 +158,8 @@ Dataset parse_libsvm_impl(std::string_view text, const LibsvmOptions& options,
             detail::throw_parse_error(name, lf.line, lf.column + start,
                                       "expected a label id in [0, {}] in the label list {}, "
                                       "found {}",
-                                      kMaxLabelId, quoted(lf.text), quoted(part));
+                                      kMaxLabelId, io_detail::quoted(lf.text),
+                                      io_detail::quoted(part));
           }
           set.push_back(static_cast<std::int32_t>(id));
           max_label = std::max(max_label, id);
@@ -168,7 +171,7 @@ Dataset parse_libsvm_impl(std::string_view text, const LibsvmOptions& options,
       const auto dup = std::adjacent_find(set.begin(), set.end());
       if (dup != set.end()) {
         detail::throw_parse_error(name, lf.line, lf.column, "label {} appears twice in {}", *dup,
-                                  quoted(lf.text));
+                                  io_detail::quoted(lf.text));
       }
       labels.set_indices.insert(labels.set_indices.end(), set.begin(), set.end());
       labels.set_indptr.push_back(static_cast<std::int64_t>(labels.set_indices.size()));
@@ -188,7 +191,7 @@ Dataset parse_libsvm_impl(std::string_view text, const LibsvmOptions& options,
         detail::throw_parse_error(name, lf.line, lf.column,
                                   "expected an integer label (-1/+1, 0/1 or a class number), "
                                   "found {}",
-                                  quoted(lf.text));
+                                  io_detail::quoted(lf.text));
       }
       all01 = all01 && (v == 0.0 || v == 1.0);
       allpm = allpm && (v == -1.0 || v == 1.0);
