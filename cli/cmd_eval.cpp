@@ -94,20 +94,6 @@ Predictions read_classes(const std::string& path, const Dataset& ds) {
   return p;
 }
 
-std::string relation_text(Relation r) {
-  switch (r) {
-    case Relation::kLessEqual:
-      return "<=";
-    case Relation::kGreaterEqual:
-      return ">=";
-    case Relation::kEqual:
-      return "==";
-    case Relation::kNone:
-      break;
-  }
-  return "";
-}
-
 nlohmann::json number(double v) {
   // JSON has no infinities or NaN: they become strings.
   if (std::isnan(v)) return "nan";
@@ -218,7 +204,7 @@ int run_eval(int argc, const char* const* argv) {
       row["expression"] = values[k].text;
       row["value"] = number(values[k].value);
       if (values[k].is_constraint) {
-        row["relation"] = relation_text(expressions[k].relation());
+        row["relation"] = std::string(to_string(expressions[k].relation()));
         row["rhs"] = number(values[k].rhs);
         row["violation"] = number(values[k].violation);
         row["satisfied"] = values[k].satisfied;
@@ -238,7 +224,7 @@ int run_eval(int argc, const char* const* argv) {
     } else {
       fmt::print(
           "{:<{}}  {:.6f} {} {:.6f}  {}\n", v.text, width, v.value,
-          relation_text(expressions[k].relation()), v.rhs,
+          to_string(expressions[k].relation()), v.rhs,
           v.satisfied ? std::string("satisfied") : fmt::format("violated by {:.6f}", v.violation));
     }
   }

@@ -63,6 +63,8 @@ struct ExprNode {
 };
 
 enum class Relation { kNone, kLessEqual, kGreaterEqual, kEqual };
+// "<=", ">=", "==", and "" for kNone (an expression that is not a constraint).
+[[nodiscard]] std::string_view to_string(Relation relation) noexcept;
 
 class Expression {
  public:

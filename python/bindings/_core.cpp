@@ -277,20 +277,6 @@ py::dict counts_to_dict(const SliceCounts& c) {
                   "wins"_a = c.wins, "losses"_a = c.losses);
 }
 
-const char* relation_text(Relation r) {
-  switch (r) {
-    case Relation::kLessEqual:
-      return "<=";
-    case Relation::kGreaterEqual:
-      return ">=";
-    case Relation::kEqual:
-      return "==";
-    case Relation::kNone:
-      break;
-  }
-  return "";
-}
-
 // One dataset with its predictions, for evaluate(): keeps both alive for the call.
 struct EvalData {
   std::string name;
@@ -867,7 +853,7 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("text", &Expression::text)
       .def_property_readonly("is_constraint", &Expression::is_constraint)
       .def_property_readonly(
-          "relation", [](const Expression& e) { return std::string(relation_text(e.relation())); })
+          "relation", [](const Expression& e) { return std::string(to_string(e.relation())); })
       .def_property_readonly("rates", [](const Expression& e) {
         std::vector<std::string> out;
         for (const auto& r : e.rates()) out.push_back(r.to_string());
@@ -952,7 +938,7 @@ PYBIND11_MODULE(_core, m) {
           out.append(py::dict("text"_a = v.text, "value"_a = v.value, "rhs"_a = v.rhs,
                               "violation"_a = v.violation, "is_constraint"_a = v.is_constraint,
                               "satisfied"_a = v.satisfied,
-                              "relation"_a = std::string(relation_text(exprs[k].relation()))));
+                              "relation"_a = std::string(to_string(exprs[k].relation()))));
         }
         return out;
       },

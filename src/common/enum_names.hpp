@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "rateopt/dataset.hpp"
+#include "rateopt/expr.hpp"
 #include "rateopt/model.hpp"
 #include "rateopt/multilabel.hpp"
 #include "rateopt/status.hpp"
@@ -116,5 +117,12 @@ inline constexpr EnumNames<TrainOptionType, 6> kTrainOptionTypeNames{
       {TrainOptionType::kSolver, "solver"},
       {TrainOptionType::kStepRule, "step rule"}}},
     "?"};
+
+// kNone (an expression, not a constraint) has no symbol.
+inline constexpr EnumNames<Relation, 4> kRelationNames{{{{Relation::kNone, ""},
+                                                         {Relation::kLessEqual, "<="},
+                                                         {Relation::kGreaterEqual, ">="},
+                                                         {Relation::kEqual, "=="}}},
+                                                       ""};
 
 }  // namespace rateopt::detail

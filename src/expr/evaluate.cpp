@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "common/enum_names.hpp"
 #include "rateopt/expr.hpp"
 
 namespace rateopt {
@@ -188,6 +189,10 @@ double Expression::evaluate(std::size_t root, std::span<const double> rate_value
     backward(nodes_[i], v[i], adjoint[i], v, adjoint, grad);
   }
   return v[root];
+}
+
+std::string_view to_string(Relation relation) noexcept {
+  return detail::name_of(detail::kRelationNames, relation);
 }
 
 double Expression::value(std::span<const double> rate_values) const {

@@ -37,6 +37,7 @@ TEST(EnumNames, EveryTableRoundTrips) {
   expect_round_trip(kTrainSolverNames);
   expect_round_trip(kStepRuleNames);
   expect_round_trip(kTrainOptionTypeNames);
+  expect_round_trip(kRelationNames);
 }
 
 TEST(EnumNames, UnlistedValuesAndLists) {
