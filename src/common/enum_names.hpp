@@ -2,8 +2,8 @@
 // public to_string(...) and for every parser of those names (model JSON, problem files and
 // train options, the Python binding). Header-only and constexpr; no state.
 //
-// The enums whose to_string is defined elsewhere (DecideMethod in src/decide/metric.cpp,
-// FunctionKind in src/train/problem.cpp) are not listed yet.
+// DecideMethod (src/decide/metric.cpp) and FunctionKind (src/train/problem.cpp) keep their tables
+// beside their to_string, with the same EnumNames.
 #pragma once
 
 #include <array>

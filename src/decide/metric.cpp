@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/check.hpp"
+#include "common/enum_names.hpp"
 #include "rateopt/decide.hpp"
 
 namespace rateopt {
@@ -126,26 +127,22 @@ double DecideMetric::utility(double tp, double fp, double fn, double tn) const {
   return fn_(tp, fp, fn, tn);
 }
 
+namespace {
+constexpr detail::EnumNames<DecideMethod, 5> kDecideMethodNames{
+    {{{DecideMethod::kAuto, "auto"},
+      {DecideMethod::kBrute, "brute"},
+      {DecideMethod::kExact, "exact"},
+      {DecideMethod::kQuadratic, "quadratic"},
+      {DecideMethod::kFast, "fast"}}},
+    "auto"};
+}  // namespace
+
 std::string_view to_string(DecideMethod method) noexcept {
-  switch (method) {
-    case DecideMethod::kAuto:
-      return "auto";
-    case DecideMethod::kBrute:
-      return "brute";
-    case DecideMethod::kExact:
-      return "exact";
-    case DecideMethod::kQuadratic:
-      return "quadratic";
-    case DecideMethod::kFast:
-      return "fast";
-  }
-  return "auto";
+  return detail::name_of(kDecideMethodNames, method);
 }
 
 DecideMethod parse_decide_method(std::string_view name) {
-  for (auto m : {DecideMethod::kAuto, DecideMethod::kBrute, DecideMethod::kExact,
-                 DecideMethod::kQuadratic, DecideMethod::kFast})
-    if (to_string(m) == name) return m;
+  if (const auto m = detail::parse(kDecideMethodNames, name)) return *m;
   throw InvalidArgument(fmt::format(
       "unknown decide method '{}' (expected auto, brute, exact, quadratic or fast)", name));
 }

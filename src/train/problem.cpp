@@ -8,24 +8,24 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "common/enum_names.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/metrics.hpp"
 #include "train/train_impl.hpp"
 
 namespace rateopt {
 
+namespace {
+constexpr detail::EnumNames<FunctionKind, 4> kFunctionKindNames{
+    {{{FunctionKind::kConstant, "constant"},
+      {FunctionKind::kLinear, "linear"},
+      {FunctionKind::kRatio, "ratio"},
+      {FunctionKind::kGeneral, "general"}}},
+    "?"};
+}  // namespace
+
 std::string_view to_string(FunctionKind kind) noexcept {
-  switch (kind) {
-    case FunctionKind::kConstant:
-      return "constant";
-    case FunctionKind::kLinear:
-      return "linear";
-    case FunctionKind::kRatio:
-      return "ratio";
-    case FunctionKind::kGeneral:
-      return "general";
-  }
-  return "?";
+  return detail::name_of(kFunctionKindNames, kind);
 }
 
 double AffineForm::evaluate(std::span<const double> atoms) const {
