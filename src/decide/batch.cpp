@@ -1,6 +1,7 @@
 // Batches of decide instances, parallel over instances with the one parallel_for.
 #include <fmt/format.h>
 
+#include <exception>
 #include <string>
 #include <utility>
 
@@ -11,9 +12,12 @@
 namespace rateopt {
 namespace {
 
+// Every instance is decided; when some fail, the error of the first failing instance (lowest
+// index) is thrown, whatever the thread count and the order in which threads failed.
 template <typename Fn>
 std::vector<Decision> run_batch(std::size_t count, int n_threads, Fn&& one) {
   std::vector<Decision> out(count);
+  std::vector<std::exception_ptr> errors(count);
   detail::parallel_for(count, n_threads, [&](std::size_t i) {
     try {
       out[i] = one(i);
@@ -21,9 +25,13 @@ std::vector<Decision> run_batch(std::size_t count, int n_threads, Fn&& one) {
       std::string_view what = e.what();
       constexpr std::string_view kPrefix = "[rateopt.invalid_argument] ";
       if (what.starts_with(kPrefix)) what.remove_prefix(kPrefix.size());
-      throw BatchInstanceError(i, std::string(what));
+      errors[i] = std::make_exception_ptr(BatchInstanceError(i, std::string(what)));
+    } catch (...) {
+      errors[i] = std::current_exception();
     }
   });
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
   return out;
 }
 

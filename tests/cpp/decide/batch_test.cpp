@@ -43,10 +43,17 @@ TEST(DecideBatch, ViewsAndRowsGiveTheSingleDecisionsForAnyThreads) {
       expect_same(b[i], one);
     }
   }
+  // Several invalid instances: the first one is named, for any thread count, every time.
   rows[3][0] = 1.5;
-  const std::string err = test::error_of<InvalidArgument>(
-      [&] { (void)decide_batch(DecideModel::kIndependent, rows, f1, {}, 2); });
-  EXPECT_TRUE(test::contains(err, "instance 3:")) << err;
+  rows[20][0] = -1;
+  rows[36][0] = 2;
+  for (int rep = 0; rep < 20; ++rep) {
+    for (int threads : {1, 2, 4}) {
+      const std::string err = test::error_of<InvalidArgument>(
+          [&] { (void)decide_batch(DecideModel::kIndependent, rows, f1, {}, threads); });
+      EXPECT_TRUE(test::contains(err, "instance 3:")) << err;
+    }
+  }
 }
 
 TEST(DecideBatch, GfmSamplesBatchEqualsOneByOne) {
