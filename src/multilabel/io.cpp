@@ -94,8 +94,7 @@ BaseModelFit read_fit(const Json& j, const std::string& name, const std::string&
   f.cv_log_loss = number(at(j, "cv_log_loss", name, path + ".cv_log_loss"), name, path);
   const Json& s = at(j, "status", name, path + ".status");
   const std::optional<Termination> status =
-      s.is_string() ? detail::parse(detail::kTerminationNames, s.get<std::string>())
-                    : std::nullopt;
+      s.is_string() ? detail::parse(detail::kTerminationNames, s.get<std::string>()) : std::nullopt;
   if (!status) fail(name, path + ".status", fmt::format("unknown status {}", s.dump()));
   f.status = *status;
   const Json& it = at(j, "iterations", name, path + ".iterations");
