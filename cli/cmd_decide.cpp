@@ -16,7 +16,6 @@
 #include "rateopt/decide_input.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/io.hpp"
-#include "rateopt/metrics.hpp"
 
 namespace rateopt::cli {
 namespace {
@@ -196,13 +195,9 @@ int run_decide(int argc, const char* const* argv) {
   double truncation = 0.0;
   double tolerance = DecideOptions{}.fast_tolerance;
   int threads = 0;
-  std::string decide_metrics;  // the catalogue's utilities with a decide kernel
-  for (const MetricInfo& info : metric_catalogue())
-    if (info.decide != DecideKernel::kNone)
-      decide_metrics += fmt::format("{}{}{}", decide_metrics.empty() ? "" : ", ", info.name,
-                                    info.has_param ? ":B" : "");
-  app.add_option("--metric", metric_name,
-                 "a utility of the metric catalogue (rateopt eval's names): " + decide_metrics)
+  app.add_option(
+         "--metric", metric_name,
+         "a utility of the metric catalogue (rateopt eval's names): " + decide_metric_names())
       ->required();
   app.add_option("--model", model,
                  "independent (marginals per line), gfm (JSON Lines with a P matrix, samples or "

@@ -47,6 +47,9 @@
 namespace rateopt {
 
 // A utility (bigger is better) of the confusion counts of one set prediction.
+// The names DecideMetric::from_name accepts, in catalogue order: "tpr, recall, ..., fbeta:B, ...".
+[[nodiscard]] std::string decide_metric_names();
+
 class DecideMetric {
  public:
   enum class Family {

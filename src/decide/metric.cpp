@@ -42,15 +42,6 @@ bool is_decide_utility(const MetricInfo& info) {
   return info.decide != DecideKernel::kNone;
 }
 
-std::string known_names() {
-  std::string names;
-  for (const auto& info : metric_catalogue())
-    if (is_decide_utility(info))
-      names +=
-          fmt::format("{}{}{}", names.empty() ? "" : ", ", info.name, info.has_param ? ":B" : "");
-  return names;
-}
-
 // Why a catalogue metric is not a decide metric, with what to use instead.
 std::string refusal(const MetricInfo& info) {
   if (info.needs_baseline)
@@ -70,6 +61,15 @@ std::string refusal(const MetricInfo& info) {
 
 }  // namespace
 
+std::string decide_metric_names() {
+  std::string names;
+  for (const auto& info : metric_catalogue())
+    if (is_decide_utility(info))
+      names +=
+          fmt::format("{}{}{}", names.empty() ? "" : ", ", info.name, info.has_param ? ":B" : "");
+  return names;
+}
+
 DecideMetric DecideMetric::from_name(std::string_view spec) {
   std::string_view name = spec;
   std::string_view param;
@@ -79,10 +79,11 @@ DecideMetric DecideMetric::from_name(std::string_view spec) {
   }
   const MetricInfo* info = find_metric(name);
   if (info == nullptr)
-    throw NotFound(fmt::format("unknown decide metric '{}' (known: {})", spec, known_names()));
+    throw NotFound(
+        fmt::format("unknown decide metric '{}' (known: {})", spec, decide_metric_names()));
   if (!is_decide_utility(*info))
     throw InvalidArgument(
-        fmt::format("metric {} (decide metrics: {})", refusal(*info), known_names()));
+        fmt::format("metric {} (decide metrics: {})", refusal(*info), decide_metric_names()));
   double beta = 1.0;
   if (info->has_param) {
     RATEOPT_CHECK(!param.empty(), "metric '{}' needs a parameter, e.g. {}:2", name, name);
