@@ -142,13 +142,10 @@ int run_eval(int argc, const char* const* argv) {
 
   // Parse every expression first so that a typo fails before any file is read (group shorthands
   // over two stand-in values: their real values come with the data).
-  std::vector<Expression> expressions;
-  expressions.reserve(metrics.size());
   const ColumnLevels stand_in = [](std::string_view, std::string_view) {
     return std::vector<std::string>{"a", "b"};
   };
-  for (const auto& m : metrics)
-    expressions.push_back(Expression::parse(expand_group_shorthands(m, stand_in)));
+  for (const auto& m : metrics) (void)Expression::parse(expand_group_shorthands(m, stand_in));
 
   Predictions pred;
   Dataset ds;
@@ -180,13 +177,8 @@ int run_eval(int argc, const char* const* argv) {
 
   const NamedData named[] = {{"", &ds, &pred}};
   std::vector<ExpressionValue> values;
-  values.reserve(expressions.size());
-  for (std::size_t k = 0; k < metrics.size(); ++k) {
-    const std::string text = expand_group_shorthands(metrics[k], named);
-    if (text != metrics[k]) expressions[k] = Expression::parse(text);
-    values.push_back(evaluate_expression(expressions[k], named));
-    values.back().text = metrics[k];  // as written, shorthands included
-  }
+  values.reserve(metrics.size());
+  for (const std::string& m : metrics) values.push_back(evaluate_text(m, named));
 
   if (as_json) {
     nlohmann::json out;
@@ -204,7 +196,7 @@ int run_eval(int argc, const char* const* argv) {
       row["expression"] = values[k].text;
       row["value"] = number(values[k].value);
       if (values[k].is_constraint) {
-        row["relation"] = std::string(to_string(expressions[k].relation()));
+        row["relation"] = std::string(to_string(values[k].relation));
         row["rhs"] = number(values[k].rhs);
         row["violation"] = number(values[k].violation);
         row["satisfied"] = values[k].satisfied;
@@ -223,8 +215,8 @@ int run_eval(int argc, const char* const* argv) {
       fmt::print("{:<{}}  {:.6f}\n", v.text, width, v.value);
     } else {
       fmt::print(
-          "{:<{}}  {:.6f} {} {:.6f}  {}\n", v.text, width, v.value,
-          to_string(expressions[k].relation()), v.rhs,
+          "{:<{}}  {:.6f} {} {:.6f}  {}\n", v.text, width, v.value, to_string(values[k].relation),
+          v.rhs,
           v.satisfied ? std::string("satisfied") : fmt::format("violated by {:.6f}", v.violation));
     }
   }

@@ -27,6 +27,7 @@
 #include "rateopt/ramp.hpp"
 #include "rateopt/train.hpp"
 #include "rateopt/train_options.hpp"
+#include "train_report.hpp"
 
 namespace rateopt::cli {
 namespace {
@@ -138,47 +139,6 @@ void collect_given_flags(const CLI::App& app, ProblemFlags& f) {
   if (app.count("--mm-steps") > 0) f.given.insert("mm_steps");
 }
 
-// Values of the objective and every constraint of `spec` for a classifier on named data.
-nlohmann::json evaluate_report(const ProblemSpec& spec, const Classifier& clf,
-                               const std::vector<std::pair<std::string, const Dataset*>>& data,
-                               PredictMode mode, int threads) {
-  std::vector<Predictions> preds(data.size());
-  std::vector<NamedData> named;
-  for (std::size_t d = 0; d < data.size(); ++d) {
-    preds[d].prob_positive.resize(data[d].second->num_rows());
-    clf.predict(data[d].second->features(), mode, preds[d].prob_positive, 0, threads);
-  }
-  for (std::size_t d = 0; d < data.size(); ++d)
-    named.push_back({data[d].first, data[d].second, &preds[d]});
-  nlohmann::json out;
-  out["objective"] =
-      evaluate_expression(Expression::parse(expand_group_shorthands(spec.objective, named)), named)
-          .value;
-  nlohmann::json cons = nlohmann::json::array();
-  for (const std::string& c : spec.constraints) {
-    const ExpressionValue v =
-        evaluate_expression(Expression::parse(expand_group_shorthands(c, named)), named);
-    cons.push_back({{"constraint", c},
-                    {"lhs", v.value},
-                    {"rhs", v.rhs},
-                    {"violation", std::max(0.0, v.violation)}});
-  }
-  out["constraints"] = cons;
-  return out;
-}
-
-void print_report(const std::string& title, const nlohmann::json& r) {
-  fmt::print("  {:<28} objective {:.6f}", title, r["objective"].get<double>());
-  double worst = 0;
-  for (const auto& c : r["constraints"]) worst = std::max(worst, c["violation"].get<double>());
-  if (!r["constraints"].empty()) fmt::print("  max violation {:.6f}", worst);
-  fmt::print("\n");
-  for (const auto& c : r["constraints"])
-    fmt::print("      {:<48} {:.6f} vs {:.6f}  violation {:.6f}\n",
-               c["constraint"].get<std::string>(), c["lhs"].get<double>(), c["rhs"].get<double>(),
-               c["violation"].get<double>());
-}
-
 // ---- --solver ramp (Goh et al. 2016; ramp.hpp) ------------------------------------------------
 // The problem goes to fit_ramp in per-row form through ramp_problem (ramp.hpp).
 
@@ -204,18 +164,12 @@ bool finish_report(nlohmann::json& report, const ProblemSpec& spec, Classifier& 
                    const std::string& validation_path, const ReaderFlags& reader, int threads,
                    std::chrono::steady_clock::time_point start, const std::string& output,
                    const std::string& report_path, bool infeasible, bool output_infeasible) {
-  const auto sections = [&](const std::vector<std::pair<std::string, const Dataset*>>& data) {
-    return nlohmann::json{
-        {"stochastic", evaluate_report(spec, classifier, data, PredictMode::kProbability, threads)},
-        {"deterministic",
-         evaluate_report(spec, classifier, data, PredictMode::kDeterministic, threads)}};
-  };
-  report["train"] = sections(named);
+  report["train"] = spec_sections(spec, classifier, named, threads);
   if (!validation_path.empty()) {
     const Dataset valid = load_dataset(validation_path, reader, &named[0].second->encoding());
     auto vnamed = named;
     vnamed[0].second = &valid;
-    report["validation"] = sections(vnamed);
+    report["validation"] = spec_sections(spec, classifier, vnamed, threads);
   }
   report["seconds"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -223,17 +177,6 @@ bool finish_report(nlohmann::json& report, const ProblemSpec& spec, Classifier& 
   const bool saved = save_trained_model(classifier, output, infeasible, output_infeasible);
   if (!report_path.empty()) write_text(report_path, report.dump(2) + "\n");
   return saved;
-}
-
-// Prints the objective and the train (and validation) sections of a report.
-void print_sections(const ProblemSpec& spec, const nlohmann::json& report) {
-  fmt::print("{} {}\n", spec.maximize ? "maximize" : "minimize", spec.objective);
-  print_report("train, stochastic", report["train"]["stochastic"]);
-  print_report("train, deterministic", report["train"]["deterministic"]);
-  if (report.contains("validation")) {
-    print_report("validation, stochastic", report["validation"]["stochastic"]);
-    print_report("validation, deterministic", report["validation"]["deterministic"]);
-  }
 }
 
 int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
@@ -301,7 +244,7 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
   fmt::print("{}: {} (ramp solver, start {}, {} MM steps, {} SVM solves, {:.3f} s)\n",
              ok ? "done" : "warning", to_string(result.status), result.start, result.history.size(),
              result.svm_solves, train_seconds);
-  print_sections(spec, report);
+  print_spec_sections(spec, report);
   if (result.status == Termination::kInfeasible)
     fmt::print(
         "infeasible: no feasible start found; the smallest largest ramp violation reached on "
@@ -402,7 +345,7 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
       ok ? "done" : "warning", to_string(result.status), to_string(result.solver),
       result.iterations, result.seconds, result.classifier.components.size(),
       result.num_candidates);
-  print_sections(spec, report);
+  print_spec_sections(spec, report);
   if (!std::isnan(result.gap))
     fmt::print(
         "certificate: no classifier the oracle can find does better than {:.6f} (Lagrangian "

@@ -15,61 +15,9 @@
 #include "rateopt/expr.hpp"
 #include "rateopt/model.hpp"
 #include "rateopt/postprocess.hpp"
+#include "train_report.hpp"
 
 namespace rateopt::cli {
-namespace {
-
-using Named = std::vector<std::pair<std::string, const Dataset*>>;
-
-// Objective and constraint values (lhs, rhs, violation) of the classifier on named data.
-nlohmann::json evaluate_sections(const ProblemSpec& spec, const Classifier& clf, const Named& data,
-                                 PredictMode mode, int threads) {
-  std::vector<Predictions> preds(data.size());
-  std::vector<NamedData> named;
-  for (std::size_t d = 0; d < data.size(); ++d) {
-    preds[d].prob_positive.resize(data[d].second->num_rows());
-    clf.predict(*data[d].second, mode, preds[d].prob_positive, 0, threads);
-  }
-  for (std::size_t d = 0; d < data.size(); ++d)
-    named.push_back({data[d].first, data[d].second, &preds[d]});
-  nlohmann::json out;
-  out["objective"] =
-      evaluate_expression(Expression::parse(expand_group_shorthands(spec.objective, named)), named)
-          .value;
-  nlohmann::json cons = nlohmann::json::array();
-  for (const std::string& c : spec.constraints) {
-    const ExpressionValue v =
-        evaluate_expression(Expression::parse(expand_group_shorthands(c, named)), named);
-    cons.push_back({{"constraint", c},
-                    {"lhs", v.value},
-                    {"rhs", v.rhs},
-                    {"violation", std::max(0.0, v.violation)}});
-  }
-  out["constraints"] = cons;
-  return out;
-}
-
-nlohmann::json sections(const ProblemSpec& spec, const Classifier& clf, const Named& data,
-                        int threads) {
-  return {
-      {"stochastic", evaluate_sections(spec, clf, data, PredictMode::kProbability, threads)},
-      {"deterministic", evaluate_sections(spec, clf, data, PredictMode::kDeterministic, threads)}};
-}
-
-void print_section(const std::string& title, const nlohmann::json& r) {
-  fmt::print("  {:<28} objective {:.6f}", title, r["objective"].get<double>());
-  double worst = 0;
-  for (const auto& c : r["constraints"]) worst = std::max(worst, c["violation"].get<double>());
-  if (!r["constraints"].empty()) fmt::print("  max violation {:.6f}", worst);
-  fmt::print("\n");
-  for (const auto& c : r["constraints"])
-    fmt::print("      {:<48} {:.6f} vs {:.6f}  violation {:.6f}\n",
-               c["constraint"].get<std::string>(), c["lhs"].get<double>(), c["rhs"].get<double>(),
-               c["violation"].get<double>());
-}
-
-}  // namespace
-
 void add_postprocess_flags(CLI::App& app, PostprocessFlags& flags, const std::string& group) {
   app.add_option("--base-model", flags.base_model,
                  "--solver postprocess: the scoring model to post-process (a single linear "
@@ -86,7 +34,7 @@ void add_postprocess_flags(CLI::App& app, PostprocessFlags& flags, const std::st
                         "thresholds of --base-model's score by one LP; problems linear in rates).");
 }
 
-int train_postprocess_cli(const ProblemSpec& spec, const Named& named,
+int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
                           const std::vector<std::string>& dataset_args,
                           const std::string& data_path, const std::string& validation_path,
                           const ReaderFlags& reader, const PostprocessFlags& flags, bool quiet,
@@ -100,7 +48,7 @@ int train_postprocess_cli(const ProblemSpec& spec, const Named& named,
   const Classifier base = Classifier::load(flags.base_model);
   // The score is defined on the base model's features: read the data again with its encoding
   // unless the data's own encoding is the same.
-  Named data = named;
+  NamedDatasets data = named;
   std::deque<Dataset> reread;
   if (named.front().second->encoding().to_json() != base.encoding.to_json()) {
     reread.push_back(load_dataset(data_path, reader, &base.encoding));
@@ -143,12 +91,12 @@ int train_postprocess_cli(const ProblemSpec& spec, const Named& named,
   if (result.status == Termination::kInfeasible)
     report["violation_budget"] = result.violation_budget;
   Classifier& clf = result.classifier;
-  report["train"] = sections(spec, clf, data, threads);
+  report["train"] = spec_sections(spec, clf, data, threads);
   if (!validation_path.empty()) {
     const Dataset valid = load_dataset(validation_path, reader, &base.encoding);
-    Named vnamed = data;
+    NamedDatasets vnamed = data;
     vnamed.front().second = &valid;
-    report["validation"] = sections(spec, clf, vnamed, threads);
+    report["validation"] = spec_sections(spec, clf, vnamed, threads);
   }
   report["seconds"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -160,13 +108,7 @@ int train_postprocess_cli(const ProblemSpec& spec, const Named& named,
   fmt::print("{}: {} (postprocess solver: LP over {} thresholds of {} groups, {:.3f} s)\n",
              ok ? "done" : "warning", ok ? "converged" : "infeasible", result.lp_columns,
              result.groups.size(), result.seconds);
-  fmt::print("{} {}\n", spec.maximize ? "maximize" : "minimize", spec.objective);
-  print_section("train, stochastic", report["train"]["stochastic"]);
-  print_section("train, deterministic", report["train"]["deterministic"]);
-  if (report.contains("validation")) {
-    print_section("validation, stochastic", report["validation"]["stochastic"]);
-    print_section("validation, deterministic", report["validation"]["deterministic"]);
-  }
+  print_spec_sections(spec, report);
   fmt::print("group thresholds on the base score ({}):\n",
              result.group_columns.empty()
                  ? std::string("one group")

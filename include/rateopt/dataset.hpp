@@ -161,6 +161,12 @@ struct Encoding {
 
   [[nodiscard]] std::string to_json() const;
   static Encoding from_json(std::string_view json);
+  // The encoding of an in-memory matrix with `cols` features (the Python package), chosen so
+  // that `rateopt predict` can apply a model fitted from it: with feature names (DataFrame
+  // columns), a CSV encoding reading those numeric columns unscaled (missing values an error);
+  // without, a LIBSVM encoding (feature j is index j + 1, named f<j+1>). Throws InvalidArgument
+  // when the names are not one per feature.
+  static Encoding for_matrix(std::size_t cols, std::vector<std::string> feature_names = {});
 };
 
 class Dataset {

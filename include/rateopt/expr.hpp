@@ -130,9 +130,15 @@ struct ExpressionValue {
   double violation = 0;  // constraints only: Expression::value(); <= 0 when satisfied
   bool is_constraint = false;
   bool satisfied = true;
+  Relation relation = Relation::kNone;  // the constraint's relation (kNone for an expression)
 };
 [[nodiscard]] ExpressionValue evaluate_expression(const Expression& expr,
                                                   std::span<const NamedData> data);
+
+// `text` evaluated on `data` as eval, train's report and Python's evaluate() read it: group
+// shorthands expanded over the data's columns (expand_group_shorthands), parsed, evaluated; the
+// result's `text` is `text` as written. Throws what those three throw.
+[[nodiscard]] ExpressionValue evaluate_text(std::string_view text, std::span<const NamedData> data);
 
 // ---- group shorthands (docs/expressions.md, "Every group of a column") ------------------------
 

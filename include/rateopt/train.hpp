@@ -131,6 +131,19 @@ struct ProblemValues {
   [[nodiscard]] double max_violation() const noexcept;  // max(0, max_j g_j)
 };
 
+// The objective and every constraint of a problem as written (group shorthands expanded), for
+// a classifier on named data: what `rateopt train` reports for its train and validation data.
+struct SpecValues {
+  ExpressionValue objective;
+  std::vector<ExpressionValue> constraints;  // one per ProblemSpec::constraints, in order
+};
+// Predicts each dataset with `classifier` in `mode` (the Dataset overload: group rules apply;
+// stochastic draws keyed by `seed`) and evaluates the spec's expressions there (evaluate_text).
+// Throws what Classifier::predict and evaluate_text throw.
+[[nodiscard]] SpecValues evaluate_spec(const ProblemSpec& spec, const Classifier& classifier,
+                                       std::span<const TrainingData> data, PredictMode mode,
+                                       std::uint64_t seed = 0, int n_threads = 0);
+
 class RateProblem {
  public:
   // Parses and analyses. Throws ParseError (expression syntax), NotFound (unknown dataset,

@@ -199,33 +199,6 @@ FeatureMatrix csr_matrix(const Array<std::int64_t>& indptr, const Array<std::int
       std::vector<double>(values.data(), values.data() + values.size()), cols);
 }
 
-// The encoding of a model trained from Python, chosen so that the CLI can apply it: a numeric
-// CSV encoding reading the named columns unscaled (DataFrame input), else a LIBSVM encoding
-// (feature j is index j + 1, named f<j+1>).
-Encoding python_encoding(std::size_t cols, std::vector<std::string> feature_names) {
-  Encoding enc;
-  enc.num_features = cols;
-  if (!feature_names.empty()) {
-    if (feature_names.size() != cols)
-      throw InvalidArgument("feature_names has " + std::to_string(feature_names.size()) +
-                            " names, expected " + std::to_string(cols));
-    enc.format = "csv";
-    for (std::size_t j = 0; j < cols; ++j) {
-      FeatureSpec spec;
-      spec.kind = FeatureSpec::Kind::kNumeric;
-      spec.source = feature_names[j];
-      spec.first_feature = j;
-      enc.specs.push_back(std::move(spec));
-    }
-    enc.feature_names = std::move(feature_names);
-    enc.missing_policy = "error";
-    return enc;
-  }
-  enc.format = "libsvm";
-  for (std::size_t j = 0; j < cols; ++j) enc.feature_names.push_back("f" + std::to_string(j + 1));
-  return enc;
-}
-
 // columns: list of (name, levels, codes int32, numeric float64 or None).
 Dataset make_dataset(const FeatureMatrix& x, const std::string& kind,
                      const std::optional<Array<std::int32_t>>& values,
@@ -244,7 +217,7 @@ Dataset make_dataset(const FeatureMatrix& x, const std::string& kind,
     throw InvalidArgument("labels have " + std::to_string(y.size()) + " entries, expected " +
                           std::to_string(x.rows()) + " (one per row)");
   Dataset ds(x, std::move(y));
-  ds.encoding() = python_encoding(x.cols(), std::move(feature_names));
+  ds.encoding() = Encoding::for_matrix(x.cols(), std::move(feature_names));
   if (weights)
     ds.set_weights(std::vector<double>(weights->data(), weights->data() + weights->size()));
   for (const auto& item : columns) {
@@ -906,7 +879,6 @@ PYBIND11_MODULE(_core, m) {
       "evaluate",
       [](const std::vector<std::string>& expressions, const py::list& data) {
         // data: list of (name, Dataset, prob_positive, scores, set_indptr, set_indices, classes).
-        std::vector<Expression> exprs;
         std::vector<EvalData> keep;
         for (const auto& item : data) {
           const auto t = item.cast<py::tuple>();
@@ -921,16 +893,10 @@ PYBIND11_MODULE(_core, m) {
         }
         std::vector<NamedData> named;
         for (const auto& d : keep) named.push_back({d.name, d.data.get(), d.predictions.get()});
-        // Group shorthands (parity, max_over, min_over) expand over the data's columns.
-        for (const auto& e : expressions)
-          exprs.push_back(Expression::parse(expand_group_shorthands(e, named)));
         std::vector<ExpressionValue> values;
         {
           py::gil_scoped_release release;
-          for (std::size_t k = 0; k < exprs.size(); ++k) {
-            values.push_back(evaluate_expression(exprs[k], named));
-            values.back().text = expressions[k];  // as written
-          }
+          for (const std::string& e : expressions) values.push_back(evaluate_text(e, named));
         }
         py::list out;
         for (std::size_t k = 0; k < values.size(); ++k) {
@@ -938,7 +904,7 @@ PYBIND11_MODULE(_core, m) {
           out.append(py::dict("text"_a = v.text, "value"_a = v.value, "rhs"_a = v.rhs,
                               "violation"_a = v.violation, "is_constraint"_a = v.is_constraint,
                               "satisfied"_a = v.satisfied,
-                              "relation"_a = std::string(to_string(exprs[k].relation()))));
+                              "relation"_a = std::string(to_string(v.relation))));
         }
         return out;
       },
@@ -1084,7 +1050,7 @@ PYBIND11_MODULE(_core, m) {
           r = fit_logistic_regression(x, y, w, o);
         }
         Classifier model = logistic_regression_model(
-            std::move(r.model), o, python_encoding(x.cols(), std::move(feature_names)));
+            std::move(r.model), o, Encoding::for_matrix(x.cols(), std::move(feature_names)));
         return py::dict("model"_a = std::move(model), "status"_a = std::string(to_string(r.status)),
                         "iterations"_a = r.iterations, "objective"_a = r.objective,
                         "gradient_norm"_a = r.gradient_norm);

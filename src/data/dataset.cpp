@@ -236,6 +236,29 @@ std::string_view kind_name(FeatureSpec::Kind k) {
 }
 }  // namespace
 
+Encoding Encoding::for_matrix(std::size_t cols, std::vector<std::string> feature_names) {
+  Encoding enc;
+  enc.num_features = cols;
+  if (feature_names.empty()) {
+    enc.format = "libsvm";
+    for (std::size_t j = 0; j < cols; ++j) enc.feature_names.push_back(fmt::format("f{}", j + 1));
+    return enc;
+  }
+  RATEOPT_CHECK(feature_names.size() == cols, "feature_names has {} names, expected {}",
+                feature_names.size(), cols);
+  enc.format = "csv";
+  for (std::size_t j = 0; j < cols; ++j) {
+    FeatureSpec spec;
+    spec.kind = FeatureSpec::Kind::kNumeric;
+    spec.source = feature_names[j];
+    spec.first_feature = j;
+    enc.specs.push_back(std::move(spec));
+  }
+  enc.feature_names = std::move(feature_names);
+  enc.missing_policy = "error";
+  return enc;
+}
+
 std::string Encoding::to_json() const {
   nlohmann::json j;
   j["format"] = format;

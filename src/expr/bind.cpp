@@ -213,12 +213,20 @@ ExpressionValue evaluate_expression(const Expression& expr, std::span<const Name
   ExpressionValue out;
   out.text = expr.text();
   out.is_constraint = expr.is_constraint();
+  out.relation = expr.relation();
   out.value = expr.evaluate(expr.lhs_root(), values);
   if (out.is_constraint) {
     out.rhs = expr.evaluate(expr.rhs_root(), values);
     out.violation = expr.value(values);
     out.satisfied = out.violation <= kSatisfiedTolerance;  // false for NaN
   }
+  return out;
+}
+
+ExpressionValue evaluate_text(std::string_view text, std::span<const NamedData> data) {
+  ExpressionValue out =
+      evaluate_expression(Expression::parse(expand_group_shorthands(text, data)), data);
+  out.text = std::string(text);
   return out;
 }
 

@@ -35,7 +35,7 @@ std::string_view trim(std::string_view s) {
 
 // A column name or value as the slice grammar reads it back: as is when it holds only letters,
 // digits and '_', '-', '.', '+' or inner spaces; else "quoted" with '"' and '\\' escaped.
-std::string slice_token(std::string_view v) {
+std::string plain_or_quoted(std::string_view v) {
   const bool plain = !v.empty() && v.front() != ' ' && v.back() != ' ' &&
                      std::all_of(v.begin(), v.end(), [](char c) {
                        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
@@ -135,8 +135,8 @@ std::string expand_call(std::string_view text, std::string_view call, std::strin
   std::vector<std::string> rates;
   for (const std::string& v : values)
     rates.push_back(fmt::format("{}[{}{}={}]", rate.head,
-                                rate.slice.empty() ? "" : rate.slice + ", ", slice_token(column),
-                                slice_token(v)));
+                                rate.slice.empty() ? "" : rate.slice + ", ",
+                                plain_or_quoted(column), plain_or_quoted(v)));
   std::string out = call == "min_over" ? "min(" : "max(";
   bool first = true;
   const auto add = [&](const std::string& s) {

@@ -329,12 +329,6 @@ std::size_t validate_inputs(const FeatureMatrix& x, std::span<const std::int32_t
   return nnz;
 }
 
-// A dense matrix with at most this share of non-zero entries is fitted from a CSR copy: one-hot
-// columns from CSV files are mostly zeros, and the CSR kernels then touch only the non-zeros.
-// At this density a CSR entry (8-byte value + 4-byte index) costs about as much memory traffic as
-// the dense row it replaces.
-constexpr double kSparseCopyDensity = 0.3;
-
 // The scale of the stopping test (see LogisticRegressionOptions::tol): with unit weights
 // max(min(#positive, #negative), 1) / #rows, LIBLINEAR's factor; with weights the same with
 // weight sums, "1" being the mean weight of a row with non-zero weight.
@@ -634,8 +628,8 @@ LogisticRegressionResult fit_logistic_regression(const FeatureMatrix& x,
                                                  std::span<const double> weights,
                                                  const LogisticRegressionOptions& options) {
   const std::size_t nnz = validate_inputs(x, labels, weights, options);
-  if (!x.is_sparse() &&
-      static_cast<double>(nnz) <= kSparseCopyDensity * static_cast<double>(x.rows() * x.cols()))
+  if (!x.is_sparse() && static_cast<double>(nnz) <=
+                            detail::kSparseCopyDensity * static_cast<double>(x.rows() * x.cols()))
     return fit(detail::dense_to_csr_matrix(x.dense_view(), nnz), labels, weights, options);
   return fit(x, labels, weights, options);
 }

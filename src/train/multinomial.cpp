@@ -213,7 +213,7 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
   return s;
 }
 
-struct NewtonOutcome {
+struct MultinomialNewtonOutcome {
   Termination status = Termination::kConverged;
   int iterations = 0;
 };
@@ -223,10 +223,10 @@ struct NewtonOutcome {
 // H s = -g to the relative residual 0.1 (LIBLINEAR's eps_cg). The intercept direction (all
 // b_k + t) has zero curvature, but every gradient is orthogonal to it and the preconditioner keeps
 // the iterates orthogonal too, so CG never leaves the subspace where H is positive definite.
-NewtonOutcome newton(const Objective& f, const MultinomialLogisticOptions& o, std::size_t rows,
-                     std::size_t K, std::vector<double>& theta, std::vector<double>& grad,
-                     double& value, double threshold) {
-  NewtonOutcome out;
+MultinomialNewtonOutcome newton(const Objective& f, const MultinomialLogisticOptions& o,
+                                std::size_t rows, std::size_t K, std::vector<double>& theta,
+                                std::vector<double>& grad, double& value, double threshold) {
+  MultinomialNewtonOutcome out;
   const std::size_t dim = f.dim();
   std::vector<double> probs(rows * K), step(dim), r(dim), z(dim), diag(dim), dir(dim), hd(dim),
       trial(dim), trial_grad(dim), trial_probs(rows * K);
@@ -303,9 +303,6 @@ NewtonOutcome newton(const Objective& f, const MultinomialLogisticOptions& o, st
   out.status = Termination::kConverged;
   return out;
 }
-
-// Share of non-zero entries at or below which a dense matrix is fitted from a CSR copy.
-constexpr double kSparseCopyDensity = 0.3;
 
 void validate_options(const MultinomialLogisticOptions& o) {
   RATEOPT_CHECK(std::isfinite(o.c) && o.c > 0, "c is {}, expected a finite value > 0", o.c);
@@ -398,7 +395,8 @@ MultinomialLogisticResult fit_multinomial_logistic_regression(
     // in the binary fit: the kernels then touch only the non-zeros. Same model, same columns.
     const DenseView v = x.dense_view();
     const std::size_t nnz = detail::count_nonzeros(v);
-    if (static_cast<double>(nnz) <= kSparseCopyDensity * static_cast<double>(v.rows * v.cols))
+    if (static_cast<double>(nnz) <=
+        detail::kSparseCopyDensity * static_cast<double>(v.rows * v.cols))
       return fit_multinomial_logistic_regression(detail::dense_to_csr_matrix(v, nnz), classes,
                                                  weights, options);
   }
@@ -444,7 +442,8 @@ MultinomialLogisticResult fit_multinomial_logistic_regression(
   const double threshold = options.tol * g0;
   if (options.solver == MultinomialSolver::kNewton) {
     std::vector<double> t(theta.data(), theta.data() + dim), g(grad.data(), grad.data() + dim);
-    const NewtonOutcome out = newton(f, options, x.rows(), K, t, g, result.objective, threshold);
+    const MultinomialNewtonOutcome out =
+        newton(f, options, x.rows(), K, t, g, result.objective, threshold);
     result.status = out.status;
     result.iterations = out.iterations;
     result.gradient_norm = std::sqrt(dot(g, g));

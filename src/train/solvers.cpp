@@ -37,14 +37,14 @@ TrainResult run_cutting_plane(const RateProblem& p, const TrainOptions& o) {
   return train_cutting_plane(p, o);
 }
 
-struct Entry {
+struct SolverEntry {
   TrainSolverInfo info;
   bool linear_only = false;
   TrainResult (*run)(const RateProblem&, const TrainOptions&) = nullptr;
 };
 
 // The order is the order of `auto`'s preference among the solvers that take a problem.
-const std::array<Entry, 5> kSolvers = {{
+const std::array<SolverEntry, 5> kSolvers = {{
     {{TrainSolver::kCuttingPlane, "cutting-plane",
       "Narasimhan, Cotter & Gupta 2019, Algorithm 1, with Kelley's cutting-plane multipliers "
       "(src/train/cutting_plane.cpp)",
@@ -74,15 +74,15 @@ const std::array<Entry, 5> kSolvers = {{
      &train_oracle_game},
 }};
 
-const Entry* find(TrainSolver s) {
-  for (const Entry& e : kSolvers)
+const SolverEntry* find(TrainSolver s) {
+  for (const SolverEntry& e : kSolvers)
     if (e.info.solver == s) return &e;
   return nullptr;
 }
 
 std::string names() {
   std::string out = "auto";
-  for (const Entry& e : kSolvers) out += ", " + std::string(e.info.name);
+  for (const SolverEntry& e : kSolvers) out += ", " + std::string(e.info.name);
   return out;
 }
 
@@ -111,7 +111,7 @@ TrainSolver resolve_train_solver(const RateProblem& problem, TrainSolver request
   if (requested == TrainSolver::kAuto)
     return s.all_linear ? TrainSolver::kCuttingPlane
                         : (s.any_general ? TrainSolver::kThreePlayer : TrainSolver::kRatio);
-  const Entry* e = find(requested);
+  const SolverEntry* e = find(requested);
   RATEOPT_CHECK(e != nullptr, "unknown solver {}", static_cast<int>(requested));
   RATEOPT_CHECK(!e->linear_only || s.all_linear,
                 "the {} solver needs an objective and constraints linear in rates; use --solver "

@@ -55,7 +55,7 @@ constexpr unsigned kSlack =
 constexpr unsigned kLogisticOracle = bit(TrainSolver::kCuttingPlane) | bit(TrainSolver::kOracle);
 constexpr unsigned kAll = kGame | bit(TrainSolver::kCuttingPlane);
 
-struct Entry {
+struct OptionEntry {
   std::string_view key;
   std::string_view flag;
   Field field;
@@ -70,65 +70,73 @@ using O = TrainOptions;
 
 // One row per option, in the order of TrainOptions.
 const std::array kEntries{
-    Entry{"solver", "--solver", &O::solver, C::kNone, kAll,
-          "auto: cutting-plane for problems linear in rates, else three-player or ratio; "
-          "cutting-plane: column generation with a logistic-regression oracle and an optimality "
-          "certificate; proxy: the proxy-Lagrangian game (linear problems); three-player, ratio: "
-          "Narasimhan et al.'s Algorithms 2 and 3; oracle: Algorithm 1 (the model player is a "
-          "weighted logistic regression)."},
-    Entry{"iterations", "--iterations", &O::iterations, C::kPositive, kAll,
-          "Game rounds (cutting-plane: column-generation rounds at most)."},
-    Entry{"model_rule", "--model-rule", &O::model_rule, C::kNone, kGame,
-          "Step rule of the model player."},
-    Entry{"model_step", "--model-step", &O::model_step, C::kPositive, kGame,
-          "Learning rate of the model player."},
-    Entry{"multiplier_rule", "--multiplier-rule", &O::multiplier_rule, C::kNone, kGame,
-          "Step rule of the multiplier player."},
-    Entry{"multiplier_step", "--multiplier-step", &O::multiplier_step, C::kNonNegative, kGame,
-          "Step of the multiplier player; 0: the solver's default (0.3 for proxy, 0.5 "
-          "otherwise)."},
-    Entry{"multiplier_bound", "--multiplier-bound", &O::multiplier_bound, C::kPositive, kAll,
-          "Multipliers lie in [0, bound] (constraints) and [-bound, bound] (slack links); "
-          "cutting-plane: the cost M of a unit of violation in its master LP."},
-    Entry{"slack_step", "--slack-step", &O::slack_step, C::kPositive, kSlack,
-          "Step of the slack player when it has no closed form (Algorithm 3's projected "
-          "gradient)."},
-    Entry{"l2", "--l2", &O::l2, C::kNonNegative, kGame,
-          "L2 penalty: 0.5 * l2 * |w|^2 is added to the model player's loss."},
-    Entry{"c", "--C", &O::c, C::kPositive, kLogisticOracle,
-          "Inverse regularisation strength (scikit-learn's C) of the weighted logistic-regression "
-          "oracle."},
-    Entry{"fit_intercept", "--no-intercept", &O::fit_intercept, C::kNone, kAll,
-          "Fit an intercept (the flag turns it off)."},
-    Entry{"checkpoint_every", "--checkpoint-every", &O::checkpoint_every, C::kNonNegative, kGame,
-          "Keep the iterate as a candidate every this many rounds; 0: iterations / 100 (at least "
-          "1)."},
-    Entry{"tolerance", "--tolerance", &O::tolerance, C::kNonNegative, kAll,
-          "Constraint violation accepted as feasible (status, ranking of candidates, early stop); "
-          "cutting-plane: also the optimality gap at which it stops."},
-    Entry{"stop_window", "--stop-window", &O::stop_window, C::kNonNegative, kGame,
-          "Early stop: after every this many rounds, stop when the mean iterate of the window is "
-          "feasible (to tolerance) and its objective moved by at most stop_tolerance from the "
-          "previous window's; 0: run all iterations."},
-    Entry{"stop_tolerance", "--stop-tolerance", &O::stop_tolerance, C::kNonNegative, kGame,
-          "Early stop: largest change of the window's objective that counts as converged."},
-    Entry{"shrink", "--no-shrink", &O::shrink, C::kNone, kGame,
-          "LP-shrink the candidates to at most m + 1 models (the flag: a uniform mixture of "
-          "them)."},
-    Entry{"batch_size", "--batch-size", &O::batch_size, C::kNonNegative, kGame,
-          "Model player's minibatch: rows drawn per round and dataset without replacement; 0 (or "
-          ">= the rows): full batch."},
-    Entry{"seed", "--seed", &O::seed, C::kNone, kGame, "Seed of the minibatch draws."},
-    Entry{"n_threads", "--threads", &O::n_threads, C::kNone, kAll,
-          "Threads; <= 0: all cores. Results do not depend on it (so models do not record it).",
-          false},
+    OptionEntry{
+        "solver", "--solver", &O::solver, C::kNone, kAll,
+        "auto: cutting-plane for problems linear in rates, else three-player or ratio; "
+        "cutting-plane: column generation with a logistic-regression oracle and an optimality "
+        "certificate; proxy: the proxy-Lagrangian game (linear problems); three-player, ratio: "
+        "Narasimhan et al.'s Algorithms 2 and 3; oracle: Algorithm 1 (the model player is a "
+        "weighted logistic regression)."},
+    OptionEntry{"iterations", "--iterations", &O::iterations, C::kPositive, kAll,
+                "Game rounds (cutting-plane: column-generation rounds at most)."},
+    OptionEntry{"model_rule", "--model-rule", &O::model_rule, C::kNone, kGame,
+                "Step rule of the model player."},
+    OptionEntry{"model_step", "--model-step", &O::model_step, C::kPositive, kGame,
+                "Learning rate of the model player."},
+    OptionEntry{"multiplier_rule", "--multiplier-rule", &O::multiplier_rule, C::kNone, kGame,
+                "Step rule of the multiplier player."},
+    OptionEntry{"multiplier_step", "--multiplier-step", &O::multiplier_step, C::kNonNegative, kGame,
+                "Step of the multiplier player; 0: the solver's default (0.3 for proxy, 0.5 "
+                "otherwise)."},
+    OptionEntry{"multiplier_bound", "--multiplier-bound", &O::multiplier_bound, C::kPositive, kAll,
+                "Multipliers lie in [0, bound] (constraints) and [-bound, bound] (slack links); "
+                "cutting-plane: the cost M of a unit of violation in its master LP."},
+    OptionEntry{"slack_step", "--slack-step", &O::slack_step, C::kPositive, kSlack,
+                "Step of the slack player when it has no closed form (Algorithm 3's projected "
+                "gradient)."},
+    OptionEntry{"l2", "--l2", &O::l2, C::kNonNegative, kGame,
+                "L2 penalty: 0.5 * l2 * |w|^2 is added to the model player's loss."},
+    OptionEntry{
+        "c", "--C", &O::c, C::kPositive, kLogisticOracle,
+        "Inverse regularisation strength (scikit-learn's C) of the weighted logistic-regression "
+        "oracle."},
+    OptionEntry{"fit_intercept", "--no-intercept", &O::fit_intercept, C::kNone, kAll,
+                "Fit an intercept (the flag turns it off)."},
+    OptionEntry{
+        "checkpoint_every", "--checkpoint-every", &O::checkpoint_every, C::kNonNegative, kGame,
+        "Keep the iterate as a candidate every this many rounds; 0: iterations / 100 (at least "
+        "1)."},
+    OptionEntry{
+        "tolerance", "--tolerance", &O::tolerance, C::kNonNegative, kAll,
+        "Constraint violation accepted as feasible (status, ranking of candidates, early stop); "
+        "cutting-plane: also the optimality gap at which it stops."},
+    OptionEntry{
+        "stop_window", "--stop-window", &O::stop_window, C::kNonNegative, kGame,
+        "Early stop: after every this many rounds, stop when the mean iterate of the window is "
+        "feasible (to tolerance) and its objective moved by at most stop_tolerance from the "
+        "previous window's; 0: run all iterations."},
+    OptionEntry{"stop_tolerance", "--stop-tolerance", &O::stop_tolerance, C::kNonNegative, kGame,
+                "Early stop: largest change of the window's objective that counts as converged."},
+    OptionEntry{"shrink", "--no-shrink", &O::shrink, C::kNone, kGame,
+                "LP-shrink the candidates to at most m + 1 models (the flag: a uniform mixture of "
+                "them)."},
+    OptionEntry{
+        "batch_size", "--batch-size", &O::batch_size, C::kNonNegative, kGame,
+        "Model player's minibatch: rows drawn per round and dataset without replacement; 0 (or "
+        ">= the rows): full batch."},
+    OptionEntry{"seed", "--seed", &O::seed, C::kNone, kGame, "Seed of the minibatch draws."},
+    OptionEntry{
+        "n_threads", "--threads", &O::n_threads, C::kNone, kAll,
+        "Threads; <= 0: all cores. Results do not depend on it (so models do not record it).",
+        false},
 };
 
-const Entry& entry(std::string_view key) {
-  for (const Entry& e : kEntries)
+const OptionEntry& entry(std::string_view key) {
+  for (const OptionEntry& e : kEntries)
     if (e.key == key) return e;
   std::string keys;
-  for (const Entry& e : kEntries) keys += fmt::format("{}{}", keys.empty() ? "" : ", ", e.key);
+  for (const OptionEntry& e : kEntries)
+    keys += fmt::format("{}{}", keys.empty() ? "" : ", ", e.key);
   throw NotFound(fmt::format("unknown training option '{}' (options: {})", key, keys));
 }
 
@@ -159,18 +167,18 @@ std::string_view check_words(TrainOptionCheck c) {
   return "";
 }
 
-TrainOptionType type_of(const Entry& e) {
+TrainOptionType type_of(const OptionEntry& e) {
   return static_cast<TrainOptionType>(e.field.index());
 }
 
 // The accepted names of a solver or step-rule option: "auto, cutting-plane, ...".
-std::string choice_names(const Entry& e) {
+std::string choice_names(const OptionEntry& e) {
   return type_of(e) == TrainOptionType::kSolver ? detail::joined_names(detail::kTrainSolverNames)
                                                 : detail::joined_names(detail::kStepRuleNames);
 }
 
 // "an integer > 0", "a finite number >= 0", "one of auto, ..."
-std::string expected(const Entry& e) {
+std::string expected(const OptionEntry& e) {
   switch (type_of(e)) {
     case TrainOptionType::kInt:
       return fmt::format("an integer{}", check_words(e.check));
@@ -187,7 +195,7 @@ std::string expected(const Entry& e) {
   return "one of " + choice_names(e);
 }
 
-[[noreturn]] void bad_value(const Entry& e, const TrainOptionValue& v) {
+[[noreturn]] void bad_value(const OptionEntry& e, const TrainOptionValue& v) {
   throw InvalidArgument(
       fmt::format("{} ({}) is {}, expected {}", e.key, e.flag, show(v), expected(e)));
 }
@@ -212,7 +220,7 @@ bool parse_number(const std::string& s, T& out) {
   return ec == std::errc() && ptr == end && !s.empty();
 }
 
-std::int64_t to_int(const Entry& e, const TrainOptionValue& v) {
+std::int64_t to_int(const OptionEntry& e, const TrainOptionValue& v) {
   std::int64_t x = 0;
   if (const auto* i = std::get_if<std::int64_t>(&v)) {
     x = *i;
@@ -227,7 +235,7 @@ std::int64_t to_int(const Entry& e, const TrainOptionValue& v) {
   return x;
 }
 
-double to_double(const Entry& e, const TrainOptionValue& v) {
+double to_double(const OptionEntry& e, const TrainOptionValue& v) {
   double x = 0;
   if (const auto* d = std::get_if<double>(&v)) {
     x = *d;
@@ -243,7 +251,7 @@ double to_double(const Entry& e, const TrainOptionValue& v) {
   return x;
 }
 
-void set(TrainOptions& o, const Entry& e, const TrainOptionValue& v) {
+void set(TrainOptions& o, const OptionEntry& e, const TrainOptionValue& v) {
   std::visit(
       [&](auto member) {
         using T = std::remove_reference_t<decltype(o.*member)>;
@@ -299,7 +307,7 @@ void set(TrainOptions& o, const Entry& e, const TrainOptionValue& v) {
       e.field);
 }
 
-TrainOptionValue get(const TrainOptions& o, const Entry& e) {
+TrainOptionValue get(const TrainOptions& o, const OptionEntry& e) {
   return std::visit(
       [&](auto member) -> TrainOptionValue {
         using T = std::remove_cvref_t<decltype(o.*member)>;
@@ -363,7 +371,7 @@ std::span<const TrainOptionInfo> train_option_table() {
   static const std::vector<TrainOptionInfo> table = [] {
     const TrainOptions defaults{};
     std::vector<TrainOptionInfo> out;
-    for (const Entry& e : kEntries) {
+    for (const OptionEntry& e : kEntries) {
       TrainOptionInfo info;
       info.key = e.key;
       info.flag = e.flag;
@@ -402,12 +410,12 @@ std::string format_train_option(const TrainOptions& options, std::string_view ke
 void check_train_options(const TrainOptions& options) {
   // Setting each value on a copy applies exactly the checks of set_train_option.
   TrainOptions copy = options;
-  for (const Entry& e : kEntries) set(copy, e, get(options, e));
+  for (const OptionEntry& e : kEntries) set(copy, e, get(options, e));
 }
 
 std::string train_options_json(const TrainOptions& options, TrainOptionsJson which) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const Entry& e : kEntries)
+  for (const OptionEntry& e : kEntries)
     if (e.in_model || which == TrainOptionsJson::kAll)
       j[std::string(e.key)] = to_json(get(options, e));
   return j.dump();

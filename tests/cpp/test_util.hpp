@@ -1,11 +1,18 @@
 // Small helpers shared by the C++ tests.
 #pragma once
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <exception>
+#include <fstream>
 #include <functional>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "rateopt/error.hpp"
 
@@ -40,6 +47,39 @@ void expect_invalid(Fn&& fn, const std::string& needle) {
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
   }
+}
+
+// A uniform draw in [0, 1) from the top 53 bits of `rng` (the same sequence on every platform,
+// unlike std::uniform_real_distribution).
+inline double uniform(std::mt19937_64& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
+
+inline double sigmoid(double z) {
+  return 1.0 / (1.0 + std::exp(-z));
+}
+
+// `p` sorted in decreasing order (ties keep their order).
+inline std::vector<double> sorted_desc(std::vector<double> p) {
+  std::stable_sort(p.begin(), p.end(), [](double a, double b) { return a > b; });
+  return p;
+}
+
+// A path under the source tree (RATEOPT_SOURCE_DIR, set by tests/CMakeLists.txt).
+inline std::string source_path(const std::string& relative) {
+#ifdef RATEOPT_SOURCE_DIR
+  return fmt::format("{}/{}", RATEOPT_SOURCE_DIR, relative);
+#else
+  return relative;
+#endif
+}
+
+// Writes `content` (bytes as given) to a file named `name` in gtest's temporary directory and
+// returns its path.
+inline std::string write_temp(const std::string& name, const std::string& content) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
 }
 
 }  // namespace rateopt::test

@@ -23,10 +23,7 @@ namespace {
 
 using namespace testing_decide;
 
-std::vector<double> sorted_desc(std::vector<double> p) {
-  std::stable_sort(p.begin(), p.end(), [](double a, double b) { return a > b; });
-  return p;
-}
+using test::sorted_desc;
 
 std::uint64_t name_hash(const std::string& s) {
   std::uint64_t h = 1469598103934665603ULL;  // FNV-1a

@@ -14,16 +14,14 @@
 #include "decide/independent_test_util.hpp"
 #include "decide/poisson_binomial.hpp"
 #include "rateopt/decide.hpp"
+#include "test_util.hpp"
 
 namespace rateopt {
 namespace {
 
 using namespace testing_decide;
 
-std::vector<double> sorted_desc(std::vector<double> p) {
-  std::sort(p.begin(), p.end(), std::greater<>());
-  return p;
-}
+using test::sorted_desc;
 
 // ---- Poisson-binomial primitives ------------------------------------------------------------
 

@@ -18,11 +18,7 @@ namespace {
 using test::contains;
 using test::error_of;
 
-std::string write_temp(const std::string& name, const std::string& content) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path, std::ios::binary) << content;
-  return path;
-}
+using test::write_temp;
 
 CsvOptions income_options() {
   CsvOptions o;

@@ -19,11 +19,7 @@ std::string fixture(const std::string& name) {
   return std::string(RATEOPT_SOURCE_DIR) + "/tests/data/io/" + name;
 }
 
-std::string write_temp(const std::string& name, const std::string& content) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path, std::ios::binary) << content;
-  return path;
-}
+using test::write_temp;
 
 const std::string kSmall = "a,b,y\n1,x,1\n2,y,0\n3,x,1\n";
 

@@ -23,11 +23,7 @@ std::string fixture(const std::string& name) {
   return std::string(RATEOPT_SOURCE_DIR) + "/tests/data/io/" + name;
 }
 
-std::string write_temp(const std::string& name, const std::string& content) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path, std::ios::binary) << content;
-  return path;
-}
+using test::write_temp;
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "rateopt/error.hpp"
+#include "test_util.hpp"
 
 namespace rateopt {
 namespace {
@@ -26,13 +27,9 @@ using Json = nlohmann::json;
 // Two-sided tail probability of the tests below: |Z| > 4.8916 has probability 1e-6.
 constexpr double kZ = 4.8916;
 
-double uniform(std::mt19937_64& rng) {
-  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
+using test::uniform;
 
-std::string source_path(const std::string& relative) {
-  return fmt::format("{}/{}", RATEOPT_SOURCE_DIR, relative);
-}
+using test::source_path;
 
 std::string temp_path(const std::string& stem) {
   return (std::filesystem::temp_directory_path() / fmt::format("{}_{}.json", stem, ::getpid()))

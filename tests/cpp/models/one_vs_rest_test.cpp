@@ -34,9 +34,7 @@ OneVsRest make_model() {
   return m;
 }
 
-double sigmoid(double s) {
-  return 1.0 / (1.0 + std::exp(-s));
-}
+using test::sigmoid;
 
 TEST(OneVsRest, PredictIsRowMajorPerOutput) {
   const OneVsRest m = make_model();

@@ -11,13 +11,12 @@
 
 #include "rateopt/error.hpp"
 #include "rateopt/multilabel.hpp"
+#include "test_util.hpp"
 
 namespace rateopt {
 namespace {
 
-std::string source_path(const std::string& relative) {
-  return fmt::format("{}/{}", RATEOPT_SOURCE_DIR, relative);
-}
+using test::source_path;
 
 std::string read(const std::string& path) {
   std::ifstream in(path);
@@ -26,9 +25,7 @@ std::string read(const std::string& path) {
   return s.str();
 }
 
-double sigmoid(double z) {
-  return 1 / (1 + std::exp(-z));
-}
+using test::sigmoid;
 
 TEST(MultilabelFiles, LoadsCheckedInVersion1ClassifierChain) {
   const ClassifierChain c =

@@ -16,13 +16,12 @@
 #include "rateopt/decide.hpp"
 #include "rateopt/decide_input.hpp"
 #include "rateopt/error.hpp"
+#include "test_util.hpp"
 
 namespace rateopt {
 namespace {
 
-double uniform(std::mt19937_64& rng) {
-  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
+using test::uniform;
 
 // A multi-label problem whose labels depend on the features and on each other.
 struct Problem {

@@ -23,6 +23,7 @@
 #include "rateopt/error.hpp"
 #include "rateopt/io.hpp"
 #include "rateopt/logistic.hpp"
+#include "test_util.hpp"
 #include "train/logistic_objective.hpp"
 
 namespace rateopt {
@@ -45,9 +46,7 @@ struct Problem {
 };
 
 // Uniform in [0, 1) from the top 53 bits, so the data do not depend on the standard library.
-double uniform(std::mt19937_64& rng) {
-  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
+using test::uniform;
 
 // Random sparse-ish features in [-1, 1], labels from a noisy linear rule, weights in [0.5, 2).
 Problem random_problem(std::size_t rows, std::size_t cols, std::uint64_t seed,

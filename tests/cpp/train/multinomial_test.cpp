@@ -12,6 +12,7 @@
 #include "common/csr.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/logistic.hpp"
+#include "test_util.hpp"
 
 namespace rateopt {
 namespace {
@@ -23,9 +24,7 @@ struct Data {
   std::vector<double> w;
 };
 
-double uniform(std::mt19937_64& rng) {
-  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
+using test::uniform;
 
 // Classes drawn from a softmax of a random linear model (class values 0, 2, 5, ... spaced by
 // `spacing`, so that class values and indices differ).

@@ -1,0 +1,30 @@
+// The train and validation sections of `rateopt train`'s report and their printout, shared by
+// every solver's command (cmd_train.cpp, cmd_train_postprocess.cpp). The figures come from the
+// library (evaluate_spec, train.hpp); this file only lays them out.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rateopt/dataset.hpp"
+#include "rateopt/model.hpp"
+#include "rateopt/train.hpp"
+
+namespace rateopt::cli {
+
+// Named data as the train command holds it: ("train", training data), then each --dataset.
+using NamedDatasets = std::vector<std::pair<std::string, const Dataset*>>;
+
+// {"stochastic": S, "deterministic": D}, each {"objective": value, "constraints": [{"constraint",
+// "lhs", "rhs", "violation" (clamped at 0)}]}: the spec evaluated for `classifier` on `data`
+// with probability predictions and with deterministic ones.
+[[nodiscard]] nlohmann::json spec_sections(const ProblemSpec& spec, const Classifier& classifier,
+                                           const NamedDatasets& data, int threads);
+
+// Prints "minimize OBJECTIVE" and the report's train (and validation) sections, one line per
+// objective and per constraint.
+void print_spec_sections(const ProblemSpec& spec, const nlohmann::json& report);
+
+}  // namespace rateopt::cli

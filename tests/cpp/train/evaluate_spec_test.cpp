@@ -1,0 +1,96 @@
+// evaluate_spec and evaluate_text: a classifier's objective and constraint values on named data,
+// checked against counts taken by hand from the same predictions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "rateopt/error.hpp"
+#include "rateopt/model.hpp"
+#include "rateopt/train.hpp"
+#include "train_test_util.hpp"
+
+namespace rateopt {
+namespace {
+
+// sign(score) of the single feature: predicts 1 exactly when feature 0 > 0.
+Classifier threshold_at_zero(const Dataset& ds) {
+  LinearModel m;
+  m.weights = {1.0};
+  m.bias = 0;
+  return Classifier::single(m, Link::kLogistic, ds.encoding());
+}
+
+struct HandCounts {
+  double error = 0, ppr_a = 0, ppr_b = 0, ppr = 0;
+};
+
+// Deterministic predictions 1{x > 0} counted directly from the feature matrix.
+HandCounts hand_counts(const Dataset& ds) {
+  HandCounts h;
+  double n_a = 0, n_b = 0, pos_a = 0, pos_b = 0, wrong = 0;
+  const Column& g = ds.column("g");
+  for (std::size_t i = 0; i < ds.num_rows(); ++i) {
+    const int pred = ds.features().at(i, 0) > 0 ? 1 : 0;
+    wrong += pred != ds.labels().values[i] ? 1 : 0;
+    const bool a = g.levels[g.codes[i]] == "a";
+    (a ? n_a : n_b) += 1;
+    (a ? pos_a : pos_b) += pred;
+  }
+  const double n = static_cast<double>(ds.num_rows());
+  h.error = wrong / n;
+  h.ppr_a = pos_a / n_a;
+  h.ppr_b = pos_b / n_b;
+  h.ppr = (pos_a + pos_b) / n;
+  return h;
+}
+
+TEST(EvaluateSpec, DeterministicValuesMatchHandCounts) {
+  const Dataset ds = test::synthetic(400, 11);
+  const Classifier clf = threshold_at_zero(ds);
+  const HandCounts h = hand_counts(ds);
+  const ProblemSpec spec =
+      test::spec("error", {"ppr <= 0.25", "parity(ppr, g) <= 0.05", "ppr[g=a] >= ppr[g=b]"});
+  const std::vector<TrainingData> data{{"train", &ds}};
+  const SpecValues v = evaluate_spec(spec, clf, data, PredictMode::kDeterministic);
+  EXPECT_NEAR(v.objective.value, h.error, 1e-12);
+  EXPECT_EQ(v.objective.text, "error");
+  ASSERT_EQ(v.constraints.size(), 3U);
+  EXPECT_NEAR(v.constraints[0].value, h.ppr, 1e-12);
+  EXPECT_NEAR(v.constraints[0].rhs, 0.25, 1e-12);
+  EXPECT_NEAR(v.constraints[0].violation, h.ppr - 0.25, 1e-12);
+  // The shorthand is reported as written, with the value of its expansion.
+  EXPECT_EQ(v.constraints[1].text, "parity(ppr, g) <= 0.05");
+  EXPECT_NEAR(v.constraints[1].value, std::abs(h.ppr_a - h.ppr_b), 1e-12);
+  EXPECT_EQ(v.constraints[1].satisfied, std::abs(h.ppr_a - h.ppr_b) <= 0.05);
+  EXPECT_NEAR(v.constraints[2].value - v.constraints[2].rhs, h.ppr_a - h.ppr_b, 1e-12);
+}
+
+TEST(EvaluateSpec, ProbabilityModeAveragesScoresAndNamedDataResolve) {
+  const Dataset train = test::synthetic(300, 3);
+  const Dataset other = test::synthetic(200, 4);
+  const Classifier clf = threshold_at_zero(train);
+  double mean_p = 0;
+  for (std::size_t i = 0; i < other.num_rows(); ++i)
+    mean_p += 1 / (1 + std::exp(-other.features().at(i, 0)));
+  mean_p /= static_cast<double>(other.num_rows());
+  const std::vector<TrainingData> data{{"train", &train}, {"other", &other}};
+  const SpecValues v = evaluate_spec(test::spec("ppr@other"), clf, data, PredictMode::kProbability);
+  EXPECT_NEAR(v.objective.value, mean_p, 1e-12);
+  EXPECT_TRUE(v.constraints.empty());
+}
+
+TEST(EvaluateSpec, UnknownColumnOrDatasetIsNamed) {
+  const Dataset ds = test::synthetic(50, 5);
+  const Classifier clf = threshold_at_zero(ds);
+  const std::vector<TrainingData> data{{"train", &ds}};
+  EXPECT_THROW((void)evaluate_spec(test::spec("ppr@nope"), clf, data, PredictMode::kDeterministic),
+               NotFound);
+  EXPECT_THROW((void)evaluate_spec(test::spec("error", {"parity(ppr, missing) <= 0.1"}), clf, data,
+                                   PredictMode::kDeterministic),
+               NotFound);
+}
+
+}  // namespace
+}  // namespace rateopt
