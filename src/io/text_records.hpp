@@ -105,16 +105,15 @@ enum class QuoteStyle {
 // The tokens that stand for a missing value, compared exactly.
 class MissingTokens {
  public:
-  explicit MissingTokens(const std::vector<std::string>& tokens)
-      : tokens_(tokens.begin(), tokens.end()) {}
+  explicit MissingTokens(std::vector<std::string> tokens) : tokens_(std::move(tokens)) {}
   [[nodiscard]] bool contains(std::string_view v) const noexcept {
-    for (const std::string_view t : tokens_)
+    for (const std::string& t : tokens_)
       if (t == v) return true;
     return false;
   }
 
  private:
-  std::vector<std::string_view> tokens_;  // views into the caller's strings
+  std::vector<std::string> tokens_;
 };
 
 // ---- labels -------------------------------------------------------------------------------------
