@@ -44,8 +44,8 @@ namespace rateopt::python {
 // ---- decide --------------------------------------------------------------------------------
 
 DecideOptions make_options(const std::string& method, bool all_k, double truncation,
-                           bool early_stop, double fast_tolerance, double empty_score = 1.0,
-                           bool none_item = false) {
+                           bool early_stop, double fast_tolerance, double empty_score,
+                           bool none_item) {
   DecideOptions o;
   o.empty_score = empty_score;
   o.none_item = none_item;
@@ -54,6 +54,15 @@ DecideOptions make_options(const std::string& method, bool all_k, double truncat
   o.truncation = truncation;
   o.early_stop = early_stop;
   o.fast_tolerance = fast_tolerance;
+  return o;
+}
+
+// The options of the GFM entry points: the library's defaults but for these three.
+DecideOptions gfm_options(const std::string& method, bool all_k, double empty_score) {
+  DecideOptions o;
+  o.method = parse_decide_method(method);
+  o.all_k = all_k;
+  o.empty_score = empty_score;
   return o;
 }
 
@@ -584,6 +593,8 @@ PYBIND11_MODULE(_core, m) {
   });
 
   // ---- decide ----
+  // Keyword defaults are the library's (DecideOptions), never re-typed here.
+  static const DecideOptions decide_defaults{};
   py::class_<Decision>(m, "Decision")
       .def_property_readonly("selected",
                              [](const Decision& d) { return indices_to_numpy(d.selected); })
@@ -612,14 +623,20 @@ PYBIND11_MODULE(_core, m) {
         return md == DecideModel::kMulticlass ? decide_multiclass(s, mt, o)
                                               : decide_independent(s, mt, o);
       },
-      "probabilities"_a, "metric"_a, "model"_a = "independent", "method"_a = "auto",
-      "all_k"_a = false, "truncation"_a = 0.0, "early_stop"_a = false,
-      "fast_tolerance"_a = DecideOptions{}.fast_tolerance, "empty_score"_a = 1.0,
-      "none_item"_a = false, "One instance: independent marginals or class probabilities.");
+      "probabilities"_a, "metric"_a, "model"_a = "independent",
+      "method"_a = std::string(to_string(decide_defaults.method)),
+      "all_k"_a = decide_defaults.all_k, "truncation"_a = decide_defaults.truncation,
+      "early_stop"_a = decide_defaults.early_stop,
+      "fast_tolerance"_a = decide_defaults.fast_tolerance,
+      "empty_score"_a = decide_defaults.empty_score, "none_item"_a = decide_defaults.none_item,
+      "One instance: independent marginals or class probabilities.");
   m.def("decide_rows", &decide_rows, "rows"_a, "metric"_a, "model"_a = "independent",
-        "method"_a = "auto", "all_k"_a = false, "truncation"_a = 0.0, "early_stop"_a = false,
-        "fast_tolerance"_a = DecideOptions{}.fast_tolerance, "empty_score"_a = 1.0,
-        "none_item"_a = false, "n_threads"_a = 0,
+        "method"_a = std::string(to_string(decide_defaults.method)),
+        "all_k"_a = decide_defaults.all_k, "truncation"_a = decide_defaults.truncation,
+        "early_stop"_a = decide_defaults.early_stop,
+        "fast_tolerance"_a = decide_defaults.fast_tolerance,
+        "empty_score"_a = decide_defaults.empty_score, "none_item"_a = decide_defaults.none_item,
+        "n_threads"_a = 0,
         "A batch: rows of a 2-D array or a list of 1-D arrays; returns flat arrays.");
   m.def(
       "decide_gfm",
@@ -627,12 +644,12 @@ PYBIND11_MODULE(_core, m) {
          bool all_k, double empty_score) {
         const GfmInput in = gfm_input(p, p0);
         const DecideMetric mt = DecideMetric::from_name(metric);
-        const DecideOptions o =
-            make_options(method, all_k, 0.0, false, DecideOptions{}.fast_tolerance, empty_score);
+        const DecideOptions o = gfm_options(method, all_k, empty_score);
         py::gil_scoped_release release;
         return decide_gfm(in, mt, o);
       },
-      "P"_a, "p0"_a, "metric"_a, "method"_a = "auto", "all_k"_a = false, "empty_score"_a = 1.0);
+      "P"_a, "p0"_a, "metric"_a, "method"_a = std::string(to_string(decide_defaults.method)),
+      "all_k"_a = decide_defaults.all_k, "empty_score"_a = decide_defaults.empty_score);
   m.def(
       "decide_gfm_rows",
       [](const py::list& ps, const Array<double>& p0, const std::string& metric,
@@ -648,8 +665,7 @@ PYBIND11_MODULE(_core, m) {
           inputs.push_back(gfm_input(a, p0.data()[i]));
         }
         const DecideMetric mt = DecideMetric::from_name(metric);
-        const DecideOptions o =
-            make_options(method, all_k, 0.0, false, DecideOptions{}.fast_tolerance, empty_score);
+        const DecideOptions o = gfm_options(method, all_k, empty_score);
         std::vector<Decision> ds;
         {
           py::gil_scoped_release release;
@@ -657,7 +673,8 @@ PYBIND11_MODULE(_core, m) {
         }
         return pack_decisions(ds, all_k);
       },
-      "P"_a, "p0"_a, "metric"_a, "method"_a = "auto", "all_k"_a = false, "empty_score"_a = 1.0,
+      "P"_a, "p0"_a, "metric"_a, "method"_a = std::string(to_string(decide_defaults.method)),
+      "all_k"_a = decide_defaults.all_k, "empty_score"_a = decide_defaults.empty_score,
       "n_threads"_a = 0);
   m.def(
       "decide_gfm_samples",
@@ -666,14 +683,14 @@ PYBIND11_MODULE(_core, m) {
          const std::string& method, bool all_k, double empty_score) {
         const LabelSetsView v = label_sets(indptr, indices, m);
         const DecideMetric mt = DecideMetric::from_name(metric);
-        const DecideOptions o =
-            make_options(method, all_k, 0.0, false, DecideOptions{}.fast_tolerance, empty_score);
+        const DecideOptions o = gfm_options(method, all_k, empty_score);
         const auto w = span_of(weights);
         py::gil_scoped_release release;
         return decide_gfm_samples(v, w, m, mt, o);
       },
-      "indptr"_a, "indices"_a, "weights"_a, "m"_a, "metric"_a, "method"_a = "auto",
-      "all_k"_a = false, "empty_score"_a = 1.0);
+      "indptr"_a, "indices"_a, "weights"_a, "m"_a, "metric"_a,
+      "method"_a = std::string(to_string(decide_defaults.method)),
+      "all_k"_a = decide_defaults.all_k, "empty_score"_a = decide_defaults.empty_score);
   m.def(
       "decide_gfm_samples_rows",
       [](const py::list& instances, std::size_t m, const std::string& metric,
@@ -700,8 +717,7 @@ PYBIND11_MODULE(_core, m) {
           }
         }
         const DecideMetric mt = DecideMetric::from_name(metric);
-        const DecideOptions o =
-            make_options(method, all_k, 0.0, false, DecideOptions{}.fast_tolerance, empty_score);
+        const DecideOptions o = gfm_options(method, all_k, empty_score);
         std::vector<Decision> ds;
         {
           py::gil_scoped_release release;
@@ -709,8 +725,9 @@ PYBIND11_MODULE(_core, m) {
         }
         return pack_decisions(ds, all_k);
       },
-      "instances"_a, "m"_a, "metric"_a, "method"_a = "auto", "all_k"_a = false,
-      "empty_score"_a = 1.0, "n_threads"_a = 0);
+      "instances"_a, "m"_a, "metric"_a, "method"_a = std::string(to_string(decide_defaults.method)),
+      "all_k"_a = decide_defaults.all_k, "empty_score"_a = decide_defaults.empty_score,
+      "n_threads"_a = 0);
   m.def(
       "gfm_from_samples",
       [](const Array<std::int64_t>& indptr, const Array<std::int32_t>& indices,
