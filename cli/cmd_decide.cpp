@@ -81,6 +81,7 @@ class IdReader {
         throw ParseError(path_, blank, 0,
                          "blank line: --ids needs one id per line, one line per input row");
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      // NOLINTNEXTLINE(modernize-return-braced-init-list): {x} would be the JSON array [x]
       return nlohmann::json(std::string(line));
     }
     throw InvalidArgument(fmt::format(

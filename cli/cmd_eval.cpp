@@ -191,15 +191,15 @@ int run_eval(int argc, const char* const* argv) {
       out["pred"] = pred_path;
     }
     auto& arr = out["metrics"] = nlohmann::json::array();
-    for (std::size_t k = 0; k < values.size(); ++k) {
+    for (const auto& v : values) {
       nlohmann::json row;
-      row["expression"] = values[k].text;
-      row["value"] = number(values[k].value);
-      if (values[k].is_constraint) {
-        row["relation"] = std::string(to_string(values[k].relation));
-        row["rhs"] = number(values[k].rhs);
-        row["violation"] = number(values[k].violation);
-        row["satisfied"] = values[k].satisfied;
+      row["expression"] = v.text;
+      row["value"] = number(v.value);
+      if (v.is_constraint) {
+        row["relation"] = std::string(to_string(v.relation));
+        row["rhs"] = number(v.rhs);
+        row["violation"] = number(v.violation);
+        row["satisfied"] = v.satisfied;
       }
       arr.push_back(std::move(row));
     }
@@ -209,14 +209,12 @@ int run_eval(int argc, const char* const* argv) {
   std::size_t width = 6;
   for (const auto& v : values) width = std::max(width, v.text.size());
   fmt::print("{:<{}}  {}\n", "metric", width, "value");
-  for (std::size_t k = 0; k < values.size(); ++k) {
-    const auto& v = values[k];
+  for (const auto& v : values) {
     if (!v.is_constraint) {
       fmt::print("{:<{}}  {:.6f}\n", v.text, width, v.value);
     } else {
       fmt::print(
-          "{:<{}}  {:.6f} {} {:.6f}  {}\n", v.text, width, v.value, to_string(values[k].relation),
-          v.rhs,
+          "{:<{}}  {:.6f} {} {:.6f}  {}\n", v.text, width, v.value, to_string(v.relation), v.rhs,
           v.satisfied ? std::string("satisfied") : fmt::format("violated by {:.6f}", v.violation));
     }
   }

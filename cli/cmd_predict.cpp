@@ -70,14 +70,14 @@ int run_predict(int argc, const char* const* argv) {
     // format of rateopt eval, an empty line for the empty set).
     const OneVsRest model = OneVsRest::from_json(model_text, model_path);
     const Dataset ds = load_dataset(data_path, reader, &model.encoding);
-    const std::size_t L = model.num_outputs();
-    std::vector<double> out(ds.num_rows() * L);
+    const std::size_t n_out = model.num_outputs();
+    std::vector<double> out(ds.num_rows() * n_out);
     model.predict(ds.features(), m, out, seed, threads);
     text.reserve(out.size() * (m == PredictMode::kProbability ? 20 : 3));
     for (std::size_t i = 0; i < ds.num_rows(); ++i) {
       bool first = true;
-      for (std::size_t j = 0; j < L; ++j) {
-        const double v = out[i * L + j];
+      for (std::size_t j = 0; j < n_out; ++j) {
+        const double v = out[i * n_out + j];
         if (m != PredictMode::kProbability && v < 0.5) continue;
         if (!first) text += ' ';
         text += m == PredictMode::kProbability ? format_value(v) : std::to_string(j);

@@ -7,11 +7,11 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
       std::cout.flush();
       if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
         fmt::print(stderr, "error: [rateopt.write_error] cannot write to standard output: {}\n",
-                   std::strerror(errno));
+                   std::generic_category().message(errno));
         return kExitRuntime;
       }
       return rc;

@@ -40,7 +40,7 @@ void append_set(std::string& text, const std::int32_t* begin, const std::int32_t
 }
 
 void append_gfm_line(std::string& text, const GfmInput& in) {
-  text += fmt::format("{{\"p0\": {:.17g}, \"P\": [", in.p_zero);
+  text += fmt::format(R"({{"p0": {:.17g}, "P": [)", in.p_zero);
   for (std::size_t i = 0; i < in.m; ++i) {
     if (i > 0) text += ", ";
     text += '[';

@@ -160,7 +160,7 @@ struct Encoding {
   std::string missing_policy;                 // see CsvOptions::missing
 
   [[nodiscard]] std::string to_json() const;
-  static Encoding from_json(std::string_view json);
+  static Encoding from_json(std::string_view text);
   // The encoding of an in-memory matrix with `cols` features (the Python package), chosen so
   // that `rateopt predict` can apply a model fitted from it: with feature names (DataFrame
   // columns), a CSV encoding reading those numeric columns unscaled (missing values an error);

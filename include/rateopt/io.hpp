@@ -153,7 +153,7 @@ class LineReader {
 
  private:
   struct Impl;
-  Impl* impl_;
+  Impl* impl_ = nullptr;
 };
 
 // write_file_atomic for output produced piece by piece: the text goes into the temporary file as

@@ -100,7 +100,7 @@ struct Classifier {
   void decision_function(const Dataset& data, std::span<double> out, int n_threads = 0) const;
 
   [[nodiscard]] std::string to_json() const;
-  static Classifier from_json(std::string_view json, const std::string& name = "<string>");
+  static Classifier from_json(std::string_view text, const std::string& name = "<string>");
   void save(const std::string& path) const;         // throws IoError
   static Classifier load(const std::string& path);  // throws IoError / ParseError
   // Throws InvalidArgument when inconsistent (sizes, mixture not a distribution, best range,
@@ -127,7 +127,7 @@ struct OneVsRest {
                std::uint64_t seed = 0, int n_threads = 0) const;
 
   [[nodiscard]] std::string to_json() const;
-  static OneVsRest from_json(std::string_view json, const std::string& name = "<string>");
+  static OneVsRest from_json(std::string_view text, const std::string& name = "<string>");
   void save(const std::string& path) const;        // throws IoError
   static OneVsRest load(const std::string& path);  // throws IoError / ParseError
   // Throws InvalidArgument when inconsistent (no outputs, names vs outputs, label kind).
@@ -137,6 +137,6 @@ struct OneVsRest {
 // The "format" field of a saved model ("rateopt.model", "rateopt.one_vs_rest", or the joint
 // multi-label models of multilabel.hpp: "rateopt.classifier_chain", "rateopt.efp"); throws
 // ParseError when the text is not a JSON object with a string "format".
-[[nodiscard]] std::string model_format(std::string_view json, const std::string& name = "<string>");
+[[nodiscard]] std::string model_format(std::string_view text, const std::string& name = "<string>");
 
 }  // namespace rateopt

@@ -160,7 +160,7 @@ class ClassifierChain {
                                                        std::size_t end, int n_threads = 0) const;
 
   [[nodiscard]] std::string to_json() const;
-  static ClassifierChain from_json(std::string_view json, const std::string& name = "<string>");
+  static ClassifierChain from_json(std::string_view text, const std::string& name = "<string>");
   void save(const std::string& path) const;              // throws IoError
   static ClassifierChain load(const std::string& path);  // throws IoError / ParseError
   // Throws InvalidArgument when inconsistent (no labels, names vs models, weight counts).
@@ -198,7 +198,7 @@ class ExactFPlugin {
                                                        int n_threads = 0) const;
 
   [[nodiscard]] std::string to_json() const;
-  static ExactFPlugin from_json(std::string_view json, const std::string& name = "<string>");
+  static ExactFPlugin from_json(std::string_view text, const std::string& name = "<string>");
   void save(const std::string& path) const;
   static ExactFPlugin load(const std::string& path);
   void validate() const;

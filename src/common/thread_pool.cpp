@@ -27,7 +27,7 @@ namespace {
 thread_local bool t_in_region = false;
 
 struct Job {
-  TaskFn body;
+  TaskFn body{};
   std::size_t n = 0;
   std::size_t chunk = 1;
   std::size_t tasks = 0;

@@ -112,7 +112,8 @@ constexpr double kTaylorLimit = 0.25;  // Taylor series of log(1 - p d) where p 
 // (64 + 64 + n/4096 steps), anchored exponentials (64), power sums (66), node sums and the
 // rest. Not a proof; see docs/decide.md.
 double rounding_allowance(std::size_t n, std::size_t nodes) {
-  return 4 * kUnit * (double(2 * kBlock1 + n / kBlock2 + nodes + kAnchor) + 256.0);
+  const std::size_t full_blocks2 = n / kBlock2;  // whole blocks only: the division truncates
+  return 4 * kUnit * (double(2 * kBlock1 + full_blocks2 + nodes + kAnchor) + 256.0);
 }
 
 }  // namespace
@@ -406,7 +407,7 @@ struct LambdaRange {
 
 FastPart fbeta_fast(std::span<const double> p, double beta, double budget) {
   const std::size_t n = p.size();
-  const double nd = double(n);
+  const auto nd = double(n);
   const double gamma = 1 / (beta * beta);
   const PrefixMoments mom(p);
   const double mu = mom.mean[n];
@@ -443,7 +444,7 @@ FastPart fbeta_fast(std::span<const double> p, double beta, double budget) {
 // E[recall of the first k items], k = 0..n.
 FastPart recall_fast(std::span<const double> p, double budget) {
   const std::size_t n = p.size();
-  const double nd = double(n);
+  const auto nd = double(n);
   const PrefixMoments mom(p);
   const double mu = mom.mean[n];
   double log_inv = 0;
@@ -475,7 +476,7 @@ FastPart recall_fast(std::span<const double> p, double budget) {
 
 FastPart jaccard_fast(std::span<const double> p, double budget) {
   const std::size_t n = p.size();
-  const double nd = double(n);
+  const auto nd = double(n);
   const PrefixMoments mom(p);
   const double mu = mom.mean[n];
   const double var = mom.var[n];

@@ -168,10 +168,10 @@ class ExactKernel {
     double* acc = acc_.data();
     for (std::size_t i = 0; i < na_; ++i) {
       const double fi = f_[i];
-      const double a = double(a0_ + i);
+      const auto a = double(a0_ + i);
       if (fi == 0 || a == 0) continue;
       for (std::size_t j = 0; j < nb_; ++j) {
-        const double b = double(b0_ + j);
+        const auto b = double(b0_ + j);
         const double s = a + b;
         const double num = 2 * a * (n - k - b);
         const double den = a * n + s * (n - k - s);
@@ -192,11 +192,11 @@ class ExactKernel {
     double total = 0;
     for (std::size_t i = 0; i < na_; ++i) {
       const double fi = f_[i];
-      const double a = double(a0_ + i);
+      const auto a = double(a0_ + i);
       for (std::size_t j = 0; j < nb_; ++j) {
         const double m = fi * g_[j];
         if (m == 0) continue;
-        const double b = double(b0_ + j);
+        const auto b = double(b0_ + j);
         total += m * metric_.utility(a, kd() - a, b, nd() - kd() - b);
       }
     }

@@ -10,6 +10,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <span>
 
 namespace rateopt::detail {
@@ -31,7 +32,7 @@ inline double rounding_allowance_independent(std::size_t n) {
 
 // argmax_k e[k], the smallest k among ties; NaN entries never win; 0 when e is empty or all NaN.
 inline std::size_t argmax_with_ties(std::span<const double> e, double extra = 0) {
-  double best = -INFINITY;
+  double best = -std::numeric_limits<double>::infinity();
   for (const double v : e)
     if (v > best) best = v;
   const double slack = tie_slack(best, extra);

@@ -133,6 +133,7 @@ std::string expand_call(std::string_view text, std::string_view call, std::strin
         rate.dataset.empty() ? std::string("the data") : "dataset '" + rate.dataset + "'", call,
         need, text));
   std::vector<std::string> rates;
+  rates.reserve(values.size());
   for (const std::string& v : values)
     rates.push_back(fmt::format("{}[{}{}={}]", rate.head,
                                 rate.slice.empty() ? "" : rate.slice + ", ",
@@ -225,7 +226,7 @@ std::string expand_group_shorthands(std::string_view text, const ColumnLevels& l
 std::string expand_group_shorthands(std::string_view text, std::span<const NamedData> data) {
   return expand_group_shorthands(
       text, [&](std::string_view dataset, std::string_view column) -> std::vector<std::string> {
-        const NamedData* d = data.empty() ? nullptr : &data[0];
+        const NamedData* d = data.empty() ? nullptr : data.data();
         if (!dataset.empty()) {
           d = nullptr;
           for (const NamedData& nd : data)

@@ -153,7 +153,7 @@ void check_weight_total(std::size_t count, const std::vector<double>& weights, c
 // ---- the reference reader (nlohmann::json): every accepted line and every error message -------
 
 GfmRecord read_p_form(const nlohmann::json& j, std::size_t max_labels, const FailFn& fail) {
-  if (!j.contains("p0")) fail("an object with \"P\" also needs \"p0\" = P(y = 0)");
+  if (!j.contains("p0")) fail(R"(an object with "P" also needs "p0" = P(y = 0))");
   const auto& rows = j.at("P");
   if (!rows.is_array()) fail("\"P\" must be an array of rows");
   GfmRecord rec;
@@ -191,8 +191,8 @@ GfmRecord read_p_form(const nlohmann::json& j, std::size_t max_labels, const Fai
 // {"p0": x, "m": M, "P_sparse": [[i, s, value], ...]}: P[i][s] = value (0-based i and s, as in the
 // dense form: |y| = s + 1), every other entry 0.
 GfmRecord read_sparse_form(const nlohmann::json& j, std::size_t max_labels, const FailFn& fail) {
-  if (!j.contains("p0")) fail("an object with \"P_sparse\" also needs \"p0\" = P(y = 0)");
-  if (!j.contains("m")) fail("an object with \"P_sparse\" also needs \"m\" (the number of labels)");
+  if (!j.contains("p0")) fail(R"(an object with "P_sparse" also needs "p0" = P(y = 0))");
+  if (!j.contains("m")) fail(R"(an object with "P_sparse" also needs "m" (the number of labels))");
   const std::size_t m = read_m(j, max_labels, fail);
   const auto& entries = j.at("P_sparse");
   if (!entries.is_array()) fail("\"P_sparse\" must be an array of [i, s, value] entries");
@@ -331,12 +331,11 @@ GfmRecord read_gfm_reference(std::string_view line, const GfmLimits& limits, con
     fail(fmt::format("expected a JSON object: {}", e.what()));
   }
   if (!j.is_object())
-    fail("expected a JSON object with \"P\" and \"p0\", \"samples\" or \"indicators\"");
+    fail(R"(expected a JSON object with "P" and "p0", "samples" or "indicators")");
   const int forms = static_cast<int>(j.contains("P")) + static_cast<int>(j.contains("samples")) +
                     static_cast<int>(j.contains("indicators")) +
                     static_cast<int>(j.contains("P_sparse"));
-  if (forms > 1)
-    fail("give one of \"P\", \"P_sparse\", \"samples\" and \"indicators\", not several");
+  if (forms > 1) fail(R"(give one of "P", "P_sparse", "samples" and "indicators", not several)");
   bool indicator_format = false;
   if (j.contains("format")) {
     const auto& f = j.at("format");
@@ -346,7 +345,7 @@ GfmRecord read_gfm_reference(std::string_view line, const GfmLimits& limits, con
           fmt::format("\"format\" is {}, expected \"indicator\" (0/1 rows) or \"indices\" "
                       "(label-index lists)",
                       f.dump()));
-    if (!j.contains("samples")) fail("\"format\" describes \"samples\" and needs them");
+    if (!j.contains("samples")) fail(R"("format" describes "samples" and needs them)");
   }
   try {
     if (j.contains("P")) return read_p_form(j, limits.max_labels, fail);
@@ -932,7 +931,7 @@ Decision decide_gfm_record(const GfmRecord& record, const DecideMetric& metric,
 }
 
 ParseError decide_blank_line_error(const std::string& name, std::size_t line_no) {
-  return ParseError(name, line_no, 0, std::string(kBlankLine));
+  return {name, line_no, 0, std::string(kBlankLine)};
 }
 
 std::size_t parse_decide_row(std::string_view line, const std::string& name, std::size_t line_no,

@@ -10,9 +10,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <memory>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -28,12 +28,18 @@ struct FileCloser {
   void operator()(std::FILE* f) const noexcept { std::fclose(f); }
 };
 
+// The text of errno, as std::strerror gives it, but thread-safe (strerror_r underneath): readers
+// and writers run on several threads at once.
+std::string errno_text() {
+  return std::generic_category().message(errno);
+}
+
 std::string read_raw(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw IoError(fmt::format("cannot read '{}': it is a directory", path));
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
-  if (!file) throw IoError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+  if (!file) throw IoError(fmt::format("cannot open '{}': {}", path, errno_text()));
   std::string data;
   char buffer[1 << 16];
   while (true) {
@@ -42,7 +48,7 @@ std::string read_raw(const std::string& path) {
     if (n < sizeof buffer) break;
   }
   if (std::ferror(file.get()))
-    throw IoError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+    throw IoError(fmt::format("cannot read '{}': {}", path, errno_text()));
   return data;
 }
 
@@ -215,10 +221,6 @@ Dataset read_dataset(const std::string& path, const ReadOptions& options, ReadSt
 
 namespace {
 
-std::string errno_text() {
-  return std::strerror(errno);
-}
-
 // Writes all of `text` to the descriptor, retrying short writes and EINTR.
 bool write_all(int fd, std::string_view text) {
   while (!text.empty()) {
@@ -275,6 +277,7 @@ class PendingTemp {
 // rename, so that tests/cli can interrupt a run at that moment deterministically.
 void pause_for_tests() {
   static const long pause_ms = [] {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): read once; rateopt never calls setenv
     const char* v = std::getenv("RATEOPT_TEST_WRITE_PAUSE_MS");
     return v == nullptr ? 0L : std::strtol(v, nullptr, 10);
   }();
@@ -424,7 +427,7 @@ struct LineReader::Impl {
     const std::size_t n = std::fread(out.data() + old, 1, kChunk, file);
     out.resize(old + n);
     if (n == 0 && std::ferror(file))
-      throw IoError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+      throw IoError(fmt::format("cannot read '{}': {}", path, errno_text()));
     return n;
   }
 
@@ -499,8 +502,8 @@ struct LineReader::Impl {
   }
 };
 
-LineReader::LineReader(const std::string& path) : impl_(new Impl) {
-  std::unique_ptr<Impl> impl(impl_);
+LineReader::LineReader(const std::string& path) {
+  auto impl = std::make_unique<Impl>();
   impl->path = path;
   if (path == "-") {
     impl->file = stdin;
@@ -510,7 +513,7 @@ LineReader::LineReader(const std::string& path) : impl_(new Impl) {
       throw IoError(fmt::format("cannot read '{}': it is a directory", path));
     impl->file = std::fopen(path.c_str(), "rb");
     if (impl->file == nullptr)
-      throw IoError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+      throw IoError(fmt::format("cannot open '{}': {}", path, errno_text()));
     impl->own_file = true;
     // The gzip magic decides, as in read_text_file (standard input is read as it is).
     if (impl->read_chunk(impl->raw) == 0) impl->raw_eof = true;
@@ -520,7 +523,7 @@ LineReader::LineReader(const std::string& path) : impl_(new Impl) {
       impl->gz = true;
     }
   }
-  impl.release();
+  impl_ = impl.release();
 }
 
 LineReader::~LineReader() {
@@ -535,11 +538,11 @@ bool LineReader::next(std::string_view& line) {
   Impl& r = *impl_;
   while (true) {
     const char* begin = r.text.data() + r.pos;
-    const void* nl = std::memchr(r.text.data() + r.scanned, '\n', r.text.size() - r.scanned);
+    const std::size_t nl = r.text.find('\n', r.scanned);
     std::size_t len = 0;
-    if (nl != nullptr) {
-      len = static_cast<std::size_t>(static_cast<const char*>(nl) - begin);
-      r.pos += len + 1;
+    if (nl != std::string::npos) {
+      len = nl - r.pos;
+      r.pos = nl + 1;
     } else {
       if (r.pos > 0) {  // keep only the partial line
         r.text.erase(0, r.pos);

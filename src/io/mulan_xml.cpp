@@ -69,14 +69,15 @@ class XmlScanner {
     throw ParseError(path_, line, pos - line_start + 1, what);
   }
 
-  std::size_t skip_past(std::size_t pos, std::string_view end, std::string_view what) const {
+  [[nodiscard]] std::size_t skip_past(std::size_t pos, std::string_view end,
+                                      std::string_view what) const {
     const std::size_t e = text_.find(end, pos);
     if (e == std::string_view::npos) fail(pos, fmt::format("unterminated XML {}", what));
     return e + end.size();
   }
 
   // Skips a tag `<...>` honouring quoted attribute values.
-  std::size_t skip_tag(std::size_t pos) const {
+  [[nodiscard]] std::size_t skip_tag(std::size_t pos) const {
     char quote = 0;
     for (std::size_t i = pos + 1; i < text_.size(); ++i) {
       const char c = text_[i];
@@ -134,7 +135,7 @@ class XmlScanner {
     return name;
   }
 
-  std::string decode(std::string_view s, std::size_t at) const {
+  [[nodiscard]] std::string decode(std::string_view s, std::size_t at) const {
     std::string out;
     out.reserve(s.size());
     for (std::size_t i = 0; i < s.size(); ++i) {

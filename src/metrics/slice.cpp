@@ -237,8 +237,9 @@ std::vector<std::string> some_feature_values(const FeatureMatrix& x, std::size_t
   }
   std::sort(seen.begin(), seen.end());
   std::vector<std::string> out;
+  out.reserve(seen.size() + 1);
   for (double v : seen) out.push_back(fmt::format("{}", v));
-  if (seen.size() == limit) out.push_back("...");
+  if (seen.size() == limit) out.emplace_back("...");
   return out;
 }
 
@@ -303,6 +304,7 @@ bool find_feature(const Dataset& data, std::string_view name, std::size_t& index
   const auto& fnames = data.encoding().feature_names;
   if (!fnames.empty()) {
     std::vector<std::string> quoted;
+    quoted.reserve(fnames.size());
     for (const auto& f : fnames) quoted.push_back(quote_if_needed(f));
     features = join_truncated(quoted, 10);
   } else if (data.num_features() > 0) {

@@ -195,23 +195,23 @@ class Reader {
     return *it;
   }
 
-  std::string string(const Json& j, const std::string& path) const {
+  [[nodiscard]] std::string string(const Json& j, const std::string& path) const {
     if (!j.is_string()) fail(path, fmt::format("expected a string, found {}", j.type_name()));
     return j.get<std::string>();
   }
 
-  double number(const Json& j, const std::string& path) const {
+  [[nodiscard]] double number(const Json& j, const std::string& path) const {
     if (!j.is_number()) fail(path, fmt::format("expected a number, found {}", j.type_name()));
     return j.get<double>();
   }
 
-  std::uint64_t index(const Json& j, const std::string& path) const {
+  [[nodiscard]] std::uint64_t index(const Json& j, const std::string& path) const {
     if (!j.is_number_unsigned())
       fail(path, fmt::format("expected a non-negative integer, found {}", j.dump()));
     return j.get<std::uint64_t>();
   }
 
-  std::vector<double> numbers(const Json& j, const std::string& path) const {
+  [[nodiscard]] std::vector<double> numbers(const Json& j, const std::string& path) const {
     if (!j.is_array()) fail(path, fmt::format("expected an array, found {}", j.type_name()));
     std::vector<double> out;
     out.reserve(j.size());
@@ -220,7 +220,7 @@ class Reader {
     return out;
   }
 
-  const Json& object(const Json& j, const std::string& path) const {
+  [[nodiscard]] const Json& object(const Json& j, const std::string& path) const {
     if (!j.is_object()) fail(path, fmt::format("expected an object, found {}", j.type_name()));
     return j;
   }
@@ -680,13 +680,13 @@ void OneVsRest::validate() const {
 void OneVsRest::predict(const FeatureMatrix& x, PredictMode mode, std::span<double> out,
                         std::uint64_t seed, int n_threads) const {
   validate();
-  const std::size_t n = x.rows(), L = outputs.size();
-  RATEOPT_CHECK(out.size() == n * L, "output has {} entries, expected rows x outputs = {} x {}",
-                out.size(), n, L);
+  const std::size_t n = x.rows(), n_out = outputs.size();
+  RATEOPT_CHECK(out.size() == n * n_out, "output has {} entries, expected rows x outputs = {} x {}",
+                out.size(), n, n_out);
   std::vector<double> column(n);
-  for (std::size_t j = 0; j < L; ++j) {
+  for (std::size_t j = 0; j < n_out; ++j) {
     outputs[j].predict(x, mode, column, seed + j, n_threads);
-    for (std::size_t i = 0; i < n; ++i) out[i * L + j] = column[i];
+    for (std::size_t i = 0; i < n; ++i) out[i * n_out + j] = column[i];
   }
 }
 

@@ -237,7 +237,7 @@ JointModeResult ClassifierChain::joint_mode(const FeatureMatrix& x, std::size_t 
     ++out.expanded;
     const Node node = nodes[id];
     prefix.clear();
-    for (std::int64_t k = static_cast<std::int64_t>(id); nodes[k].parent >= 0; k = nodes[k].parent)
+    for (auto k = static_cast<std::int64_t>(id); nodes[k].parent >= 0; k = nodes[k].parent)
       if (nodes[k].on) prefix.push_back(static_cast<std::int32_t>(nodes[k].depth - 1));
     std::reverse(prefix.begin(), prefix.end());
     if (node.depth == m) {

@@ -35,12 +35,12 @@ void Stepper::apply(std::span<double> x, std::span<const double> g) {
       }
       break;
     case StepRule::kAdam: {
-      constexpr double b1 = 0.9, b2 = 0.999, eps = 1e-8;
-      const double c1 = 1 - std::pow(b1, t_), c2 = 1 - std::pow(b2, t_);
+      constexpr double kBeta1 = 0.9, kBeta2 = 0.999, kEps = 1e-8;
+      const double c1 = 1 - std::pow(kBeta1, t_), c2 = 1 - std::pow(kBeta2, t_);
       for (std::size_t i = 0; i < x.size(); ++i) {
-        m_[i] = b1 * m_[i] + (1 - b1) * g[i];
-        v_[i] = b2 * v_[i] + (1 - b2) * g[i] * g[i];
-        x[i] -= step_ * (m_[i] / c1) / (std::sqrt(v_[i] / c2) + eps);
+        m_[i] = kBeta1 * m_[i] + (1 - kBeta1) * g[i];
+        v_[i] = kBeta2 * v_[i] + (1 - kBeta2) * g[i] * g[i];
+        x[i] -= step_ * (m_[i] / c1) / (std::sqrt(v_[i] / c2) + kEps);
       }
       break;
     }
@@ -443,7 +443,7 @@ void GameState::ramp_hinge_rows(std::size_t d, const std::vector<double>& c,
   if (o_.batch_size > 0 && static_cast<std::size_t>(o_.batch_size) < n_rows) {
     // Minibatch: b rows drawn without replacement (partial Fisher-Yates over a persistent
     // permutation), costs scaled by n / b so the gradient is unbiased.
-    const std::size_t b = static_cast<std::size_t>(o_.batch_size);
+    const auto b = static_cast<std::size_t>(o_.batch_size);
     std::vector<std::size_t>& perm = batch_perm_[d];
     if (perm.size() != n_rows) {
       perm.resize(n_rows);
@@ -464,7 +464,7 @@ void GameState::ramp_hinge_rows(std::size_t d, const std::vector<double>& c,
 
 void GameState::multiplier_gradient_step(const ProblemValues& values) {
   const std::size_t m = p_.constraints.size();
-  const double B = o_.multiplier_bound;
+  const double bound = o_.multiplier_bound;
   std::vector<double> mg(m + slacks_.size(), 0.0);
   std::vector<double> lv;
   bool have_leaf_vals = false;
@@ -488,8 +488,9 @@ void GameState::multiplier_gradient_step(const ProblemValues& values) {
   std::copy(mu_.begin(), mu_.end(), mv.begin());
   std::copy(lambda_.begin(), lambda_.end(), mv.begin() + static_cast<std::ptrdiff_t>(m));
   mult_stepper_.apply(mv, mg);
-  for (std::size_t j = 0; j < m; ++j) mu_[j] = std::clamp(mv[j], 0.0, B);
-  for (std::size_t s = 0; s < slacks_.size(); ++s) lambda_[s] = std::clamp(mv[m + s], -B, B);
+  for (std::size_t j = 0; j < m; ++j) mu_[j] = std::clamp(mv[j], 0.0, bound);
+  for (std::size_t s = 0; s < slacks_.size(); ++s)
+    lambda_[s] = std::clamp(mv[m + s], -bound, bound);
 }
 
 // ---- Result --------------------------------------------------------------------------------

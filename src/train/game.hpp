@@ -107,18 +107,20 @@ class GameState {
   void setup_slacks();
   std::vector<double> slack_args(std::span<const double> atoms);
   void set_link_gradients(std::vector<double> args);
+  // The result may go unused: a caller may want only the gradient written into `grad`.
+  // NOLINTNEXTLINE(modernize-use-nodiscard)
   double slack_objective(std::span<const double> xi, std::span<double> grad) const;
   void project(std::span<double> xi) const;
   bool closed_form_response();
   void numeric_response();
-  std::vector<std::vector<double>> row_costs(const std::vector<double>& beta) const;
+  [[nodiscard]] std::vector<std::vector<double>> row_costs(const std::vector<double>& beta) const;
   void ramp_hinge_rows(std::size_t d, const std::vector<double>& c, std::vector<double>& dv,
                        double& lagrangian);
-  const FeatureMatrix& features(std::size_t d) const;
+  [[nodiscard]] const FeatureMatrix& features(std::size_t d) const;
   std::vector<double> candidate_weights(std::span<const double> f, std::span<const double> g);
   void assemble_classifier(TrainResult& result, std::span<const double> weights,
                            std::size_t best) const;
-  double elapsed() const;
+  [[nodiscard]] double elapsed() const;
 
   struct Slack {
     std::size_t leaf = 0;

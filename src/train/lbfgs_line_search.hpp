@@ -108,7 +108,7 @@ LbfgsRun run_lbfgs(ValueAndGradient&& value_and_gradient, Eigen::VectorXd& theta
   using Vector = Eigen::VectorXd;
   struct Function {  // the interface RecordingLineSearch expects
     ValueAndGradient& f;
-    double threshold;
+    double threshold = 0;
     int line_searches = 0;
     Vector last_iterate;
     double operator()(const Vector& x, Vector& grad) { return f(x, grad); }

@@ -197,7 +197,7 @@ LogisticObjective::Evaluation LogisticObjective::evaluate(std::span<const double
     if (fit_intercept_) g[d] = bias_grad;
     return p;
   };
-  Partial sum = block_reduce<Partial>(x_.rows(), n_threads_, block, combine_partials, block_rows_);
+  auto sum = block_reduce<Partial>(x_.rows(), n_threads_, block, combine_partials, block_rows_);
   if (sum.grad.empty()) sum.grad.assign(dim_, 0.0);
 
   double penalty = 0;
@@ -231,7 +231,7 @@ void LogisticObjective::hessian_product(std::span<const double> curvature,
     if (fit_intercept_) g[d] = bias;
     return p;
   };
-  Partial sum = block_reduce<Partial>(x_.rows(), n_threads_, block, combine_partials, block_rows_);
+  auto sum = block_reduce<Partial>(x_.rows(), n_threads_, block, combine_partials, block_rows_);
   if (sum.grad.empty()) sum.grad.assign(dim_, 0.0);
   for (std::size_t j = 0; j < d; ++j) out[j] = c_ * sum.grad[j] + v[j];
   if (fit_intercept_) out[d] = c_ * sum.grad[d];
@@ -256,7 +256,7 @@ void LogisticObjective::gradient_at_zero(std::span<double> grad) const {
     if (fit_intercept_) g[d] = bias;
     return p;
   };
-  Partial sum = block_reduce<Partial>(x_.rows(), n_threads_, block, combine_partials, block_rows_);
+  auto sum = block_reduce<Partial>(x_.rows(), n_threads_, block, combine_partials, block_rows_);
   if (sum.grad.empty()) sum.grad.assign(dim_, 0.0);
   for (std::size_t j = 0; j < dim_; ++j) grad[j] = c_ * sum.grad[j];
 }

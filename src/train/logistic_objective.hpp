@@ -57,6 +57,8 @@ class LogisticObjective {
   [[nodiscard]] std::size_t block_rows() const noexcept { return block_rows_; }
 
   // Returns f(theta) and writes its gradient into grad; both spans have dim() entries.
+  // The result may go unused: a caller may want only the gradient written into `grad`.
+  // NOLINTNEXTLINE(modernize-use-nodiscard)
   double value_and_gradient(std::span<const double> theta, std::span<double> grad) const;
 
   struct Evaluation {
@@ -69,6 +71,8 @@ class LogisticObjective {
   };
   // f(theta), its gradient (dim() entries) and the curvature h_i of every row (rows() entries,
   // the input of hessian_product). step: empty, or the move (dim() entries) that led to theta.
+  // The result may go unused: a caller may want only the gradient written into `grad`.
+  // NOLINTNEXTLINE(modernize-use-nodiscard)
   Evaluation evaluate(std::span<const double> theta, std::span<const double> step,
                       std::span<double> grad, std::span<double> curvature) const;
 

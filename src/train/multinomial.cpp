@@ -116,7 +116,7 @@ class Objective {
       }
       return p;
     };
-    Partial sum = detail::block_reduce<Partial>(x_.rows(), n_threads_, block, combine, block_rows_);
+    auto sum = detail::block_reduce<Partial>(x_.rows(), n_threads_, block, combine, block_rows_);
     if (sum.grad.empty()) sum.grad.assign(dim_, 0.0);
     double penalty = 0;
     const std::size_t nw = d_ * K_;
@@ -147,7 +147,7 @@ class Objective {
       }
       return p;
     };
-    Partial sum = detail::block_reduce<Partial>(x_.rows(), n_threads_, block, combine, block_rows_);
+    auto sum = detail::block_reduce<Partial>(x_.rows(), n_threads_, block, combine, block_rows_);
     if (sum.grad.empty()) sum.grad.assign(dim_, 0.0);
     const std::size_t nw = d_ * K_;
     for (std::size_t j = 0; j < nw; ++j) out[j] = c_ * sum.grad[j] + 1;
@@ -181,7 +181,7 @@ class Objective {
       }
       return p;
     };
-    Partial sum = detail::block_reduce<Partial>(x_.rows(), n_threads_, block, combine, block_rows_);
+    auto sum = detail::block_reduce<Partial>(x_.rows(), n_threads_, block, combine, block_rows_);
     if (sum.grad.empty()) sum.grad.assign(dim_, 0.0);
     const std::size_t nw = d_ * K_;
     for (std::size_t j = 0; j < nw; ++j) out[j] = c_ * sum.grad[j] + vw[j];
@@ -331,17 +331,17 @@ void validate_features(const FeatureMatrix& x) {
 }  // namespace
 
 void MultinomialModel::validate() const {
-  const std::size_t K = classes.size();
-  RATEOPT_CHECK(K >= 1, "a multinomial model needs at least one class");
-  for (std::size_t k = 1; k < K; ++k)
+  const std::size_t n_classes = classes.size();
+  RATEOPT_CHECK(n_classes >= 1, "a multinomial model needs at least one class");
+  for (std::size_t k = 1; k < n_classes; ++k)
     RATEOPT_CHECK(classes[k - 1] < classes[k],
                   "classes must be strictly increasing; class {} is {} after {}", k, classes[k],
                   classes[k - 1]);
-  RATEOPT_CHECK(weights.size() == num_features * K,
+  RATEOPT_CHECK(weights.size() == num_features * n_classes,
                 "multinomial weights have {} entries, expected features x classes = {} x {}",
-                weights.size(), num_features, K);
-  RATEOPT_CHECK(biases.size() == K, "multinomial biases have {} entries, expected {}",
-                biases.size(), K);
+                weights.size(), num_features, n_classes);
+  RATEOPT_CHECK(biases.size() == n_classes, "multinomial biases have {} entries, expected {}",
+                biases.size(), n_classes);
   for (double v : weights)
     RATEOPT_CHECK(std::isfinite(v), "a multinomial weight is {}, expected finite", v);
   for (double v : biases)
@@ -350,8 +350,9 @@ void MultinomialModel::validate() const {
 
 void MultinomialModel::probabilities(const FeatureMatrix& x, std::size_t i,
                                      std::span<double> out) const {
-  const std::size_t K = classes.size();
-  RATEOPT_CHECK(out.size() == K, "output has {} entries, expected {} classes", out.size(), K);
+  const std::size_t n_classes = classes.size();
+  RATEOPT_CHECK(out.size() == n_classes, "output has {} entries, expected {} classes", out.size(),
+                n_classes);
   RATEOPT_CHECK(i < x.rows(), "row {} out of range ({} rows)", i, x.rows());
   if (x.cols() > num_features) {
     if (!x.is_sparse())
@@ -361,8 +362,8 @@ void MultinomialModel::probabilities(const FeatureMatrix& x, std::size_t i,
                     num_features);
     });
   }
-  class_scores(x, i, weights.data(), biases.data(), num_features, K, out.data());
-  softmax_in_place(out.data(), K);
+  class_scores(x, i, weights.data(), biases.data(), num_features, n_classes, out.data());
+  softmax_in_place(out.data(), n_classes);
 }
 
 double MultinomialModel::probability_of(const FeatureMatrix& x, std::size_t i,
@@ -406,12 +407,12 @@ MultinomialLogisticResult fit_multinomial_logistic_regression(
   model.classes.assign(classes.begin(), classes.end());
   std::sort(model.classes.begin(), model.classes.end());
   model.classes.erase(std::unique(model.classes.begin(), model.classes.end()), model.classes.end());
-  const std::size_t K = model.classes.size();
+  const std::size_t n_classes = model.classes.size();
   const std::size_t d = x.cols();
   model.num_features = d;
-  model.weights.assign(d * K, 0.0);
-  model.biases.assign(K, 0.0);
-  if (K == 1) return result;  // one class: probability 1, nothing to fit
+  model.weights.assign(d * n_classes, 0.0);
+  model.biases.assign(n_classes, 0.0);
+  if (n_classes == 1) return result;  // one class: probability 1, nothing to fit
 
   std::vector<std::int32_t> index(classes.size());
   for (std::size_t i = 0; i < classes.size(); ++i)
@@ -419,22 +420,22 @@ MultinomialLogisticResult fit_multinomial_logistic_regression(
         std::lower_bound(model.classes.begin(), model.classes.end(), classes[i]) -
         model.classes.begin());
 
-  const Objective f(x, index, weights, K, options);
+  const Objective f(x, index, weights, n_classes, options);
   const auto dim = static_cast<Eigen::Index>(f.dim());
   Vector theta = Vector::Zero(dim);
   Vector grad(dim);
   result.objective = f.value_and_gradient(theta.data(), grad.data());
   const double g0 = norm2(grad);
   if (options.initial && options.initial->classes == model.classes &&
-      options.initial->num_features == d && options.initial->weights.size() == d * K &&
-      options.initial->biases.size() == K) {
+      options.initial->num_features == d && options.initial->weights.size() == d * n_classes &&
+      options.initial->biases.size() == n_classes) {
     // Centre the intercepts (the solvers work where they sum to 0; f does not change).
     double mean = 0;
-    for (double b : options.initial->biases) mean += b / static_cast<double>(K);
-    for (std::size_t j = 0; j < d * K; ++j)
+    for (double b : options.initial->biases) mean += b / static_cast<double>(n_classes);
+    for (std::size_t j = 0; j < d * n_classes; ++j)
       theta[static_cast<Eigen::Index>(j)] = options.initial->weights[j];
-    for (std::size_t k = 0; k < K; ++k)
-      theta[static_cast<Eigen::Index>(d * K + k)] = options.initial->biases[k] - mean;
+    for (std::size_t k = 0; k < n_classes; ++k)
+      theta[static_cast<Eigen::Index>(d * n_classes + k)] = options.initial->biases[k] - mean;
     for (double v : options.initial->weights)
       RATEOPT_CHECK(std::isfinite(v), "an initial weight is {}, expected finite", v);
     result.objective = f.value_and_gradient(theta.data(), grad.data());
@@ -443,7 +444,7 @@ MultinomialLogisticResult fit_multinomial_logistic_regression(
   if (options.solver == MultinomialSolver::kNewton) {
     std::vector<double> t(theta.data(), theta.data() + dim), g(grad.data(), grad.data() + dim);
     const MultinomialNewtonOutcome out =
-        newton(f, options, x.rows(), K, t, g, result.objective, threshold);
+        newton(f, options, x.rows(), n_classes, t, g, result.objective, threshold);
     result.status = out.status;
     result.iterations = out.iterations;
     result.gradient_norm = std::sqrt(dot(g, g));
@@ -470,8 +471,9 @@ MultinomialLogisticResult fit_multinomial_logistic_regression(
   } else {
     result.gradient_norm = norm2(grad);
   }
-  std::copy(theta.data(), theta.data() + static_cast<std::ptrdiff_t>(d * K), model.weights.begin());
-  std::copy(theta.data() + static_cast<std::ptrdiff_t>(d * K), theta.data() + dim,
+  std::copy(theta.data(), theta.data() + static_cast<std::ptrdiff_t>(d * n_classes),
+            model.weights.begin());
+  std::copy(theta.data() + static_cast<std::ptrdiff_t>(d * n_classes), theta.data() + dim,
             model.biases.begin());
   return result;
 }

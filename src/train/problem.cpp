@@ -207,13 +207,13 @@ class Builder {
 
   // Affine forms (normalised by the slice total) of the predicted-positive mass per label and
   // of wins / losses.
-  AffineForm mass(const Leaf& leaf, int y) const {
+  [[nodiscard]] static AffineForm mass(const Leaf& leaf, int y) {
     AffineForm f;
     for (const Leaf::Cell& c : leaf.cells)
       if (c.label == y) f.terms.push_back({c.atom, 1.0});
     return f;
   }
-  AffineForm wins_losses(const Leaf& leaf, bool wins) const {
+  [[nodiscard]] static AffineForm wins_losses(const Leaf& leaf, bool wins) {
     AffineForm f;
     for (const Leaf::Cell& c : leaf.cells) {
       const double share = c.weight / leaf.total;

@@ -130,7 +130,7 @@ std::string ascii_toml(std::string_view text, const std::string& name) {
           state = State::kComment;
         } else if (ch == '"') {
           if (run_of(pos, '"') >= 3) {
-            out += "\"\"\"";
+            out += R"(""")";
             pos += 3;
             state = State::kMlBasic;
             continue;
@@ -138,7 +138,7 @@ std::string ascii_toml(std::string_view text, const std::string& name) {
           state = State::kBasic;
         } else if (ch == '\'') {
           if (run_of(pos, '\'') >= 3) {
-            out += "\"\"\"";
+            out += R"(""")";
             pos += 3;
             state = State::kMlLiteral;
             continue;
@@ -193,7 +193,7 @@ std::string ascii_toml(std::string_view text, const std::string& name) {
           if (state == State::kLiteral || n >= 3) {
             if (n > 5) throw ParseError(name, line, 0, "too many quotes closing a literal string");
             out.append(n - (state == State::kLiteral ? 1 : 3), '\'');
-            out += state == State::kLiteral ? "\"" : "\"\"\"";
+            out += state == State::kLiteral ? "\"" : R"(""")";
             pos += n;
             state = State::kNormal;
             break;

@@ -71,7 +71,7 @@ std::vector<double> stationary(const std::vector<double>& M, std::size_t k) {
 TrainResult train_proxy_lagrangian(const RateProblem& problem, const TrainOptions& options) {
   GameState game(problem, options, TrainSolver::kProxyLagrangian, /*default step*/ 0.3);
   const std::size_t k = game.problem().constraints.size() + 1;
-  std::vector<double> M(k * k, 1.0 / static_cast<double>(k));
+  std::vector<double> m_matrix(k * k, 1.0 / static_cast<double>(k));  // M above
   std::vector<double> lambda(k, 1.0 / static_cast<double>(k));
   std::vector<double> theta = game.initial_parameters();
   for (int t = 0; t < options.iterations; ++t) {
@@ -79,8 +79,8 @@ TrainResult train_proxy_lagrangian(const RateProblem& problem, const TrainOption
     const bool last = game.checkpoint(t, it);
     const double lagrangian = game.model_gradient_step(theta, proxy_costs(game.problem(), lambda));
     if (k > 1) {
-      swap_regret_step(M, k, game.multiplier_step(), it.values.constraints, lambda);
-      lambda = stationary(M, k);
+      swap_regret_step(m_matrix, k, game.multiplier_step(), it.values.constraints, lambda);
+      lambda = stationary(m_matrix, k);
     }
     if (game.end_round(t, it.values, lagrangian, last)) break;
   }

@@ -328,7 +328,7 @@ class Problem3 {
   // bound within the feasibility tolerance is held at its value).
   void set_shift(std::vector<double> shift) { shift_ = std::move(shift); }
 
-  Candidate evaluate(const LinearModel& w) const {
+  [[nodiscard]] Candidate evaluate(const LinearModel& w) const {
     const auto s = all_scores(c_, w, o_.n_threads);
     const auto val = values(c_, s, Valuation::kBound, ref_, o_.n_threads);
     Candidate cand;
@@ -531,7 +531,8 @@ double lp_coefficient(double f) {
 bool kelley_lp(const std::vector<Candidate>& cuts, std::span<const double> centre, double radius,
                double vmax, double pull, std::vector<double>& v_out, double& z_out) {
   const int m = static_cast<int>(centre.size());
-  const int cols = 2 * m + 1;
+  const int z_col = 2 * m;  // the last column
+  const int cols = z_col + 1;
   const double big = kLpInf;
   std::vector<double> obj(cols, pull), lb(cols, 0.0), ub(cols, 0.0);
   for (int j = 0; j < m; ++j) {
@@ -539,9 +540,9 @@ bool kelley_lp(const std::vector<Candidate>& cuts, std::span<const double> centr
     ub[j] = std::max(0.0, std::min(radius, vmax - c));
     ub[m + j] = std::max(0.0, std::min(radius, c));
   }
-  obj[2 * m] = -1;
-  lb[2 * m] = -big;
-  ub[2 * m] = big;
+  obj[z_col] = -1;
+  lb[z_col] = -big;
+  ub[z_col] = big;
   CoinPackedMatrix a(false, 0, 0);
   a.setDimensions(0, cols);
   std::vector<double> rlb, rub;
@@ -559,7 +560,7 @@ bool kelley_lp(const std::vector<Candidate>& cuts, std::span<const double> centr
       idx.insert(idx.end(), {j, m + j});
       val.insert(val.end(), {-f, f});
     }
-    idx.push_back(2 * m);
+    idx.push_back(z_col);
     val.push_back(1);
     a.appendRow(static_cast<int>(idx.size()), idx.data(), val.data());
     rlb.push_back(-big);

@@ -278,6 +278,8 @@ WeightedSvmResult fit_weighted_svm(std::span<const FeatureMatrix* const> matrice
       r.alpha[i] = next;
     }
     order.resize(kept);
+    // clang-tidy 14 takes an infinite constant in ?: for a narrowing conversion.
+    // NOLINTNEXTLINE(bugprone-narrowing-conversions)
     pg_max_old = pg_max <= 0 ? kInf : pg_max;
     pg_min_old = pg_min >= 0 ? -kInf : pg_min;
     r.epochs = epoch;

@@ -73,10 +73,10 @@ struct RateProblem::Impl {
   std::vector<std::size_t> constraint_source;
   std::size_t num_features = 0;
 
-  [[nodiscard]] std::vector<double> leaf_values(std::span<const double> atoms) const;
+  [[nodiscard]] std::vector<double> leaf_values(std::span<const double> atom_vals) const;
   // Value of f given all leaf values; with leaf_grad (one per leaf, accumulated += ) also the
   // gradient times `scale`.
-  [[nodiscard]] double value(const Function& f, std::span<const double> leaf_values,
+  [[nodiscard]] double value(const Function& f, std::span<const double> leaf_vals,
                              std::span<double> leaf_grad = {}, double scale = 1) const;
 };
 
