@@ -41,10 +41,6 @@ struct Item {
   std::size_t column = 0;  // 1-based
 };
 
-bool is_ws(char c) {
-  return is_space(c);
-}
-
 // A token pulled from a line: the value with quotes removed and escapes decoded.
 struct Token {
   std::string_view value;
@@ -89,7 +85,7 @@ class ArffParser {
     if (s.empty() || (s[0] != '\'' && s[0] != '"')) return {s, false};
     std::size_t p = 0;
     const std::string_view v = read_quoted(s, p, item.column - 1);
-    while (p < s.size() && is_ws(s[p])) ++p;
+    while (p < s.size() && is_space(s[p])) ++p;
     if (p < s.size())
       fail(line_no(), item.column + p,
            fmt::format("expected ',' after the quoted value, found {}",
@@ -111,12 +107,12 @@ class ArffParser {
           token_start = false;
           continue;
         }
-        token_start = is_ws(c);
+        token_start = is_space(c);
         ++p;
       }
       std::string_view raw = s.substr(start, p - start);
       std::size_t lead = 0;
-      while (lead < raw.size() && is_ws(raw[lead])) ++lead;
+      while (lead < raw.size() && is_space(raw[lead])) ++lead;
       raw = trim(raw);
       out.push_back({raw, base + start + lead + 1});
       if (p >= s.size()) break;
@@ -217,7 +213,7 @@ class ArffReader {
       if (t.empty() || t[0] == '%') continue;
       const std::size_t tcol = static_cast<std::size_t>(t.data() - line.data());  // 0-based
       std::size_t kw_end = 0;
-      while (kw_end < t.size() && !is_ws(t[kw_end]) && t[kw_end] != '{') ++kw_end;
+      while (kw_end < t.size() && !is_space(t[kw_end]) && t[kw_end] != '{') ++kw_end;
       const std::string kw = to_lower(t.substr(0, kw_end));
       if (kw == "@relation") continue;
       if (kw == "@data") {
@@ -252,7 +248,7 @@ class ArffReader {
   // `@attribute <name> <type>`: t is the trimmed line (at 0-based column tcol of the line), p the
   // end of the keyword.
   Attribute read_attribute(std::string_view t, std::size_t tcol, std::size_t p) {
-    while (p < t.size() && is_ws(t[p])) ++p;
+    while (p < t.size() && is_space(t[p])) ++p;
     if (p >= t.size())
       ps_.fail(ps_.line_no(), tcol + p + 1, "expected an attribute name after '@attribute'");
     Attribute a;
@@ -261,12 +257,12 @@ class ArffReader {
       a.name = std::string(ps_.read_quoted(t, p, tcol));
     } else {
       const std::size_t s = p;
-      while (p < t.size() && !is_ws(t[p]) && t[p] != '{') ++p;
+      while (p < t.size() && !is_space(t[p]) && t[p] != '{') ++p;
       a.name = std::string(t.substr(s, p - s));
     }
     if (a.name.empty())
       ps_.fail(ps_.line_no(), tcol + p + 1, "expected a non-empty attribute name");
-    while (p < t.size() && is_ws(t[p])) ++p;
+    while (p < t.size() && is_space(t[p])) ++p;
     if (p >= t.size()) {
       ps_.fail(ps_.line_no(), tcol + p + 1,
                fmt::format("expected a type for attribute {}, found the end of the line",
@@ -320,7 +316,7 @@ class ArffReader {
         else if (t[i] == q)
           q = 0;
       } else if ((t[i] == '\'' || t[i] == '"') &&
-                 (is_ws(t[i - 1]) || t[i - 1] == ',' || t[i - 1] == '{')) {
+                 (is_space(t[i - 1]) || t[i - 1] == ',' || t[i - 1] == '{')) {
         q = t[i];
       } else if (t[i] == '}') {
         return i;
@@ -333,7 +329,7 @@ class ArffReader {
   std::string_view read_named_type(Attribute& a, std::string_view t, std::size_t tcol,
                                    std::size_t p) {
     const std::size_t s = p;
-    while (p < t.size() && !is_ws(t[p])) ++p;
+    while (p < t.size() && !is_space(t[p])) ++p;
     const std::string type = to_lower(t.substr(s, p - s));
     if (type == "numeric" || type == "real" || type == "integer") {
       a.type = AttrType::kNumeric;
@@ -402,7 +398,7 @@ class ArffReader {
   // One `index value` of a sparse row; returns the index.
   std::int64_t read_sparse_item(const Item& it, std::int64_t prev) {
     std::size_t sp = 0;
-    while (sp < it.text.size() && !is_ws(it.text[sp])) ++sp;
+    while (sp < it.text.size() && !is_space(it.text[sp])) ++sp;
     const std::string_view idx_text = it.text.substr(0, sp);
     std::int64_t idx = 0;
     if (sp == it.text.size() || !parse_int64(idx_text, idx)) {
@@ -423,7 +419,7 @@ class ArffReader {
                            prev, idx));
     }
     std::size_t vs = sp;
-    while (vs < it.text.size() && is_ws(it.text[vs])) ++vs;
+    while (vs < it.text.size() && is_space(it.text[vs])) ++vs;
     const Item value{it.text.substr(vs), it.column + vs};
     Cell cell;
     cell.attr = static_cast<std::uint32_t>(idx);
