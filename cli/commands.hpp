@@ -8,6 +8,7 @@ int run_eval(int argc, const char* const* argv);
 int run_train(int argc, const char* const* argv);
 int run_predict(int argc, const char* const* argv);
 int run_info(int argc, const char* const* argv);
+int run_convert(int argc, const char* const* argv);
 int run_options(int argc, const char* const* argv);  // hidden: the training options
 int run_version(int argc, const char* const* argv);
 

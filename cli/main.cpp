@@ -43,6 +43,10 @@ constexpr std::array kCommands{
             rateopt::cli::run_predict},
     Command{"info", "describe a data file: rows, features, labels, columns",
             rateopt::cli::run_info},
+    Command{"convert",
+            "parse a data file once into a binary dataset that every command reads without "
+            "parsing",
+            rateopt::cli::run_convert},
     Command{"version", "print the version", rateopt::cli::run_version},
     Command{"options", "the rate-training options (--markdown: docs/options.md)",
             rateopt::cli::run_options, true},

@@ -112,6 +112,23 @@ struct ReadStats {
                                  const std::string& name = "<string>",
                                  const std::vector<std::string>* xml_labels = nullptr);
 
+// ---- binary dataset cache (docs/data-formats.md, "Binary dataset cache") ----------------------
+// A parsed Dataset written as its arrays (features, labels, weights, slice columns, encoding)
+// with a CRC-32, so that a large text file is parsed once (`rateopt convert`). read_dataset
+// recognises the file by its magic bytes whatever its name; the reader options it was converted
+// with are baked in. Little-endian hosts only.
+// Writes atomically (write_file_atomic's guarantees; WriteError on failure).
+void write_dataset_binary(const Dataset& data, const std::string& path);
+// Throws IoError (cannot open) or ParseError naming the file and byte offset (not a binary
+// dataset, another format version, truncated, a count larger than the file, a checksum
+// mismatch, inconsistent labels or columns). With `encoding` (a model's), InvalidArgument when
+// the stored features were encoded otherwise (format, features, one-hot levels, scaling and imputed
+// values; the label column and the missing-value policy may differ). Memory: the dataset itself.
+[[nodiscard]] Dataset read_dataset_binary(const std::string& path,
+                                          const Encoding* encoding = nullptr);
+// Whether `path` starts with the binary dataset's magic bytes (false when it cannot be opened).
+[[nodiscard]] bool is_dataset_binary(const std::string& path);
+
 // Label names from a MULAN XML file, in file order.
 [[nodiscard]] std::vector<std::string> read_mulan_labels(const std::string& xml_path);
 // The same from XML text in memory; `name` appears in error messages.

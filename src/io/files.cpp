@@ -200,6 +200,7 @@ Dataset read_arff(const std::string& path, const ArffOptions& options, ReadStats
 }
 
 Dataset read_dataset(const std::string& path, const ReadOptions& options, ReadStats* stats) {
+  if (is_dataset_binary(path)) return read_dataset_binary(path, options.encoding);
   FileFormat format = options.format;
   if (format == FileFormat::kAuto) format = format_from_name(path);
   switch (format) {

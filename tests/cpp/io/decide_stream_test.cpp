@@ -23,12 +23,7 @@ namespace {
 using test::contains;
 using test::error_of;
 
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t k = 0; k < a.size(); ++k)
-    if (std::bit_cast<std::uint64_t>(a[k]) != std::bit_cast<std::uint64_t>(b[k])) return false;
-  return true;
-}
+using test::same_bits;
 
 void expect_same_record(const GfmRecord& a, const GfmRecord& b, const std::string& line) {
   EXPECT_EQ(a.is_samples, b.is_samples) << line;

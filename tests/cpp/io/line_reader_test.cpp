@@ -25,12 +25,7 @@ std::string fixture(const std::string& name) {
 
 using test::write_temp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::slurp;
 
 std::vector<std::string> lines_of(const std::string& path) {
   LineReader reader(path);

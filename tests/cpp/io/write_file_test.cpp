@@ -19,12 +19,7 @@ namespace fs = std::filesystem;
 using test::contains;
 using test::error_of;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::slurp;
 
 // A fresh folder under the test temp dir.
 fs::path fresh_folder(const std::string& name) {

@@ -1,0 +1,394 @@
+// The binary dataset cache (io.hpp: write_dataset_binary, read_dataset_binary): a parsed Dataset
+// stored as its arrays, so that a large text file is parsed once (`rateopt convert`).
+//
+// Layout (little-endian; docs/data-formats.md, "Binary dataset cache"):
+//   magic "\x89RODS\r\n\x1a" (8 bytes), u32 version (1), u32 flags (0)
+//   features: u8 sparse, u64 rows, u64 cols; dense: f64[rows * cols];
+//             CSR: i64[rows + 1] indptr, u64 nnz, i32[nnz] indices, f64[nnz] values
+//   labels:   u8 kind, array<i32> values, array<i64> set_indptr, array<i32> set_indices,
+//             strings names
+//   weights:  array<f64>
+//   columns:  u64 count, then per column: string name, strings levels, array<i32> codes,
+//             array<f64> numeric
+//   encoding: string (Encoding::to_json)
+//   u32 CRC-32 (zlib) of every byte after the magic and before the CRC
+// where array<T> is u64 n then n values, string is u64 n then n bytes, strings is u64 n then n
+// strings. Every count is checked against the bytes left in the file before anything is
+// allocated, so a corrupt or truncated file is a ParseError, never a huge allocation.
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <vector>
+
+#include "common/check.hpp"
+#include "rateopt/error.hpp"
+#include "rateopt/io.hpp"
+
+namespace rateopt {
+namespace {
+
+constexpr std::string_view kMagic{"\x89RODS\r\n\x1a", 8};
+constexpr std::uint32_t kVersion = 1;
+
+void require_little_endian() {
+  if constexpr (std::endian::native != std::endian::little)
+    throw IoError("the binary dataset cache is little-endian; this host is not");
+}
+
+// Appends to an AtomicFileWriter through a 1 MiB buffer and keeps the CRC of what it wrote.
+class BinaryWriter {
+ public:
+  explicit BinaryWriter(const std::string& path) : out_(path) {}
+
+  void raw(const void* data, std::size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    crc_ = crc_update(crc_, p, bytes);
+    out_.write(std::string_view(reinterpret_cast<const char*>(p), bytes));
+  }
+  template <typename T>
+  void value(T v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    raw(&v, sizeof v);
+  }
+  template <typename T>
+  void array(const std::vector<T>& v) {
+    value<std::uint64_t>(v.size());
+    if (!v.empty()) raw(v.data(), v.size() * sizeof(T));
+  }
+  void string(std::string_view s) {
+    value<std::uint64_t>(s.size());
+    if (!s.empty()) raw(s.data(), s.size());
+  }
+  void strings(const std::vector<std::string>& v) {
+    value<std::uint64_t>(v.size());
+    for (const std::string& s : v) string(s);
+  }
+  void magic() { out_.write(kMagic); }  // outside the CRC
+  void finish() {
+    const std::uint32_t crc = crc_;
+    out_.write(std::string_view(reinterpret_cast<const char*>(&crc), sizeof crc));
+    out_.commit();
+  }
+
+ private:
+  static std::uint32_t crc_update(std::uint32_t crc, const unsigned char* p, std::size_t n) {
+    uLong c = crc;
+    while (n > 0) {  // zlib's length is a uInt
+      const uInt chunk = n > (1U << 30) ? (1U << 30) : static_cast<uInt>(n);
+      c = crc32(c, p, chunk);
+      p += chunk;
+      n -= chunk;
+    }
+    return static_cast<std::uint32_t>(c);
+  }
+
+  AtomicFileWriter out_;
+  std::uint32_t crc_ = static_cast<std::uint32_t>(crc32(0L, Z_NULL, 0));
+};
+
+// Reads the file with every count checked against the bytes left; errors name the file and the
+// byte offset.
+class BinaryReader {
+ public:
+  explicit BinaryReader(const std::string& path) : path_(path) {
+    file_.reset(std::fopen(path.c_str(), "rb"));
+    if (!file_)
+      throw IoError(
+          fmt::format("cannot open '{}': {}", path, std::generic_category().message(errno)));
+    if (std::fseek(file_.get(), 0, SEEK_END) != 0)
+      throw IoError(fmt::format("cannot read '{}': not a seekable file", path));
+    const long size = std::ftell(file_.get());
+    if (size < 0 || std::fseek(file_.get(), 0, SEEK_SET) != 0)
+      throw IoError(fmt::format("cannot read '{}': not a seekable file", path));
+    size_ = static_cast<std::uint64_t>(size);
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw ParseError(path_, 0, 0, fmt::format("binary dataset, byte {}: {}", pos_, what));
+  }
+
+  void raw(void* data, std::size_t bytes, bool with_crc = true) {
+    if (bytes > left())
+      fail(fmt::format("the file ends {} bytes early (truncated?)", bytes - left()));
+    if (bytes > 0 && std::fread(data, 1, bytes, file_.get()) != bytes)
+      throw IoError(
+          fmt::format("cannot read '{}': {}", path_, std::generic_category().message(errno)));
+    if (with_crc) {
+      auto* p = static_cast<const unsigned char*>(data);
+      std::size_t n = bytes;
+      while (n > 0) {
+        const uInt chunk = n > (1U << 30) ? (1U << 30) : static_cast<uInt>(n);
+        crc_ = crc32(crc_, p, chunk);
+        p += chunk;
+        n -= chunk;
+      }
+    }
+    pos_ += bytes;
+  }
+  template <typename T>
+  T value() {
+    T v{};
+    raw(&v, sizeof v);
+    return v;
+  }
+  // A count of items of `size` bytes each that must fit in what is left of the file.
+  std::uint64_t count(std::size_t size, const char* what) {
+    const auto n = value<std::uint64_t>();
+    if (n > left() / size)
+      fail(fmt::format("{} claims {} entries, more than the {} bytes left hold", what, n, left()));
+    return n;
+  }
+  template <typename T>
+  std::vector<T> array(const char* what) {
+    std::vector<T> v(count(sizeof(T), what));
+    if (!v.empty()) raw(v.data(), v.size() * sizeof(T));
+    return v;
+  }
+  std::string string(const char* what) {
+    std::string s(count(1, what), '\0');
+    if (!s.empty()) raw(s.data(), s.size());
+    return s;
+  }
+  std::vector<std::string> strings(const char* what) {
+    std::vector<std::string> v(count(8, what));  // each string takes at least its 8-byte length
+    for (std::string& s : v) s = string(what);
+    return v;
+  }
+  void check_crc() {
+    const std::uint32_t expected = static_cast<std::uint32_t>(crc_);
+    std::uint32_t stored = 0;
+    raw(&stored, sizeof stored, false);
+    if (stored != expected)
+      fail(fmt::format("checksum mismatch (stored {:08x}, computed {:08x}): the file is corrupt",
+                       stored, expected));
+    if (left() != 0) fail(fmt::format("{} unexpected bytes after the checksum", left()));
+  }
+  [[nodiscard]] std::uint64_t left() const noexcept { return size_ - pos_; }
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+ private:
+  struct Close {
+    void operator()(std::FILE* f) const noexcept { std::fclose(f); }
+  };
+  std::string path_;
+  std::unique_ptr<std::FILE, Close> file_;
+  std::uint64_t size_ = 0, pos_ = 0;
+  uLong crc_ = crc32(0L, Z_NULL, 0);
+};
+
+void write_features(BinaryWriter& w, const FeatureMatrix& x) {
+  w.value<std::uint8_t>(x.is_sparse() ? 1 : 0);
+  w.value<std::uint64_t>(x.rows());
+  w.value<std::uint64_t>(x.cols());
+  if (!x.is_sparse()) {
+    const DenseView v = x.dense_view();
+    for (std::size_t i = 0; i < v.rows; ++i) w.raw(v.row(i).data(), v.cols * sizeof(double));
+    return;
+  }
+  const CsrView v = x.csr_view();
+  w.raw(v.indptr.data(), v.indptr.size() * sizeof(std::int64_t));
+  w.value<std::uint64_t>(v.indices.size());
+  w.raw(v.indices.data(), v.indices.size() * sizeof(std::int32_t));
+  w.raw(v.values.data(), v.values.size() * sizeof(double));
+}
+
+FeatureMatrix read_features(BinaryReader& r) {
+  const auto sparse = r.value<std::uint8_t>();
+  if (sparse > 1) r.fail(fmt::format("storage flag is {}, expected 0 (dense) or 1 (CSR)", sparse));
+  const auto rows = r.value<std::uint64_t>();
+  const auto cols = r.value<std::uint64_t>();
+  if (sparse == 0) {
+    if (cols != 0 && rows > r.left() / sizeof(double) / cols)
+      r.fail(fmt::format("a dense {} x {} matrix does not fit in the {} bytes left", rows, cols,
+                         r.left()));
+    std::vector<double> data(rows * cols);
+    if (!data.empty()) r.raw(data.data(), data.size() * sizeof(double));
+    return FeatureMatrix::dense(std::move(data), rows, cols);
+  }
+  if (rows >= r.left() / sizeof(std::int64_t))
+    r.fail(
+        fmt::format("a CSR matrix of {} rows does not fit in the {} bytes left", rows, r.left()));
+  std::vector<std::int64_t> indptr(rows + 1);
+  r.raw(indptr.data(), indptr.size() * sizeof(std::int64_t));
+  const auto nnz = r.count(sizeof(std::int32_t) + sizeof(double), "CSR entries");
+  std::vector<std::int32_t> indices(nnz);
+  std::vector<double> values(nnz);
+  if (nnz > 0) {
+    r.raw(indices.data(), nnz * sizeof(std::int32_t));
+    r.raw(values.data(), nnz * sizeof(double));
+  }
+  try {  // validates indptr and the column indices
+    return FeatureMatrix::csr(std::move(indptr), std::move(indices), std::move(values), cols);
+  } catch (const InvalidArgument& e) {
+    r.fail(e.what());
+  }
+}
+
+void check_labels(const BinaryReader& r, const Labels& y, std::size_t rows) {
+  const std::size_t n_out = y.names.size();
+  switch (y.kind) {
+    case LabelKind::kNone:
+      return;
+    case LabelKind::kBinary:
+    case LabelKind::kMulticlass: {
+      if (y.values.size() != rows)
+        r.fail(fmt::format("{} labels for {} rows", y.values.size(), rows));
+      const std::int32_t hi =
+          y.kind == LabelKind::kBinary ? 1 : static_cast<std::int32_t>(n_out) - 1;
+      for (std::size_t i = 0; i < rows; ++i)
+        if (y.values[i] < 0 || y.values[i] > hi)
+          r.fail(fmt::format("label of row {} is {}, expected 0..{}", i + 1, y.values[i], hi));
+      return;
+    }
+    case LabelKind::kMultilabel: {
+      if (y.set_indptr.size() != rows + 1 || y.set_indptr.front() != 0 ||
+          static_cast<std::uint64_t>(y.set_indptr.back()) != y.set_indices.size())
+        r.fail("label sets: indptr does not match the rows and the label indices");
+      for (std::size_t i = 0; i < rows; ++i) {
+        if (y.set_indptr[i + 1] < y.set_indptr[i])
+          r.fail(fmt::format("label sets: indptr decreases at row {}", i + 1));
+        for (auto k = y.set_indptr[i]; k < y.set_indptr[i + 1]; ++k) {
+          const std::int32_t l = y.set_indices[static_cast<std::size_t>(k)];
+          if (l < 0 || static_cast<std::size_t>(l) >= n_out ||
+              (k > y.set_indptr[i] && l <= y.set_indices[static_cast<std::size_t>(k) - 1]))
+            r.fail(fmt::format("label set of row {}: label {} out of range or out of order", i + 1,
+                               l));
+        }
+      }
+      return;
+    }
+  }
+  r.fail("unknown label kind");
+}
+
+Labels read_labels(BinaryReader& r, std::size_t rows) {
+  Labels y;
+  const auto kind = r.value<std::uint8_t>();
+  if (kind > static_cast<std::uint8_t>(LabelKind::kMultilabel))
+    r.fail(fmt::format("label kind is {}, expected 0..3", kind));
+  y.kind = static_cast<LabelKind>(kind);
+  y.values = r.array<std::int32_t>("labels");
+  y.set_indptr = r.array<std::int64_t>("label-set offsets");
+  y.set_indices = r.array<std::int32_t>("label-set entries");
+  y.names = r.strings("label names");
+  check_labels(r, y, rows);
+  return y;
+}
+
+Column read_column(BinaryReader& r, std::size_t rows) {
+  Column c;
+  c.name = r.string("column name");
+  c.levels = r.strings("column levels");
+  c.codes = r.array<std::int32_t>("column codes");
+  c.numeric = r.array<double>("column numbers");
+  if (c.codes.size() != rows || (!c.numeric.empty() && c.numeric.size() != rows))
+    r.fail(fmt::format("column '{}' has {} values for {} rows", c.name, c.codes.size(), rows));
+  for (std::size_t i = 0; i < rows; ++i)
+    if (c.codes[i] < -1 || c.codes[i] >= static_cast<std::int64_t>(c.levels.size()))
+      r.fail(fmt::format("column '{}', row {}: code {} outside -1..{}", c.name, i + 1, c.codes[i],
+                         c.levels.size()));
+  return c;
+}
+
+bool same_spec(const FeatureSpec& a, const FeatureSpec& b) {
+  return a.kind == b.kind && a.source == b.source && a.first_feature == b.first_feature &&
+         a.levels == b.levels && a.offset == b.offset && a.scale == b.scale && a.impute == b.impute;
+}
+
+// Whether features built with `a` and with `b` are the same: the label fields and the missing-
+// value policy (which rows a reader kept, not how it encoded them) may differ.
+bool same_features(const Encoding& a, const Encoding& b) {
+  return a.format == b.format && a.num_features == b.num_features &&
+         a.feature_names == b.feature_names &&
+         std::equal(a.specs.begin(), a.specs.end(), b.specs.begin(), b.specs.end(), same_spec);
+}
+
+}  // namespace
+
+bool is_dataset_binary(const std::string& path) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) return false;
+  char head[8] = {};
+  return std::fread(head, 1, sizeof head, f.get()) == sizeof head &&
+         std::string_view(head, sizeof head) == kMagic;
+}
+
+void write_dataset_binary(const Dataset& data, const std::string& path) {
+  require_little_endian();
+  BinaryWriter w(path);
+  w.magic();
+  w.value<std::uint32_t>(kVersion);
+  w.value<std::uint32_t>(0);
+  write_features(w, data.features());
+  const Labels& y = data.labels();
+  w.value<std::uint8_t>(static_cast<std::uint8_t>(y.kind));
+  w.array(y.values);
+  w.array(y.set_indptr);
+  w.array(y.set_indices);
+  w.strings(y.names);
+  const std::span<const double> weights = data.weights();
+  w.array(std::vector<double>(weights.begin(), weights.end()));
+  w.value<std::uint64_t>(data.columns().size());
+  for (const Column& c : data.columns()) {
+    w.string(c.name);
+    w.strings(c.levels);
+    w.array(c.codes);
+    w.array(c.numeric);
+  }
+  w.string(data.encoding().to_json());
+  w.finish();
+}
+
+Dataset read_dataset_binary(const std::string& path, const Encoding* encoding) {
+  require_little_endian();
+  BinaryReader r(path);
+  char magic[8] = {};
+  r.raw(magic, sizeof magic, false);
+  if (std::string_view(magic, sizeof magic) != kMagic)
+    r.fail("not a rateopt binary dataset (write one with `rateopt convert`)");
+  const auto version = r.value<std::uint32_t>();
+  if (version != kVersion)
+    r.fail(fmt::format("format version {}, this build reads version {}", version, kVersion));
+  if (const auto flags = r.value<std::uint32_t>(); flags != 0)
+    r.fail(fmt::format("unknown flags {:#x}", flags));
+  FeatureMatrix x = read_features(r);
+  const std::size_t rows = x.rows();
+  Labels y = read_labels(r, rows);
+  std::vector<double> weights = r.array<double>("weights");
+  const auto n_columns = r.count(32, "columns");  // a column takes at least 32 bytes
+  std::vector<Column> columns;
+  columns.reserve(n_columns);
+  for (std::uint64_t k = 0; k < n_columns; ++k) columns.push_back(read_column(r, rows));
+  const std::string stored_encoding = r.string("encoding");
+  r.check_crc();
+  Dataset ds;
+  try {
+    ds = Dataset(std::move(x), std::move(y));
+    ds.set_weights(std::move(weights));
+    for (Column& c : columns) ds.add_column(std::move(c));
+    ds.encoding() = Encoding::from_json(stored_encoding);
+  } catch (const InvalidArgument& e) {
+    r.fail(e.what());
+  }
+  ds.set_source(path);
+  if (encoding != nullptr && !same_features(*encoding, ds.encoding()))
+    throw InvalidArgument(fmt::format(
+        "{} is a binary dataset whose features were encoded otherwise than the model's (its own "
+        "encoding: {} features); convert the text file with the model's encoding: rateopt "
+        "convert --model MODEL",
+        path, ds.encoding().num_features));
+  return ds;
+}
+
+}  // namespace rateopt

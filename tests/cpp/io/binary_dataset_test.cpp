@@ -1,0 +1,154 @@
+// The binary dataset cache: every array survives a round trip exactly (dense and CSR features,
+// binary and multi-label labels, weights, numeric and categorical slice columns, the encoding),
+// read_dataset recognises it by its magic bytes, and every truncation or flipped byte of a file
+// is a clear error (never a crash or a silently different dataset).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "rateopt/error.hpp"
+#include "rateopt/io.hpp"
+#include "test_util.hpp"
+
+namespace rateopt {
+namespace {
+
+using test::write_temp;
+
+using test::slurp;
+
+using test::same_bits;
+
+void expect_same(const Dataset& a, const Dataset& b) {
+  ASSERT_EQ(a.num_rows(), b.num_rows());
+  ASSERT_EQ(a.num_features(), b.num_features());
+  EXPECT_EQ(a.features().is_sparse(), b.features().is_sparse());
+  EXPECT_EQ(a.features().nnz(), b.features().nnz());
+  for (std::size_t i = 0; i < a.num_rows(); ++i)
+    for (std::size_t j = 0; j < a.num_features(); ++j)
+      EXPECT_EQ(a.features().at(i, j), b.features().at(i, j)) << i << "," << j;
+  EXPECT_EQ(a.labels().kind, b.labels().kind);
+  EXPECT_EQ(a.labels().values, b.labels().values);
+  EXPECT_EQ(a.labels().set_indptr, b.labels().set_indptr);
+  EXPECT_EQ(a.labels().set_indices, b.labels().set_indices);
+  EXPECT_EQ(a.labels().names, b.labels().names);
+  EXPECT_EQ(std::vector<double>(a.weights().begin(), a.weights().end()),
+            std::vector<double>(b.weights().begin(), b.weights().end()));
+  ASSERT_EQ(a.columns().size(), b.columns().size());
+  for (std::size_t k = 0; k < a.columns().size(); ++k) {
+    EXPECT_EQ(a.columns()[k].name, b.columns()[k].name);
+    EXPECT_EQ(a.columns()[k].levels, b.columns()[k].levels);
+    EXPECT_EQ(a.columns()[k].codes, b.columns()[k].codes);
+    EXPECT_TRUE(same_bits(a.columns()[k].numeric, b.columns()[k].numeric));
+  }
+  EXPECT_EQ(a.encoding().to_json(), b.encoding().to_json());
+}
+
+Dataset small_csv() {
+  CsvOptions o;
+  o.label_column = "y";
+  o.positive_values = {"yes"};
+  o.group_columns = {"sex", "age"};
+  o.weight_column = "w";
+  o.missing = MissingPolicy::kZero;
+  return parse_csv(
+      "x,sex,age,color,w,y\n1.5,F,30,red,1,yes\n-2,M,41,blue,2.5,no\n?,F,30,red,0.5,no\n"
+      "7,M,?,green,1,yes\n",
+      o, "small.csv");
+}
+
+Dataset small_multilabel() {
+  return parse_libsvm("0,2 1:0.5 3:1\n 2:2\n1 1:1 2:1 3:1\n2 4:-1\n", LibsvmOptions{}, "small.svm");
+}
+
+TEST(BinaryDataset, RoundTripsDenseCsvWithColumnsWeightsAndEncoding) {
+  const Dataset ds = small_csv();
+  ASSERT_FALSE(ds.weights().empty());
+  const std::string path = ::testing::TempDir() + "rt_dense.rods";
+  write_dataset_binary(ds, path);
+  EXPECT_TRUE(is_dataset_binary(path));
+  expect_same(ds, read_dataset_binary(path));
+  expect_same(ds, read_dataset(path));  // found by its magic bytes, whatever its name
+  EXPECT_EQ(read_dataset(path).source(), path);
+}
+
+TEST(BinaryDataset, RoundTripsCsrMultilabel) {
+  const Dataset ds = small_multilabel();
+  ASSERT_TRUE(ds.features().is_sparse());
+  ASSERT_EQ(ds.labels().kind, LabelKind::kMultilabel);
+  const std::string path = ::testing::TempDir() + "rt_csr.bin";
+  write_dataset_binary(ds, path);
+  expect_same(ds, read_dataset(path));
+}
+
+TEST(BinaryDataset, TextFilesAreNotBinary) {
+  const std::string path = write_temp("not_binary.csv", "a,y\n1,0\n");
+  EXPECT_FALSE(is_dataset_binary(path));
+  EXPECT_FALSE(is_dataset_binary(::testing::TempDir() + "does_not_exist.rods"));
+  const std::string msg = test::error_of<ParseError>([&] { (void)read_dataset_binary(path); });
+  EXPECT_TRUE(test::contains(msg, "not a rateopt binary dataset")) << msg;
+  EXPECT_THROW((void)read_dataset_binary(::testing::TempDir() + "does_not_exist.rods"), IoError);
+}
+
+// Every proper prefix of a valid file, and the file with any one byte changed, is rejected with
+// a ParseError naming the file (CRC-32 detects every single-byte change).
+TEST(BinaryDataset, EveryTruncationAndEveryFlippedByteIsAnError) {
+  for (const Dataset& ds : {small_csv(), small_multilabel()}) {
+    const std::string good = ::testing::TempDir() + "corrupt_src.rods";
+    write_dataset_binary(ds, good);
+    const std::string bytes = slurp(good);
+    ASSERT_GT(bytes.size(), 100U);
+    const std::string bad = ::testing::TempDir() + "corrupt.rods";
+    for (std::size_t n = 0; n < bytes.size(); ++n) {
+      write_temp("corrupt.rods", bytes.substr(0, n));
+      try {
+        (void)read_dataset_binary(bad);
+        ADD_FAILURE() << "a prefix of " << n << " bytes was accepted";
+      } catch (const ParseError& e) {
+        EXPECT_TRUE(test::contains(e.what(), "corrupt.rods")) << e.what();
+      }
+    }
+    for (std::size_t k = 0; k < bytes.size(); ++k) {
+      std::string flipped = bytes;
+      flipped[k] = static_cast<char>(flipped[k] ^ 0x5a);
+      write_temp("corrupt.rods", flipped);
+      EXPECT_THROW((void)read_dataset_binary(bad), ParseError) << "byte " << k;
+    }
+    write_temp("corrupt.rods", bytes + "x");
+    EXPECT_THROW((void)read_dataset_binary(bad), ParseError);
+  }
+}
+
+TEST(BinaryDataset, ModelEncodingMustMatchTheStoredFeatures) {
+  const Dataset ds = small_csv();
+  const std::string path = ::testing::TempDir() + "enc.rods";
+  write_dataset_binary(ds, path);
+  Encoding same = ds.encoding();
+  same.positive_value = "other";  // label fields may differ
+  same.missing_policy = "error";  // so may the missing-value policy
+  EXPECT_NO_THROW((void)read_dataset_binary(path, &same));
+  Encoding other = ds.encoding();
+  other.specs.front().scale *= 2;
+  const std::string msg =
+      test::error_of<InvalidArgument>([&] { (void)read_dataset_binary(path, &other); });
+  EXPECT_TRUE(test::contains(msg, "rateopt convert --model")) << msg;
+  ReadOptions ro;
+  ro.encoding = &other;
+  EXPECT_THROW((void)read_dataset(path, ro), InvalidArgument);
+}
+
+TEST(BinaryDataset, AFailedWriteKeepsTheOldFile) {
+  const std::string path = write_temp("keep.rods", "old content");
+  EXPECT_THROW(write_dataset_binary(small_csv(), "/dev/full"), WriteError);
+  EXPECT_THROW(write_dataset_binary(small_csv(), ::testing::TempDir() + "no/such/dir.rods"),
+               WriteError);
+  EXPECT_EQ(slurp(path), "old content");
+}
+
+}  // namespace
+}  // namespace rateopt
