@@ -46,15 +46,26 @@ void require_little_endian() {
     throw IoError("the binary dataset cache is little-endian; this host is not");
 }
 
+// zlib's CRC-32 of `bytes` bytes continued from `crc` (zlib takes at most a uInt at a time).
+uLong crc_update(uLong crc, const void* data, std::size_t bytes) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  while (bytes > 0) {
+    const uInt chunk = bytes > (1U << 30) ? (1U << 30) : static_cast<uInt>(bytes);
+    crc = crc32(crc, p, chunk);
+    p += chunk;
+    bytes -= chunk;
+  }
+  return crc;
+}
+
 // Appends to an AtomicFileWriter through a 1 MiB buffer and keeps the CRC of what it wrote.
 class BinaryWriter {
  public:
   explicit BinaryWriter(const std::string& path) : out_(path) {}
 
   void raw(const void* data, std::size_t bytes) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    crc_ = crc_update(crc_, p, bytes);
-    out_.write(std::string_view(reinterpret_cast<const char*>(p), bytes));
+    crc_ = crc_update(crc_, data, bytes);
+    out_.write(std::string_view(static_cast<const char*>(data), bytes));
   }
   template <typename T>
   void value(T v) {
@@ -76,25 +87,14 @@ class BinaryWriter {
   }
   void magic() { out_.write(kMagic); }  // outside the CRC
   void finish() {
-    const std::uint32_t crc = crc_;
+    const auto crc = static_cast<std::uint32_t>(crc_);
     out_.write(std::string_view(reinterpret_cast<const char*>(&crc), sizeof crc));
     out_.commit();
   }
 
  private:
-  static std::uint32_t crc_update(std::uint32_t crc, const unsigned char* p, std::size_t n) {
-    uLong c = crc;
-    while (n > 0) {  // zlib's length is a uInt
-      const uInt chunk = n > (1U << 30) ? (1U << 30) : static_cast<uInt>(n);
-      c = crc32(c, p, chunk);
-      p += chunk;
-      n -= chunk;
-    }
-    return static_cast<std::uint32_t>(c);
-  }
-
   AtomicFileWriter out_;
-  std::uint32_t crc_ = static_cast<std::uint32_t>(crc32(0L, Z_NULL, 0));
+  uLong crc_ = crc32(0L, Z_NULL, 0);
 };
 
 // Reads the file with every count checked against the bytes left; errors name the file and the
@@ -124,16 +124,7 @@ class BinaryReader {
     if (bytes > 0 && std::fread(data, 1, bytes, file_.get()) != bytes)
       throw IoError(
           fmt::format("cannot read '{}': {}", path_, std::generic_category().message(errno)));
-    if (with_crc) {
-      auto* p = static_cast<const unsigned char*>(data);
-      std::size_t n = bytes;
-      while (n > 0) {
-        const uInt chunk = n > (1U << 30) ? (1U << 30) : static_cast<uInt>(n);
-        crc_ = crc32(crc_, p, chunk);
-        p += chunk;
-        n -= chunk;
-      }
-    }
+    if (with_crc) crc_ = crc_update(crc_, data, bytes);
     pos_ += bytes;
   }
   template <typename T>
@@ -166,7 +157,7 @@ class BinaryReader {
     return v;
   }
   void check_crc() {
-    const std::uint32_t expected = static_cast<std::uint32_t>(crc_);
+    const auto expected = static_cast<std::uint32_t>(crc_);
     std::uint32_t stored = 0;
     raw(&stored, sizeof stored, false);
     if (stored != expected)
