@@ -3,8 +3,10 @@
 #   1. Release build + every test (C++ unit/oracle tests, CLI end-to-end and Python
 #      scikit-learn cross-checks, the find_package consumer build);
 #   2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer;
-#   3. the libFuzzer targets for every reader, 30 s each (two at a time), when clang is available;
-#   4. the consumer project against an installed prefix.
+#   3. the threaded tests under ThreadSanitizer (zero reports);
+#   4. the libFuzzer targets for every reader, 30 s each (two at a time), when clang is available;
+#   5. the consumer project against an installed prefix.
+# Before the builds: clang-format, no OpenMP, and clang-tidy with zero findings (scripts/tidy.sh).
 # Prints ctest's summary for each stage and exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +25,11 @@ fi
 if grep -rnE '#pragma omp|omp\.h|OpenMP::' include src cli python/bindings CMakeLists.txt python/CMakeLists.txt; then
   echo "no OpenMP: parallel loops use detail::parallel_for (src/common/parallel.hpp, issue 9)"; status=1
 fi
+
+stage "clang-tidy over src/ and cli/, zero findings (scripts/tidy.sh, .clang-tidy)"
+# Only the files whose preprocessed text changed since their last clean run are checked again
+# (cache in ~/.cache/rateopt-tidy); a cold run checks all of them.
+RATEOPT_JOBS=$jobs bash scripts/tidy.sh || status=1
 
 stage "Release build and tests"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DRATEOPT_BUILD_BENCHMARKS=OFF >/dev/null
@@ -46,6 +53,21 @@ cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRATEOPT_SA
 cmake --build build/asan -j "$jobs"
 (cd build/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j "$jobs") || status=1
+
+stage "ThreadSanitizer: the threaded tests (parallel_for, batch deciders, trainers at 1-4 threads)"
+# Only the library and the test files that run threads (rateopt_threaded_tests, preset tsan:
+# -O1 -g1, no CLI or Python), and of those only the tests that start threads.
+tsan_tests='ParallelFor.*:ResolveThreads.*:BlockReduce.*:DecideBatch.*:DecideLines.*'
+tsan_tests+=':ClassifierChain.*Threads:ExactFPlugin.*Threads:ModelLinear.*Threads'
+tsan_tests+=':ClassifierPredict.*Thread*:LogisticRegression.*Thread*:MultinomialLogistic.*Thread*'
+tsan_tests+=':Sdca.*Thread*:Ramp.*Thread*:Scorer.*:TrainDeterminism.*:TrainMinibatch.*'
+tsan_tests+=':GroupPoolTest.CuttingPlaneLogisticOracleNearOptimum'
+# TSan cannot start threads in the child of a multi-threaded fork (it dies by design).
+tsan_tests+='-ParallelFor.WorksInAForkedChild'
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan -j "$jobs"
+TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
+  ./build/tsan/tests/rateopt_threaded_tests --gtest_filter="$tsan_tests" --gtest_brief=1 || status=1
 
 if command -v clang++ >/dev/null 2>&1; then
   stage "libFuzzer targets (RATEOPT_FUZZ_SECONDS = 30 s each, two at a time; docs/fuzzing.md)"
