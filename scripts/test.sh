@@ -78,7 +78,7 @@ if command -v clang++ >/dev/null 2>&1; then
   # Each runs for a fixed time from its seeds into the corpus kept in the build tree
   # (build/fuzz/tests/fuzz/corpus/<target>), so later runs start from what earlier ones found.
   cmake --build build/fuzz -j "$jobs" --target fuzz_csv fuzz_libsvm fuzz_arff fuzz_expr \
-    fuzz_decide fuzz_gfm fuzz_model fuzz_problem fuzz_gzip fuzz_mulan
+    fuzz_decide fuzz_gfm fuzz_model fuzz_problem fuzz_gzip fuzz_mulan fuzz_binary
   (cd build/fuzz && ctest --output-on-failure -j 2) || status=1
 fi
 

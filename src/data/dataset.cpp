@@ -32,8 +32,11 @@ FeatureMatrix FeatureMatrix::csr(std::vector<std::int64_t> indptr,
   RATEOPT_CHECK(static_cast<std::size_t>(indptr.back()) == indices.size(),
                 "CSR indptr ends at {}, expected nnz = {}", indptr.back(), indices.size());
   const std::size_t rows = indptr.size() - 1;
-  for (std::size_t i = 0; i < rows; ++i) {
+  // Offsets first: with both ends checked, a monotone indptr keeps every row inside the arrays
+  // (checked row by row, [0, 100, 3] would read 100 entries of 3).
+  for (std::size_t i = 0; i < rows; ++i)
     RATEOPT_CHECK(indptr[i] <= indptr[i + 1], "CSR indptr decreases at row {}", i);
+  for (std::size_t i = 0; i < rows; ++i) {
     for (auto k = indptr[i]; k < indptr[i + 1]; ++k) {
       RATEOPT_CHECK(indices[k] >= 0 && static_cast<std::size_t>(indices[k]) < cols,
                     "CSR column index {} in row {} is outside [0, {})", indices[k], i, cols);

@@ -287,11 +287,15 @@ double check_samples(LabelSetsView samples, std::span<const double> weights, std
                 samples.indptr.back(), samples.indices.size());
   RATEOPT_CHECK(weights.empty() || weights.size() == n, "{}: {} weights for {} samples", who,
                 weights.size(), n);
+  // Offsets first (with both ends checked, monotone offsets keep every sample inside indices).
+  for (std::size_t j = 0; j < n; ++j)
+    RATEOPT_CHECK(samples.indptr[j] <= samples.indptr[j + 1],
+                  "{}: indptr decreases at sample {} ({} > {})", who, j, samples.indptr[j],
+                  samples.indptr[j + 1]);
   double total = 0;
   for (std::size_t j = 0; j < n; ++j) {
     const auto begin = samples.indptr[j];
     const auto end = samples.indptr[j + 1];
-    RATEOPT_CHECK(begin <= end, "{}: indptr decreases at sample {} ({} > {})", who, j, begin, end);
     RATEOPT_CHECK(static_cast<std::size_t>(end - begin) <= m,
                   "{}: sample {} holds {} labels, expected at most m = {}", who, j, end - begin, m);
     for (auto t = begin; t < end; ++t) {

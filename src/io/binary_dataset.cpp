@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -194,6 +195,14 @@ void write_features(BinaryWriter& w, const FeatureMatrix& x) {
   w.raw(v.values.data(), v.values.size() * sizeof(double));
 }
 
+// Features are finite, as every text reader makes them.
+void check_finite(const BinaryReader& r, const std::vector<double>& values) {
+  for (std::size_t k = 0; k < values.size(); ++k)
+    if (!std::isfinite(values[k]))
+      r.fail(fmt::format("feature value {} of the matrix is {}, expected a finite number", k,
+                         values[k]));
+}
+
 FeatureMatrix read_features(BinaryReader& r) {
   const auto sparse = r.value<std::uint8_t>();
   if (sparse > 1) r.fail(fmt::format("storage flag is {}, expected 0 (dense) or 1 (CSR)", sparse));
@@ -205,6 +214,7 @@ FeatureMatrix read_features(BinaryReader& r) {
                          r.left()));
     std::vector<double> data(rows * cols);
     if (!data.empty()) r.raw(data.data(), data.size() * sizeof(double));
+    check_finite(r, data);
     return FeatureMatrix::dense(std::move(data), rows, cols);
   }
   if (rows >= r.left() / sizeof(std::int64_t))
@@ -219,6 +229,7 @@ FeatureMatrix read_features(BinaryReader& r) {
     r.raw(indices.data(), nnz * sizeof(std::int32_t));
     r.raw(values.data(), nnz * sizeof(double));
   }
+  check_finite(r, values);
   try {  // validates indptr and the column indices
     return FeatureMatrix::csr(std::move(indptr), std::move(indices), std::move(values), cols);
   } catch (const InvalidArgument& e) {
@@ -228,6 +239,10 @@ FeatureMatrix read_features(BinaryReader& r) {
 
 void check_labels(const BinaryReader& r, const Labels& y, std::size_t rows) {
   const std::size_t n_out = y.names.size();
+  const bool sets = !y.set_indptr.empty() || !y.set_indices.empty();
+  if ((y.kind != LabelKind::kMultilabel && sets) ||
+      (y.kind != LabelKind::kBinary && y.kind != LabelKind::kMulticlass && !y.values.empty()))
+    r.fail(fmt::format("{} labels with arrays of another label kind", to_string(y.kind)));
   switch (y.kind) {
     case LabelKind::kNone:
       return;
@@ -235,6 +250,8 @@ void check_labels(const BinaryReader& r, const Labels& y, std::size_t rows) {
     case LabelKind::kMulticlass: {
       if (y.values.size() != rows)
         r.fail(fmt::format("{} labels for {} rows", y.values.size(), rows));
+      if (y.kind == LabelKind::kBinary && n_out != 2)
+        r.fail(fmt::format("binary labels have {} names, expected 2", n_out));
       const std::int32_t hi =
           y.kind == LabelKind::kBinary ? 1 : static_cast<std::int32_t>(n_out) - 1;
       for (std::size_t i = 0; i < rows; ++i)
@@ -246,9 +263,10 @@ void check_labels(const BinaryReader& r, const Labels& y, std::size_t rows) {
       if (y.set_indptr.size() != rows + 1 || y.set_indptr.front() != 0 ||
           static_cast<std::uint64_t>(y.set_indptr.back()) != y.set_indices.size())
         r.fail("label sets: indptr does not match the rows and the label indices");
-      for (std::size_t i = 0; i < rows; ++i) {
+      for (std::size_t i = 0; i < rows; ++i)  // with the ends checked: every offset in range
         if (y.set_indptr[i + 1] < y.set_indptr[i])
           r.fail(fmt::format("label sets: indptr decreases at row {}", i + 1));
+      for (std::size_t i = 0; i < rows; ++i) {
         for (auto k = y.set_indptr[i]; k < y.set_indptr[i + 1]; ++k) {
           const std::int32_t l = y.set_indices[static_cast<std::size_t>(k)];
           if (l < 0 || static_cast<std::size_t>(l) >= n_out ||
@@ -372,6 +390,11 @@ Dataset read_dataset_binary(const std::string& path, const Encoding* encoding) {
   } catch (const InvalidArgument& e) {
     r.fail(e.what());
   }
+  const Encoding& stored = ds.encoding();
+  if (stored.num_features != ds.num_features() ||
+      (!stored.feature_names.empty() && stored.feature_names.size() != ds.num_features()))
+    r.fail(fmt::format("the encoding describes {} features ({} names), the matrix has {} columns",
+                       stored.num_features, stored.feature_names.size(), ds.num_features()));
   ds.set_source(path);
   if (encoding != nullptr && !same_features(*encoding, ds.encoding()))
     throw InvalidArgument(fmt::format(

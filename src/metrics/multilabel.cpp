@@ -32,9 +32,11 @@ void check_label_sets(LabelSetsView s, std::string_view name) {
       s.indptr.back() >= 0 && static_cast<std::size_t>(s.indptr.back()) == s.indices.size(),
       "{}: indptr ends at {}, expected the number of indices {}", name, s.indptr.back(),
       s.indices.size());
-  for (std::size_t i = 0; i + 1 < s.indptr.size(); ++i) {
+  // Offsets first (with both ends checked, monotone offsets keep every set inside indices).
+  for (std::size_t i = 0; i + 1 < s.indptr.size(); ++i)
     RATEOPT_CHECK(s.indptr[i] <= s.indptr[i + 1], "{}: indptr decreases at set {} ({} > {})", name,
                   i, s.indptr[i], s.indptr[i + 1]);
+  for (std::size_t i = 0; i + 1 < s.indptr.size(); ++i) {
     for (auto k = s.indptr[i]; k < s.indptr[i + 1]; ++k) {
       const auto j = s.indices[static_cast<std::size_t>(k)];
       RATEOPT_CHECK(j >= 0 && static_cast<std::size_t>(j) < s.num_labels,

@@ -178,8 +178,10 @@ void check_label_sets(const FeatureMatrix& x, LabelSetsView y, std::span<const d
   RATEOPT_CHECK(
       y.indptr.front() == 0 && static_cast<std::size_t>(y.indptr.back()) == y.indices.size(),
       "label set indptr does not span the {} indices", y.indices.size());
-  for (std::size_t i = 0; i < y.size(); ++i) {
+  // Offsets first (with both ends checked, monotone offsets keep every set inside indices).
+  for (std::size_t i = 0; i < y.size(); ++i)
     RATEOPT_CHECK(y.indptr[i] <= y.indptr[i + 1], "label set indptr decreases at {}", i);
+  for (std::size_t i = 0; i < y.size(); ++i) {
     for (auto k = y.indptr[i]; k < y.indptr[i + 1]; ++k) {
       const std::int32_t l = y.indices[static_cast<std::size_t>(k)];
       RATEOPT_CHECK(l >= 0 && static_cast<std::size_t>(l) < y.num_labels,

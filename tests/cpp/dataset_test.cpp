@@ -30,6 +30,10 @@ TEST(FeatureMatrix, RejectsBadCsr) {
   EXPECT_THROW(FeatureMatrix::csr({0, 2}, {1, 0}, {1, 1}, 3), InvalidArgument);  // not increasing
   EXPECT_THROW(FeatureMatrix::csr({0, 1}, {3}, {1}, 3), InvalidArgument);        // out of range
   EXPECT_THROW(FeatureMatrix::csr({0, 2}, {0}, {1}, 3), InvalidArgument);        // nnz mismatch
+  // An offset past nnz before indptr decreases again (a fuzz finding of the binary dataset
+  // reader): rejected before any row is read, never an out-of-bounds read.
+  EXPECT_THROW(FeatureMatrix::csr({0, 100, 3}, {0, 1, 2}, {1, 1, 1}, 3), InvalidArgument);
+  EXPECT_THROW(FeatureMatrix::csr({0, -4, 0}, {}, {}, 3), InvalidArgument);
   EXPECT_THROW(FeatureMatrix::dense({1, 2, 3}, 2, 2), InvalidArgument);
 }
 

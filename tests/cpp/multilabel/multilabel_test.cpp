@@ -16,6 +16,7 @@
 #include "rateopt/decide.hpp"
 #include "rateopt/decide_input.hpp"
 #include "rateopt/error.hpp"
+#include "rateopt/metrics.hpp"
 #include "test_util.hpp"
 
 namespace rateopt {
@@ -439,6 +440,29 @@ TEST(MultilabelFit, RejectsBadInput) {
   if (!bad.empty()) bad[0] = 7;
   EXPECT_THROW((void)ClassifierChain::fit(p.x, {p.indptr, bad, 3}, {}, o), InvalidArgument);
   EXPECT_THROW((void)fit_binary_relevance(p.x, {p.indptr, p.indices, 0}, {}, o), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace rateopt
+
+namespace rateopt {
+namespace {
+
+// Offsets that run past the end of indices before they decrease again ([0, 3, 1] over one
+// index): every label-set check rejects them before reading a set, never reading out of bounds
+// (the pattern the binary dataset fuzz target found in FeatureMatrix::csr).
+TEST(LabelSetOffsets, PastTheEndBeforeDecreasingIsRejectedUpFront) {
+  const std::vector<std::int64_t> indptr{0, 3, 1};
+  const std::vector<std::int32_t> indices{0};
+  const LabelSetsView bad{indptr, indices, 4};
+  const std::vector<std::int64_t> ok_ptr{0, 1, 1};
+  const LabelSetsView ok{ok_ptr, indices, 4};
+  test::expect_invalid([&] { (void)multilabel_scores(bad, ok); }, "indptr decreases");
+  test::expect_invalid([&] { (void)decide_gfm_samples(bad, {}, 4, DecideMetric::from_name("f1")); },
+                       "indptr decreases");
+  const FeatureMatrix x = FeatureMatrix::dense({1.0, 2.0}, 2, 1);
+  test::expect_invalid([&] { (void)fit_binary_relevance(x, bad, {}, MultilabelFitOptions{}); },
+                       "indptr decreases");
 }
 
 }  // namespace
