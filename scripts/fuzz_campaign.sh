@@ -7,12 +7,14 @@
 # Env: RUNS (10000000), SECONDS_PER_TARGET (1500), TIMEOUT (10: seconds of wall time per input;
 # raise it on a shared machine, where a nice-19 worker can be starved past 10 s on a 50 ms input),
 # SEED (1: libFuzzer's -seed; give each further run on a grown corpus its own);
+# FUZZ_BIN (build/fuzz/tests/fuzz: where the fuzz_* binaries are; point it at a copy to rebuild
+# build/fuzz while a campaign runs);
 # the fuzz build must exist (build/fuzz).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-10000000}
 budget=${SECONDS_PER_TARGET:-1500}
-bin=build/fuzz/tests/fuzz
+bin=${FUZZ_BIN:-build/fuzz/tests/fuzz}
 out=build/fuzz/campaign
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(problem gfm mulan gzip model decide csv libsvm arff expr)
