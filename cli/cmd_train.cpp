@@ -91,19 +91,19 @@ void resolve_train_options(ProblemFlags& f) {
 // options, so they stay in the general group; the others go to `group`.
 void add_train_option_flags(CLI::App& app, ProblemFlags& f, const std::string& group) {
   // What the shared flags mean for logistic regression.
-  static const std::map<std::string_view, std::string_view> kLogistic{
+  static const std::map<std::string_view, std::string_view> logistic_help{
       {"c", "Inverse regularisation strength of logistic regression."},
       {"n_threads", ""},  // the same meaning for both
       {"fit_intercept", "Fit without an intercept."}};
   for (const TrainOptionInfo& i : train_option_table()) {
     const std::string key(i.key), flag(i.flag);
-    const auto shared = kLogistic.find(i.key);
+    const auto shared = logistic_help.find(i.key);
     std::string help(i.help);
     if (key == "solver")
       help +=
           " CLI only: ramp (Goh et al. 2016: problems linear in rates, deterministic linear "
           "classifier, ramp-randomised stochastic one; --lambda, --mm-steps).";
-    if (shared != kLogistic.end() && !shared->second.empty())
+    if (shared != logistic_help.end() && !shared->second.empty())
       help = fmt::format("{} Rate-constrained training: {}", shared->second, help);
     const bool choice = i.type == TrainOptionType::kSolver || i.type == TrainOptionType::kStepRule;
     if (!i.check_text().empty() && !choice) help += fmt::format(" ({})", i.check_text());
@@ -122,7 +122,7 @@ void add_train_option_flags(CLI::App& app, ProblemFlags& f, const std::string& g
       }
       opt = app.add_option(flag, f.raw[key], help)->default_str(i.default_text)->type_name(type);
     }
-    if (shared == kLogistic.end()) opt->group(group);
+    if (shared == logistic_help.end()) opt->group(group);
   }
 }
 
@@ -288,6 +288,7 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
     named.emplace_back(d.substr(0, eq), &extra.back());
   }
   std::vector<TrainingData> td;
+  td.reserve(named.size());
   for (const auto& [n, p] : named) td.push_back({n, p});
   if (f.solver == "postprocess")
     return train_postprocess_cli(spec, named, f.datasets, data_path, validation_path, reader,
@@ -398,10 +399,10 @@ int train_one_vs_rest(const Dataset& ds, const std::string& data_path,
     throw InvalidArgument(
         fmt::format("--one-vs-rest needs multi-label or multiclass labels; {} has {} labels",
                     data_path, to_string(labels.kind)));
-  const std::size_t L = labels.num_outputs();
+  const std::size_t n_out = labels.num_outputs();
   fmt::print(stderr,
-             "training {} one-vs-rest logistic regressions on {} ({} rows, {} features, C={})\n", L,
-             data_path, ds.num_rows(), ds.num_features(), options.c);
+             "training {} one-vs-rest logistic regressions on {} ({} rows, {} features, C={})\n",
+             n_out, data_path, ds.num_rows(), ds.num_features(), options.c);
   OneVsRest model;
   model.label_kind = labels.kind;
   model.names = labels.names;
@@ -409,7 +410,7 @@ int train_one_vs_rest(const Dataset& ds, const std::string& data_path,
   bool all_converged = true;
   double seconds = 0;
   nlohmann::json reports = nlohmann::json::array();
-  for (std::size_t j = 0; j < L; ++j) {
+  for (std::size_t j = 0; j < n_out; ++j) {
     const std::vector<std::int32_t> y = one_vs_rest_labels(labels, j);
     const auto start = std::chrono::steady_clock::now();
     const auto fit = fit_logistic_regression(ds.features(), y, ds.weights(), options);
@@ -423,13 +424,13 @@ int train_one_vs_rest(const Dataset& ds, const std::string& data_path,
                           {"objective", fit.objective}};
     c.report_json = report.dump();  // no timings: the same data give the same file
     reports.push_back(report);
-    fmt::print(stderr, "  [{}/{}] {}: {} after {} iterations ({:.2f} s)\n", j + 1, L,
+    fmt::print(stderr, "  [{}/{}] {}: {} after {} iterations ({:.2f} s)\n", j + 1, n_out,
                labels.names[j], to_string(fit.status), fit.iterations, s);
     model.outputs.push_back(std::move(c));
   }
   model.save(output);
   fmt::print("{}: {} one-vs-rest models in {:.3f} s; model written to {}\n",
-             all_converged ? "done" : "warning", L, seconds, output);
+             all_converged ? "done" : "warning", n_out, seconds, output);
   return all_converged ? 0 : kExitRuntime;
 }
 

@@ -211,7 +211,7 @@ class ArffReader {
     while (ps_.next_line(line)) {
       const std::string_view t = trim(line);
       if (t.empty() || t[0] == '%') continue;
-      const std::size_t tcol = static_cast<std::size_t>(t.data() - line.data());  // 0-based
+      const auto tcol = static_cast<std::size_t>(t.data() - line.data());  // 0-based
       std::size_t kw_end = 0;
       while (kw_end < t.size() && !is_space(t[kw_end]) && t[kw_end] != '{') ++kw_end;
       const std::string kw = to_lower(t.substr(0, kw_end));
@@ -354,7 +354,7 @@ class ArffReader {
     while (ps_.next_line(line)) {
       const std::string_view t = trim(line);
       if (t.empty() || t[0] == '%') continue;
-      const std::size_t tcol = static_cast<std::size_t>(t.data() - line.data());
+      const auto tcol = static_cast<std::size_t>(t.data() - line.data());
       row_begin_.push_back(cells_.size());
       row_line_.push_back(ps_.line_no());
       if (t[0] == '{') {

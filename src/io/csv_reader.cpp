@@ -121,7 +121,7 @@ class CsvTokenizer {
 
   // Skips blanks (and a '\r' before '\n') after a closing quote at `p`; anything but the
   // delimiter, '\n' or the end is an error.
-  std::size_t skip_after_quote(std::size_t p) const {
+  [[nodiscard]] std::size_t skip_after_quote(std::size_t p) const {
     while (p < text_.size() && is_blank(text_[p])) ++p;
     if (p < text_.size() && text_[p] == '\r' && (p + 1 == text_.size() || text_[p + 1] == '\n'))
       ++p;
@@ -342,8 +342,8 @@ class CsvReader {
 
   // Whether record r is dropped for a missing value (kDrop); throws where one is not allowed.
   bool drops_row(std::size_t r, const std::vector<std::size_t>& checked) const {
-    for (std::size_t j : checked) {
-      if (!missing_at(r, j)) continue;
+    return std::ranges::any_of(checked, [&](std::size_t j) {
+      if (!missing_at(r, j)) return false;
       if (o_.missing == MissingPolicy::kDrop) return true;
       if (o_.missing == MissingPolicy::kError || role_[j] == Role::kLabel ||
           role_[j] == Role::kWeight) {
@@ -354,8 +354,8 @@ class CsvReader {
                                   : role_[j] == Role::kWeight ? "weight "
                                                               : "");
       }
-    }
-    return false;
+      return false;
+    });
   }
 
   // ---- typed columns ----------------------------------------------------------------------------
@@ -610,7 +610,7 @@ class CsvReader {
           std::find(negatives.begin(), negatives.end(), v) == negatives.end())
         negatives.emplace_back(v);
     }
-    const std::string positive = join(o_.positive_values, "|");
+    std::string positive = join(o_.positive_values, "|");
     labels.names = {negatives.size() == 1 ? negatives[0] : "not " + positive, positive};
     if (n_ > 0 && std::find(labels.values.begin(), labels.values.end(), 1) == labels.values.end())
       st_.warnings.push_back(fmt::format(

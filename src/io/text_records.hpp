@@ -6,6 +6,7 @@
 // ("file:line:column: what was expected"; detail::throw_parse_error in common/check.hpp).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -107,9 +108,7 @@ class MissingTokens {
  public:
   explicit MissingTokens(std::vector<std::string> tokens) : tokens_(std::move(tokens)) {}
   [[nodiscard]] bool contains(std::string_view v) const noexcept {
-    for (const std::string& t : tokens_)
-      if (t == v) return true;
-    return false;
+    return std::ranges::any_of(tokens_, [v](const std::string& t) { return t == v; });
   }
 
  private:

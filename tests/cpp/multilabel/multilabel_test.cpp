@@ -25,7 +25,7 @@ namespace {
 using test::uniform;
 
 // A multi-label problem whose labels depend on the features and on each other.
-struct Problem {
+struct LabelSetProblem {
   FeatureMatrix x;
   std::vector<std::int64_t> indptr{0};
   std::vector<std::int32_t> indices;
@@ -33,10 +33,10 @@ struct Problem {
   [[nodiscard]] LabelSetsView y() const { return {indptr, indices, m}; }
 };
 
-Problem make_problem(std::size_t rows, std::size_t d, std::size_t m, std::uint64_t seed,
-                     bool sparse = false) {
+LabelSetProblem make_problem(std::size_t rows, std::size_t d, std::size_t m, std::uint64_t seed,
+                             bool sparse = false) {
   std::mt19937_64 rng(seed);
-  Problem p;
+  LabelSetProblem p;
   p.m = m;
   std::vector<double> data(rows * d);
   for (double& v : data) v = uniform(rng) < 0.5 ? 0.0 : 2 * uniform(rng) - 1;
@@ -178,7 +178,7 @@ TEST(ClassifierChain, SamplesMatchTheExactJointInTotalVariation) {
 
 TEST(ClassifierChain, SamplingIsSeededAndIndependentOfThreads) {
   const ClassifierChain c = random_chain(3, 7, 8);
-  const Problem p = make_problem(40, 3, 7, 3);
+  const LabelSetProblem p = make_problem(40, 3, 7, 3);
   const LabelSets one = c.sample_rows(p.x, 0, 40, 300, 77, 1);
   for (int threads : {2, 4}) {
     const LabelSets many = c.sample_rows(p.x, 0, 40, 300, 77, threads);
@@ -197,7 +197,7 @@ TEST(ClassifierChain, SamplingIsSeededAndIndependentOfThreads) {
 // results in order, for any thread count.
 TEST(ClassifierChain, RowRangesEqualRowByRowForAnyThreads) {
   const ClassifierChain c = random_chain(3, 6, 9);
-  const Problem p = make_problem(30, 3, 6, 4);
+  const LabelSetProblem p = make_problem(30, 3, 6, 4);
   for (int threads : {1, 2, 3}) {
     const auto modes = c.joint_mode_rows(p.x, 4, 19, 100000, threads);
     const auto joints = c.exact_joint_rows(p.x, 4, 19, threads);
@@ -242,8 +242,8 @@ TEST(ClassifierChain, JointModeIsTheArgmaxOfTheExactJoint) {
 }
 
 TEST(ClassifierChain, FitsDenseAndSparseAlikeAndRoundTripsThroughJson) {
-  const Problem dense = make_problem(300, 4, 4, 21);
-  const Problem sparse = make_problem(300, 4, 4, 21, true);
+  const LabelSetProblem dense = make_problem(300, 4, 4, 21);
+  const LabelSetProblem sparse = make_problem(300, 4, 4, 21, true);
   MultilabelFitOptions o;
   o.c = 2.0;
   o.tol = 1e-10;
@@ -321,7 +321,7 @@ double expected_f1(const std::vector<double>& joint, std::uint32_t h) {
 }
 
 TEST(ExactFPlugin, PRowsComeFromTheMultinomialProbabilities) {
-  const Problem p = make_problem(250, 3, 3, 5);
+  const LabelSetProblem p = make_problem(250, 3, 3, 5);
   MultilabelFitOptions o;
   o.c = 0.5;
   const ExactFPlugin e = ExactFPlugin::fit(p.x, p.y(), {}, o);
@@ -358,7 +358,7 @@ TEST(ExactFPlugin, PRowsComeFromTheMultinomialProbabilities) {
 }
 
 TEST(ExactFPlugin, RowRangesEqualRowByRowForAnyThreads) {
-  const Problem p = make_problem(120, 3, 4, 6);
+  const LabelSetProblem p = make_problem(120, 3, 4, 6);
   MultilabelFitOptions o;
   o.c = 0.5;
   const ExactFPlugin e = ExactFPlugin::fit(p.x, p.y(), {}, o);
@@ -427,7 +427,7 @@ TEST(MakeConsistent, ProjectsEstimatesOntoADistribution) {
 }
 
 TEST(MultilabelFit, RejectsBadInput) {
-  const Problem p = make_problem(20, 2, 3, 1);
+  const LabelSetProblem p = make_problem(20, 2, 3, 1);
   MultilabelFitOptions o;
   o.c = -1;
   EXPECT_THROW((void)ClassifierChain::fit(p.x, p.y(), {}, o), InvalidArgument);
