@@ -208,6 +208,10 @@ FeatureMatrix read_features(BinaryReader& r) {
   if (sparse > 1) r.fail(fmt::format("storage flag is {}, expected 0 (dense) or 1 (CSR)", sparse));
   const auto rows = r.value<std::uint64_t>();
   const auto cols = r.value<std::uint64_t>();
+  // Every row of a dataset costs bytes somewhere (features, a label, a column code), so a row
+  // count above the bytes left is corrupt, even for a 0-column matrix.
+  if (rows > r.left())
+    r.fail(fmt::format("the matrix claims {} rows, more than the {} bytes left", rows, r.left()));
   if (sparse == 0) {
     if (cols != 0 && rows > r.left() / sizeof(double) / cols)
       r.fail(fmt::format("a dense {} x {} matrix does not fit in the {} bytes left", rows, cols,

@@ -124,6 +124,23 @@ TEST(BinaryDataset, EveryTruncationAndEveryFlippedByteIsAnError) {
   }
 }
 
+// A row count the file cannot hold is an error before anything is allocated or looped over, even
+// for a matrix of 0 columns (whose rows take no feature bytes).
+TEST(BinaryDataset, ARowCountLargerThanTheFileIsAnError) {
+  Dataset ds(FeatureMatrix::dense({}, 3, 0), Labels{});
+  ds.encoding().num_features = 0;
+  const std::string path = ::testing::TempDir() + "zero_cols.rods";
+  write_dataset_binary(ds, path);
+  EXPECT_EQ(read_dataset_binary(path).num_rows(), 3U);
+  std::string bytes = slurp(path);
+  const std::uint64_t huge = std::uint64_t{1} << 40;
+  std::memcpy(bytes.data() + 17, &huge, sizeof huge);  // magic, version, flags, storage flag
+  write_temp("zero_cols_huge.rods", bytes);
+  const std::string msg = test::error_of<ParseError>(
+      [&] { (void)read_dataset_binary(::testing::TempDir() + "zero_cols_huge.rods"); });
+  EXPECT_TRUE(test::contains(msg, "claims 1099511627776 rows")) << msg;
+}
+
 TEST(BinaryDataset, ModelEncodingMustMatchTheStoredFeatures) {
   const Dataset ds = small_csv();
   const std::string path = ::testing::TempDir() + "enc.rods";
