@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -74,7 +75,7 @@ class BinaryWriter {
     raw(&v, sizeof v);
   }
   template <typename T>
-  void array(const std::vector<T>& v) {
+  void array(std::span<const T> v) {
     value<std::uint64_t>(v.size());
     if (!v.empty()) raw(v.data(), v.size() * sizeof(T));
   }
@@ -346,18 +347,17 @@ void write_dataset_binary(const Dataset& data, const std::string& path) {
   write_features(w, data.features());
   const Labels& y = data.labels();
   w.value<std::uint8_t>(static_cast<std::uint8_t>(y.kind));
-  w.array(y.values);
-  w.array(y.set_indptr);
-  w.array(y.set_indices);
+  w.array<std::int32_t>(y.values);
+  w.array<std::int64_t>(y.set_indptr);
+  w.array<std::int32_t>(y.set_indices);
   w.strings(y.names);
-  const std::span<const double> weights = data.weights();
-  w.array(std::vector<double>(weights.begin(), weights.end()));
+  w.array<double>(data.weights());
   w.value<std::uint64_t>(data.columns().size());
   for (const Column& c : data.columns()) {
     w.string(c.name);
     w.strings(c.levels);
-    w.array(c.codes);
-    w.array(c.numeric);
+    w.array<std::int32_t>(c.codes);
+    w.array<double>(c.numeric);
   }
   w.string(data.encoding().to_json());
   w.finish();
