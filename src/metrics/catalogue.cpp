@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "common/numeric.hpp"
 #include "metrics/metrics_impl.hpp"
 #include "rateopt/metrics.hpp"
 
@@ -15,7 +16,7 @@ namespace rateopt {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using detail::kInf;
 
 // num / den with the given value when den == 0.
 double ratio(double num, double den, double if_zero) noexcept {

@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "common/numeric.hpp"
 #include "rateopt/logistic.hpp"
 #include "train/lp_limits.hpp"
 #include "train/train_impl.hpp"
@@ -55,11 +56,11 @@ namespace rateopt {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using detail::kInf;
 
 // One column of the master LP: a classifier and its exact training values. The classifier is a
 // linear model, or (prediction oracles) the index of the oracle's answer.
-struct Column {
+struct MasterColumn {
   std::optional<LinearModel> model;
   std::size_t answer = SIZE_MAX;
   std::vector<double> atoms;
@@ -75,7 +76,7 @@ struct Master {
 };
 
 // The elastic master LP, solved by CLP's dual simplex.
-Master solve_master(const std::vector<Column>& cols, std::size_t m, double big_m) {
+Master solve_master(const std::vector<MasterColumn>& cols, std::size_t m, double big_m) {
   const std::size_t n = cols.size();
   const std::size_t nc = n + m;  // columns: candidates, then slacks
   const std::size_t rows = m + 1;
@@ -125,7 +126,7 @@ Master solve_master(const std::vector<Column>& cols, std::size_t m, double big_m
   return r;
 }
 
-double lagrangian(const Column& c, std::span<const double> mu) {
+double lagrangian(const MasterColumn& c, std::span<const double> mu) {
   double v = c.f;
   for (std::size_t j = 0; j < mu.size(); ++j) v += mu[j] * c.g[j];
   return v;
@@ -214,16 +215,16 @@ class CuttingPlane {
   // LP's multipliers over them, one oracle call there, the smallest Lagrangian over the
   // candidates and the oracle's answers.
   double bound_for(std::span<const double> f, std::span<const double> g, std::size_t m) {
-    std::vector<Column> cols(f.size());
+    std::vector<MasterColumn> cols(f.size());
     for (std::size_t i = 0; i < f.size(); ++i) {
       cols[i].f = f[i];
       cols[i].g.assign(g.begin() + static_cast<std::ptrdiff_t>(i * m),
                        g.begin() + static_cast<std::ptrdiff_t>((i + 1) * m));
     }
     const Master master = solve_master(cols, m, o_.multiplier_bound);
-    for (Column& c : columns_at(master.mu)) cols.push_back(std::move(c));
+    for (MasterColumn& c : columns_at(master.mu)) cols.push_back(std::move(c));
     double lb = kInf;
-    for (const Column& c : cols) lb = std::min(lb, lagrangian(c, master.mu));
+    for (const MasterColumn& c : cols) lb = std::min(lb, lagrangian(c, master.mu));
     return lb;
   }
 
@@ -248,8 +249,8 @@ class CuttingPlane {
   }
 
   // The columns of the oracle's answers at mu.
-  std::vector<Column> columns_at(std::span<const double> mu) {
-    std::vector<Column> fresh;
+  std::vector<MasterColumn> columns_at(std::span<const double> mu) {
+    std::vector<MasterColumn> fresh;
     if (predict_) {
       fresh.push_back(evaluate_answer(mu));
       return fresh;
@@ -259,7 +260,7 @@ class CuttingPlane {
   }
 
   // The prediction oracle's answer at mu, checked and evaluated.
-  Column evaluate_answer(std::span<const double> mu) {
+  MasterColumn evaluate_answer(std::span<const double> mu) {
     const std::vector<double> cost = row_costs(mu);
     std::vector<std::vector<double>> per(p_.data.size());
     for (std::size_t d = 0; d < p_.data.size(); ++d)
@@ -268,7 +269,7 @@ class CuttingPlane {
           cost.begin() + static_cast<std::ptrdiff_t>(offsets_[d] + p_.data[d].data->num_rows()));
     std::vector<std::vector<double>> pred = (*predict_)(OracleCosts{per, {}});
     check_predictions(problem_, pred, oracle_calls_);
-    Column c;
+    MasterColumn c;
     c.atoms = problem_.atom_values(pred);
     const ProblemValues v = problem_.evaluate(c.atoms);
     c.f = p_.objective_sign * v.objective;
@@ -277,8 +278,8 @@ class CuttingPlane {
     return c;
   }
 
-  [[nodiscard]] Column evaluate(LinearModel model) const {
-    Column c;
+  [[nodiscard]] MasterColumn evaluate(LinearModel model) const {
+    MasterColumn c;
     std::vector<std::vector<double>> pred(p_.data.size());
     for (std::size_t d = 0; d < p_.data.size(); ++d) {
       const FeatureMatrix& x = p_.data[d].data->features();
@@ -433,15 +434,15 @@ TrainResult CuttingPlane::run() {
   const double tol = o_.tolerance;
   if (o_.initial) warm_ = *o_.initial;
 
-  std::vector<Column> cols;
+  std::vector<MasterColumn> cols;
   const auto add_columns = [&](std::span<const double> mu) { return columns_at(mu); };
 
   std::vector<double> mu_center(m, 0.0), mu_q(m, 0.0);
   std::vector<std::vector<double>> queries;
   double lb_best = -kInf;
-  const auto lower_bound = [](const std::vector<Column>& cs, std::span<const double> mu) {
+  const auto lower_bound = [](const std::vector<MasterColumn>& cs, std::span<const double> mu) {
     double lb = kInf;
-    for (const Column& c : cs) lb = std::min(lb, lagrangian(c, mu));
+    for (const MasterColumn& c : cs) lb = std::min(lb, lagrangian(c, mu));
     return lb;
   };
   double alpha = 0;
@@ -456,8 +457,8 @@ TrainResult CuttingPlane::run() {
   const auto rounds_until_certified = [&] {
     for (; t < o_.iterations; ++t) {
       rounds = t + 1;
-      std::vector<Column> fresh = add_columns(mu_q);
-      for (Column& c : fresh) cols.push_back(std::move(c));
+      std::vector<MasterColumn> fresh = add_columns(mu_q);
+      for (MasterColumn& c : fresh) cols.push_back(std::move(c));
       queries.push_back(mu_q);
       // Lower bounds at every query point so far, over every column so far (a later column can
       // undercut an earlier answer: the oracle is not exact), so that the bound never exceeds the
@@ -522,13 +523,13 @@ TrainResult CuttingPlane::run() {
   // answer may then overshoot into violating an opposite constraint, e.g. the other side of a
   // parity), then bisected on "an active constraint is still violated" until an answer is
   // feasible. Every probe's columns also join the LP.
-  const auto max_violation = [](const Column& c) {
+  const auto max_violation = [](const MasterColumn& c) {
     double v = 0;
     for (double x : c.g) v = std::max(v, x);
     return v;
   };
-  const auto any_feasible = [&](const std::vector<Column>& cs) {
-    return std::ranges::any_of(cs, [&](const Column& c) { return max_violation(c) <= tol; });
+  const auto any_feasible = [&](const std::vector<MasterColumn>& cs) {
+    return std::ranges::any_of(cs, [&](const MasterColumn& c) { return max_violation(c) <= tol; });
   };
   int search_calls = 0;
   if (m > 0 && !interrupted && !any_feasible(cols)) {
@@ -540,17 +541,17 @@ TrainResult CuttingPlane::run() {
     const auto probe = [&](double s) {
       std::vector<double> mu(m);
       for (std::size_t j = 0; j < m; ++j) mu[j] = s * base[j];
-      std::vector<Column> fresh = add_columns(mu);
+      std::vector<MasterColumn> fresh = add_columns(mu);
       ++search_calls;
       interrupted = interrupted || (o_.should_stop && o_.should_stop());
       found = found || any_feasible(fresh);
       bool active_violated = true;
-      for (const Column& c : fresh) {
+      for (const MasterColumn& c : fresh) {
         bool v = false;
         for (std::size_t j = 0; j < m; ++j) v = v || (base[j] > 0 && c.g[j] > tol);
         active_violated = active_violated && v;
       }
-      for (Column& c : fresh) cols.push_back(std::move(c));
+      for (MasterColumn& c : fresh) cols.push_back(std::move(c));
       return active_violated;
     };
     double lo = 1, hi = 0;
@@ -599,7 +600,7 @@ TrainResult CuttingPlane::run() {
 
   weights_ = sr.weights;
   best_ = best;
-  for (const Column& c : cols) answers_.push_back(c.answer);
+  for (const MasterColumn& c : cols) answers_.push_back(c.answer);
   Classifier& clf = result.classifier;
   clf.kind = "rate_constrained";
   clf.link = Link::kThreshold;
@@ -612,7 +613,7 @@ TrainResult CuttingPlane::run() {
     }
   }
   result.num_candidates = n;
-  for (const Column& c : cols) result.candidates.push_back(problem_.evaluate(c.atoms));
+  for (const MasterColumn& c : cols) result.candidates.push_back(problem_.evaluate(c.atoms));
   result.iterations = rounds + search_calls;
   result.oracle_calls = oracle_calls_;
   result.oracle_iterations = lr_iterations_;

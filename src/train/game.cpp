@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/check.hpp"
+#include "common/numeric.hpp"
 #include "rateopt/logistic.hpp"
 
 namespace rateopt {
@@ -18,7 +19,7 @@ namespace rateopt {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using detail::kInf;
 
 }  // namespace
 

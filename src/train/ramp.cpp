@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "common/numeric.hpp"
 #include "common/parallel.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/sdca.hpp"
@@ -29,7 +30,7 @@
 namespace rateopt {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using detail::kInf;
 // Problem-3 feasibility of a candidate: its bound values exceed the bounds by at most this (in
 // the constraints' units), which absorbs the rounding of convex combinations of models.
 constexpr double kStrict = 1e-12;

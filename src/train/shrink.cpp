@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "common/numeric.hpp"
 #include "rateopt/train.hpp"
 #include "train/lp_limits.hpp"
 
@@ -16,7 +17,7 @@ namespace rateopt {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using detail::kInf;
 
 // min c.x s.t. rows (column-major dense a, m_rows x n) in [lo, hi], x >= 0. Returns the basic
 // primal solution or nothing when infeasible.

@@ -1,0 +1,11 @@
+// Numeric constants shared by the library's files (one definition, so that files compiled together
+// in a unity batch do not each bring their own).
+#pragma once
+
+#include <limits>
+
+namespace rateopt::detail {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+}  // namespace rateopt::detail
