@@ -76,6 +76,11 @@ inline std::string source_path(const std::string& relative) {
 #endif
 }
 
+// A file of tests/data/io/ (the readers' fixtures).
+inline std::string io_fixture(const std::string& name) {
+  return source_path("tests/data/io/" + name);
+}
+
 // The bytes of a file ("" when it cannot be read).
 inline std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -24,18 +24,18 @@ using testing_decide::test_seed;
 using testing_decide::uniform_probabilities;
 
 // A prediction or truth over items 0..n-1 (bits) and the None pseudo-item.
-struct Labels {
+struct ItemSet {
   std::uint32_t items = 0;
   bool none = false;
 };
 
-int count(const Labels& s) {
+int count(const ItemSet& s) {
   return std::popcount(s.items) + (s.none ? 1 : 0);
 }
 
 // F-beta or Jaccard of a prediction against a truth, from the sets; `empty` = the value when both
 // are empty.
-double set_metric(const std::string& name, double beta, const Labels& pred, const Labels& truth,
+double set_metric(const std::string& name, double beta, const ItemSet& pred, const ItemSet& truth,
                   double empty) {
   const int hit = std::popcount(pred.items & truth.items) + (pred.none && truth.none ? 1 : 0);
   const int np = count(pred);
@@ -49,14 +49,14 @@ double set_metric(const std::string& name, double beta, const Labels& pred, cons
 // E[metric(pred)] over the 2^n outcomes of independent items; with `none_label` the truth holds
 // None iff no item is positive.
 double oracle(const std::vector<double>& p, const std::string& name, double beta,
-              const Labels& pred, double empty, bool none_label) {
+              const ItemSet& pred, double empty, bool none_label) {
   const std::size_t n = p.size();
   double e = 0;
   for (std::uint32_t y = 0; y < (std::uint32_t{1} << n); ++y) {
     double prob = 1;
     for (std::size_t i = 0; i < n; ++i) prob *= (y >> i) & 1u ? p[i] : 1 - p[i];
     if (prob == 0) continue;
-    const Labels truth{y, none_label && y == 0};
+    const ItemSet truth{y, none_label && y == 0};
     e += prob * set_metric(name, beta, pred, truth, empty);
   }
   return e;
@@ -119,7 +119,7 @@ TEST(DecideConventions, EmptyScoreAgainstAllSubsets) {
       for (const double empty : {0.0, 1.0}) {
         double best = -1;
         for (std::uint32_t s = 0; s < (std::uint32_t{1} << n); ++s)
-          best = std::max(best, oracle(p, c.family, c.beta, Labels{s, false}, empty, false));
+          best = std::max(best, oracle(p, c.family, c.beta, ItemSet{s, false}, empty, false));
         for (const DecideMethod method : kMethods) {
           DecideOptions options;
           options.method = method;
@@ -131,14 +131,15 @@ TEST(DecideConventions, EmptyScoreAgainstAllSubsets) {
           const Decision d = decide_independent(p, metric, options);
           const double tol = 1e-9 + d.error_bound;
           const double got =
-              oracle(p, c.family, c.beta, Labels{bits_of(d.selected), false}, empty, false);
+              oracle(p, c.family, c.beta, ItemSet{bits_of(d.selected), false}, empty, false);
           EXPECT_NEAR(got, best, tol);
           EXPECT_NEAR(d.expected, best, tol);
           ASSERT_EQ(d.expected_by_k.size(), n + 1);
           for (std::size_t k = 0; k <= n; ++k)
             EXPECT_NEAR(
                 d.expected_by_k[k],
-                oracle(p, c.family, c.beta, Labels{top_k_bits(order, k), false}, empty, false), tol)
+                oracle(p, c.family, c.beta, ItemSet{top_k_bits(order, k), false}, empty, false),
+                tol)
                 << "k " << k;
           EXPECT_FALSE(d.none);
         }
@@ -186,7 +187,7 @@ TEST(DecideConventions, NoneItemAgainstAllSubsets) {
       double best = -1;
       for (std::uint32_t s = 0; s < (std::uint32_t{1} << n); ++s)
         for (const bool none : {false, true})
-          best = std::max(best, oracle(p, c.family, c.beta, Labels{s, none}, 1.0, true));
+          best = std::max(best, oracle(p, c.family, c.beta, ItemSet{s, none}, 1.0, true));
       for (const DecideMethod method : kMethods) {
         for (const double empty : {0.0, 1.0}) {  // does not apply: the truth is never empty
           DecideOptions options;
@@ -199,7 +200,7 @@ TEST(DecideConventions, NoneItemAgainstAllSubsets) {
           const Decision d = decide_independent(p, metric, options);
           const double tol = 1e-9 + d.error_bound;
           const double got =
-              oracle(p, c.family, c.beta, Labels{bits_of(d.selected), d.none}, 1.0, true);
+              oracle(p, c.family, c.beta, ItemSet{bits_of(d.selected), d.none}, 1.0, true);
           EXPECT_NEAR(got, best, tol);
           EXPECT_NEAR(d.expected, best, tol);
           ASSERT_EQ(d.expected_by_k.size(), n + 1);
@@ -207,10 +208,10 @@ TEST(DecideConventions, NoneItemAgainstAllSubsets) {
           for (std::size_t k = 0; k <= n; ++k) {
             const std::uint32_t top = top_k_bits(order, k);
             EXPECT_NEAR(d.expected_by_k[k],
-                        oracle(p, c.family, c.beta, Labels{top, false}, 1, true), tol)
+                        oracle(p, c.family, c.beta, ItemSet{top, false}, 1, true), tol)
                 << "k " << k;
             EXPECT_NEAR(d.expected_by_k_none[k],
-                        oracle(p, c.family, c.beta, Labels{top, true}, 1, true), tol)
+                        oracle(p, c.family, c.beta, ItemSet{top, true}, 1, true), tol)
                 << "k " << k;
           }
         }
@@ -317,7 +318,7 @@ TEST(DecideConventions, GfmEmptyScoreAgainstAllPredictions) {
           double e = 0;
           for (std::size_t j = 0; j < support; ++j)
             e += weights[j] / total *
-                 set_metric("f", beta, Labels{h, false}, Labels{vectors[j], false}, empty);
+                 set_metric("f", beta, ItemSet{h, false}, ItemSet{vectors[j], false}, empty);
           best = std::max(best, e);
         }
         DecideOptions options;
@@ -328,8 +329,8 @@ TEST(DecideConventions, GfmEmptyScoreAgainstAllPredictions) {
         double got = 0;
         for (std::size_t j = 0; j < support; ++j)
           got += weights[j] / total *
-                 set_metric("f", beta, Labels{bits_of(a.selected), false},
-                            Labels{vectors[j], false}, empty);
+                 set_metric("f", beta, ItemSet{bits_of(a.selected), false},
+                            ItemSet{vectors[j], false}, empty);
         SCOPED_TRACE(std::string(name) + " t " + std::to_string(t) + " empty " +
                      std::to_string(empty));
         EXPECT_NEAR(a.expected, best, 1e-12);

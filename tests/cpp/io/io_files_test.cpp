@@ -15,26 +15,24 @@ namespace {
 using test::contains;
 using test::error_of;
 
-std::string fixture(const std::string& name) {
-  return std::string(RATEOPT_SOURCE_DIR) + "/tests/data/io/" + name;
-}
+using test::io_fixture;
 
 using test::write_temp;
 
 const std::string kSmall = "a,b,y\n1,x,1\n2,y,0\n3,x,1\n";
 
 TEST(IoReadTextFile, PlainGzipConcatenatedAndMagicDetection) {
-  EXPECT_EQ(read_text_file(fixture("small.csv.gz")), kSmall);
-  EXPECT_EQ(read_text_file(fixture("concat.csv.gz")), kSmall);
+  EXPECT_EQ(read_text_file(io_fixture("small.csv.gz")), kSmall);
+  EXPECT_EQ(read_text_file(io_fixture("concat.csv.gz")), kSmall);
   // gzip detected from the magic bytes, whatever the name.
-  EXPECT_EQ(read_text_file(fixture("gzipped_without_suffix.data")), kSmall);
-  EXPECT_EQ(read_text_file(fixture("tiny.svm")), "+1 1:1 3:0.5\n-1 2:2\n");
+  EXPECT_EQ(read_text_file(io_fixture("gzipped_without_suffix.data")), kSmall);
+  EXPECT_EQ(read_text_file(io_fixture("tiny.svm")), "+1 1:1 3:0.5\n-1 2:2\n");
   const std::string empty = write_temp("empty.txt", "");
   EXPECT_EQ(read_text_file(empty), "");
 }
 
 TEST(IoReadTextFile, TruncatedGzipAndMissingFile) {
-  const std::string path = fixture("truncated.csv.gz");
+  const std::string path = io_fixture("truncated.csv.gz");
   const std::string msg = error_of<IoError>([&] { (void)read_text_file(path); });
   EXPECT_TRUE(contains(msg, path)) << msg;
   EXPECT_TRUE(contains(msg, "truncated") || contains(msg, "corrupt")) << msg;
@@ -47,7 +45,7 @@ TEST(IoReadTextFile, TruncatedGzipAndMissingFile) {
   EXPECT_TRUE(contains(dir, "directory")) << dir;
 
   // Not gzip after a valid member.
-  std::ifstream in(fixture("small.csv.gz"), std::ios::binary);
+  std::ifstream in(io_fixture("small.csv.gz"), std::ios::binary);
   std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string garbage = write_temp("garbage.gz", raw + "junk");
   const std::string g = error_of<IoError>([&] { (void)read_text_file(garbage); });
@@ -63,25 +61,25 @@ TEST(IoReadTextFile, TruncatedGzipAndMissingFile) {
 TEST(IoReadDataset, FormatFromExtensionOrOption) {
   ReadOptions o;
   o.csv.label_column = "y";
-  const Dataset csv = read_dataset(fixture("small.csv.gz"), o);
+  const Dataset csv = read_dataset(io_fixture("small.csv.gz"), o);
   EXPECT_EQ(csv.encoding().format, "csv");
   EXPECT_EQ(csv.num_rows(), 3u);
-  EXPECT_EQ(csv.source(), fixture("small.csv.gz"));
+  EXPECT_EQ(csv.source(), io_fixture("small.csv.gz"));
 
   ReadOptions t;
   t.csv.label_column = "y";
-  const Dataset tsv = read_dataset(fixture("tiny.tsv"), t);
+  const Dataset tsv = read_dataset(io_fixture("tiny.tsv"), t);
   EXPECT_EQ(tsv.encoding().format, "csv");
   EXPECT_EQ(tsv.labels().names, (std::vector<std::string>{"-1", "+1"}));
 
-  const Dataset svm = read_dataset(fixture("tiny.svm"));
+  const Dataset svm = read_dataset(io_fixture("tiny.svm"));
   EXPECT_EQ(svm.encoding().format, "libsvm");
   EXPECT_EQ(svm.num_features(), 3u);
 
   ReadOptions forced;
   forced.format = FileFormat::kCsv;
   forced.csv.label_column = "y";
-  const Dataset magic = read_dataset(fixture("gzipped_without_suffix.data"), forced);
+  const Dataset magic = read_dataset(io_fixture("gzipped_without_suffix.data"), forced);
   EXPECT_EQ(magic.num_rows(), 3u);
 
   // LIBSVM with a reused encoding takes its width.
@@ -90,12 +88,12 @@ TEST(IoReadDataset, FormatFromExtensionOrOption) {
   enc.num_features = 10;
   enc.feature_names.clear();
   widen.encoding = &enc;
-  EXPECT_EQ(read_dataset(fixture("tiny.svm"), widen).num_features(), 10u);
+  EXPECT_EQ(read_dataset(io_fixture("tiny.svm"), widen).num_features(), 10u);
 }
 
 // In memory (what the fuzz targets call): the same bytes and errors as reading the file.
 TEST(IoDecompressGzip, MatchesReadTextFileAndPassesPlainBytes) {
-  std::ifstream in(fixture("concat.csv.gz"), std::ios::binary);
+  std::ifstream in(io_fixture("concat.csv.gz"), std::ios::binary);
   const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(decompress_gzip(raw, "c.gz"), kSmall);
   EXPECT_EQ(decompress_gzip(raw + std::string(7, '\0'), "c.gz"), kSmall);  // zero padding
@@ -117,7 +115,7 @@ TEST(IoMulanXml, ParseFromMemory) {
 }
 
 TEST(IoMulanXml, NamesInOrderWithEntitiesAndNesting) {
-  EXPECT_EQ(read_mulan_labels(fixture("mini.xml")), (std::vector<std::string>{"A", "B & C"}));
+  EXPECT_EQ(read_mulan_labels(io_fixture("mini.xml")), (std::vector<std::string>{"A", "B & C"}));
   const std::string path =
       write_temp("h.xml",
                  "<?xml version=\"1.0\"?>\n<labels>\n<!-- <label name=\"commented\"/> -->\n"
@@ -149,7 +147,7 @@ TEST(IoMulanXml, Malformed) {
 
 TEST(IoReadDataset, ArffUsesSiblingMulanXml) {
   ReadStats stats;
-  const Dataset train = read_dataset(fixture("mini-train.arff"), {}, &stats);
+  const Dataset train = read_dataset(io_fixture("mini-train.arff"), {}, &stats);
   EXPECT_EQ(stats.lines, 10u);
   EXPECT_EQ(train.labels().kind, LabelKind::kMultilabel);
   EXPECT_EQ(train.labels().names, (std::vector<std::string>{"A", "B & C"}));  // XML order
@@ -161,7 +159,7 @@ TEST(IoReadDataset, ArffUsesSiblingMulanXml) {
   // The gzipped sparse test split, read with the training encoding.
   ReadOptions o;
   o.encoding = &train.encoding();
-  const Dataset test = read_dataset(fixture("mini-test.arff.gz"), o);
+  const Dataset test = read_dataset(io_fixture("mini-test.arff.gz"), o);
   ASSERT_EQ(test.num_rows(), 2u);
   EXPECT_TRUE(test.features().is_sparse());
   EXPECT_EQ(test.num_features(), train.num_features());
@@ -174,13 +172,13 @@ TEST(IoReadDataset, ArffUsesSiblingMulanXml) {
   // num_labels set: the last attributes, no XML lookup.
   ReadOptions last;
   last.arff.num_labels = 1;
-  EXPECT_EQ(read_dataset(fixture("mini-train.arff"), last).labels().names,
+  EXPECT_EQ(read_dataset(io_fixture("mini-train.arff"), last).labels().names,
             (std::vector<std::string>{"A"}));
   // An explicit XML path.
   ReadOptions explicit_xml;
   explicit_xml.format = FileFormat::kArff;
-  explicit_xml.arff.xml_path = fixture("mini.xml");
-  EXPECT_EQ(read_dataset(fixture("mini-train.arff"), explicit_xml).labels().size(), 3u);
+  explicit_xml.arff.xml_path = io_fixture("mini.xml");
+  EXPECT_EQ(read_dataset(io_fixture("mini-train.arff"), explicit_xml).labels().size(), 3u);
 }
 
 }  // namespace

@@ -19,9 +19,7 @@ namespace {
 using test::contains;
 using test::error_of;
 
-std::string fixture(const std::string& name) {
-  return std::string(RATEOPT_SOURCE_DIR) + "/tests/data/io/" + name;
-}
+using test::io_fixture;
 
 using test::write_temp;
 
@@ -60,16 +58,16 @@ TEST(LineReader, LinesLongerThanOneRead) {
 
 TEST(LineReader, GzipAsReadTextFile) {
   for (const char* name : {"small.csv.gz", "concat.csv.gz", "gzipped_without_suffix.data"}) {
-    const std::string text = read_text_file(fixture(name));
+    const std::string text = read_text_file(io_fixture(name));
     std::vector<std::string> expected;
     std::stringstream ss(text);
     for (std::string l; std::getline(ss, l);) expected.push_back(l);
-    EXPECT_EQ(lines_of(fixture(name)), expected) << name;
+    EXPECT_EQ(lines_of(io_fixture(name)), expected) << name;
   }
-  const std::string truncated = fixture("truncated.csv.gz");
+  const std::string truncated = io_fixture("truncated.csv.gz");
   const std::string msg = error_of<IoError>([&] { (void)lines_of(truncated); });
   EXPECT_TRUE(contains(msg, truncated) && contains(msg, "truncated")) << msg;
-  const std::string gz = slurp(fixture("small.csv.gz"));
+  const std::string gz = slurp(io_fixture("small.csv.gz"));
   EXPECT_EQ(lines_of(write_temp("lr_pad.gz", gz + std::string(100, '\0'))).size(), 4u);
   const std::string garbage = error_of<IoError>(
       [&] { (void)lines_of(write_temp("lr_garbage.gz", gz + std::string("\0x", 2))); });
