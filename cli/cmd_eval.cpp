@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/expr.hpp"
 #include "rateopt/model.hpp"
@@ -94,6 +95,56 @@ Predictions read_classes(const std::string& path, const Dataset& ds) {
   return p;
 }
 
+// Binary predictions of this rank's rows when --data names several files or runs over several
+// ranks: one prediction file per data file (the same count, paired in name order) or one file
+// for all the rows (this rank takes its lines).
+Predictions read_sharded_predictions(const std::string& pattern,
+                                     const std::vector<std::string>& files, const DataShard& shard,
+                                     const Dataset& ds) {
+  Predictions p;
+  auto checked = [&](const std::string& path, std::vector<double> values) {
+    for (std::size_t i = 0; i < values.size(); ++i)
+      if (!(values[i] >= 0.0 && values[i] <= 1.0))
+        throw ParseError(
+            path, i + 1, 0,
+            fmt::format("expected 0/1 or a probability in [0, 1], found {}", values[i]));
+    return values;
+  };
+  if (files.size() == 1) {
+    const std::vector<double> all = checked(files[0], read_number_column(files[0]));
+    if (all.size() != shard.total_rows)
+      throw InvalidArgument(fmt::format(
+          "prediction file {} has {} lines, expected one per row of --data '{}' ({} rows in {} "
+          "files)",
+          files[0], all.size(), ds.source(), shard.total_rows, shard.total_files));
+    p.prob_positive.assign(
+        all.begin() + static_cast<std::ptrdiff_t>(shard.rows_before),
+        all.begin() + static_cast<std::ptrdiff_t>(shard.rows_before + ds.num_rows()));
+    return p;
+  }
+  if (files.size() != shard.total_files)
+    throw InvalidArgument(fmt::format(
+        "--pred '{}' names {} files but --data '{}' names {}: give one prediction file per data "
+        "file (paired in name order) or one file for all the rows",
+        pattern, files.size(), ds.source(), shard.total_files));
+  const std::size_t first = process_group().rank() == 0 ? 0 : [&] {
+    // This rank's data files are a contiguous run; its prediction files are the same run.
+    const auto ranks = static_cast<std::size_t>(process_group().size());
+    return static_cast<std::size_t>(process_group().rank()) * shard.total_files / ranks;
+  }();
+  for (std::size_t k = 0; k < shard.files.size(); ++k) {
+    const std::string& path = files[first + k];
+    std::vector<double> values = checked(path, read_number_column(path));
+    if (values.size() != shard.file_rows[k])
+      throw InvalidArgument(fmt::format(
+          "prediction file {} has {} lines, expected one per row of its data file {} ({} rows "
+          "after reading)",
+          path, values.size(), shard.files[k], shard.file_rows[k]));
+    p.prob_positive.insert(p.prob_positive.end(), values.begin(), values.end());
+  }
+  return p;
+}
+
 nlohmann::json number(double v) {
   // JSON has no infinities or NaN: they become strings.
   if (std::isnan(v)) return "nan";
@@ -147,12 +198,23 @@ int run_eval(int argc, const char* const* argv) {
   };
   for (const auto& m : metrics) (void)Expression::parse(expand_group_shorthands(m, stand_in));
 
+  // --data may name several files (a glob pattern); under mpirun each rank reads its share and
+  // the counts behind every metric are summed over ranks (docs/scale.md).
+  const bool distributed = is_distributed();
+  if (distributed && mode == "stochastic")
+    throw InvalidArgument(
+        "--mode stochastic draws are keyed by the row's place in this process's data, so they "
+        "would change with the rank count; over several ranks use deterministic or probability");
   Predictions pred;
   Dataset ds;
+  std::size_t total_rows = 0;
   if (!model_path.empty()) {
     const Classifier model = Classifier::load(model_path);
-    warn_if_deterministic_infeasible(model, parse_predict_mode(mode), model_path);
-    ds = load_dataset(data_path, reader, &model.encoding);
+    if (process_group().rank() == 0)
+      warn_if_deterministic_infeasible(model, parse_predict_mode(mode), model_path);
+    DataShard shard = load_data_shard(data_path, reader, &model.encoding);
+    ds = std::move(shard.data);
+    total_rows = shard.total_rows;
     if (ds.labels().kind == LabelKind::kMultilabel || ds.labels().kind == LabelKind::kMulticlass)
       throw InvalidArgument(fmt::format("--model needs binary or unlabelled data; {} has {} labels",
                                         data_path, to_string(ds.labels().kind)));
@@ -161,17 +223,30 @@ int run_eval(int argc, const char* const* argv) {
     model.predict(ds, parse_predict_mode(mode), pred.prob_positive, seed, threads);
     model.decision_function(ds, pred.scores, threads);
   } else {
-    ds = load_dataset(data_path, reader);
-    switch (ds.labels().kind) {
-      case LabelKind::kMultilabel:
-        pred = read_label_sets(pred_path, ds);
-        break;
-      case LabelKind::kMulticlass:
-        pred = read_classes(pred_path, ds);
-        break;
-      default:
-        pred = read_binary_predictions(pred_path, ds);
-        break;
+    DataShard shard = load_data_shard(data_path, reader);
+    ds = std::move(shard.data);
+    total_rows = shard.total_rows;
+    const std::vector<std::string> pred_files = expand_data_pattern(pred_path);
+    const LabelKind kind = ds.labels().kind;
+    if (distributed && (kind == LabelKind::kMultilabel || kind == LabelKind::kMulticlass))
+      throw InvalidArgument(fmt::format(
+          "{} has {} labels: over several ranks (mpirun) eval takes binary or unlabelled data; "
+          "run it with one process",
+          data_path, to_string(kind)));
+    if (pred_files.size() == 1 && !distributed) {
+      switch (kind) {
+        case LabelKind::kMultilabel:
+          pred = read_label_sets(pred_files[0], ds);
+          break;
+        case LabelKind::kMulticlass:
+          pred = read_classes(pred_files[0], ds);
+          break;
+        default:
+          pred = read_binary_predictions(pred_files[0], ds);
+          break;
+      }
+    } else {
+      pred = read_sharded_predictions(pred_path, pred_files, shard, ds);
     }
   }
 
@@ -180,10 +255,11 @@ int run_eval(int argc, const char* const* argv) {
   values.reserve(metrics.size());
   for (const std::string& m : metrics) values.push_back(evaluate_text(m, named));
 
+  if (process_group().rank() != 0) return 0;  // rank 0 prints for the group
   if (as_json) {
     nlohmann::json out;
     out["data"] = data_path;
-    out["rows"] = ds.num_rows();
+    out["rows"] = total_rows;
     if (!model_path.empty()) {
       out["model"] = model_path;
       out["mode"] = mode;

@@ -18,6 +18,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "multilabel_cli.hpp"
+#include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/expr.hpp"
 #include "rateopt/logistic.hpp"
@@ -371,10 +372,13 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
   return ok ? 0 : kExitRuntime;
 }
 
+// Over several ranks, the accuracy on every rank's rows (evaluate_text sums the counts).
 double accuracy_of(const Classifier& model, const Dataset& ds, int threads) {
-  std::vector<double> pred(ds.num_rows());
-  model.predict(ds.features(), PredictMode::kDeterministic, pred, 0, threads);
-  return compute_metric("accuracy", count_slice(ds, {}, pred));
+  Predictions pred;
+  pred.prob_positive.resize(ds.num_rows());
+  model.predict(ds.features(), PredictMode::kDeterministic, pred.prob_positive, 0, threads);
+  const NamedData named[] = {{"", &ds, &pred}};
+  return evaluate_text("accuracy", named).value;
 }
 
 // 0/1 labels of output j of multi-label or multiclass labels (label j present / class j).
@@ -513,7 +517,18 @@ int run_train(int argc, const char* const* argv) {
   options.n_threads = problem.train.n_threads;
   options.fit_intercept = problem.train.fit_intercept;
 
-  const Dataset ds = load_dataset(data_path, reader);
+  // --data may be a glob pattern; under mpirun each rank reads its share and the logistic
+  // regression's sums run over every rank's rows (docs/scale.md).
+  const bool distributed = is_distributed();
+  if (distributed &&
+      (!multilabel.model.empty() || one_vs_rest || problem.active() || !validation_path.empty()))
+    throw InvalidArgument(
+        "over several ranks (mpirun) train fits logistic regression so far: leave out "
+        "--multilabel-model, --one-vs-rest, rate constraints (--minimize, --constraint, "
+        "--problem) and --validation (evaluate the model with mpirun ... rateopt eval)");
+  const DataShard shard = load_data_shard(data_path, reader);
+  const Dataset& ds = shard.data;
+  const bool lead = process_group().rank() == 0;  // prints and writes for the group
   if (!multilabel.model.empty()) {
     if (one_vs_rest || problem.active())
       throw InvalidArgument(
@@ -537,9 +552,13 @@ int run_train(int argc, const char* const* argv) {
                     : ds.labels().kind == LabelKind::kMultilabel ? " (use --one-vs-rest)"
                                                                  : ""));
   require_two_classes(ds, data_path);
-  fmt::print(stderr, "training logistic regression on {} ({} rows, {} features, C={})\n", data_path,
-             ds.num_rows(), ds.num_features(), options.c);
+  if (lead)
+    fmt::print(stderr, "training logistic regression on {} ({} rows, {} features, C={}{})\n",
+               data_path, shard.total_rows, ds.num_features(), options.c,
+               distributed ? fmt::format(", {} ranks", process_group().size()) : "");
   const auto start = std::chrono::steady_clock::now();
+  // Sums never cross a file boundary: the same files give the same model over any rank count.
+  options.row_parts = shard.file_rows;
   const auto fit =
       fit_logistic_regression(ds.features(), ds.labels().values, ds.weights(), options);
   const double seconds =
@@ -550,7 +569,7 @@ int run_train(int argc, const char* const* argv) {
                         {"iterations", fit.iterations},
                         {"objective", fit.objective},
                         {"gradient_norm", fit.gradient_norm},
-                        {"train_rows", ds.num_rows()},
+                        {"train_rows", shard.total_rows},
                         {"train_accuracy", accuracy_of(model, ds, options.n_threads)}};
   if (!validation_path.empty()) {
     const Dataset valid = load_dataset(validation_path, reader, &ds.encoding());
@@ -558,6 +577,7 @@ int run_train(int argc, const char* const* argv) {
       report["validation_accuracy"] = accuracy_of(model, valid, options.n_threads);
   }
   model.report_json = report.dump();
+  if (!lead) return fit.status == Termination::kConverged ? 0 : kExitRuntime;
   model.save(output);
 
   fmt::print("{}: {} after {} iterations in {:.3f} s; objective {:.6g}; train accuracy {:.4f}",

@@ -1,16 +1,20 @@
 #include "common.hpp"
 
 #include <fmt/format.h>
+#include <glob.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 
+#include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 
 namespace rateopt::cli {
@@ -107,9 +111,11 @@ namespace {
 std::optional<std::string> one_class_problem(const Dataset& ds, const std::string& path) {
   const auto& y = ds.labels().values;
   const auto w = ds.weights();
-  if (y.empty()) return fmt::format("{}: the file has no data rows", path);
-  double weight[2] = {0, 0};
+  // Over several ranks: the rows and weights of every rank (a collective, as training is).
+  std::array<double, 3> weight{0, 0, static_cast<double>(y.size())};
   for (std::size_t i = 0; i < y.size(); ++i) weight[y[i] == 1 ? 1 : 0] += w.empty() ? 1.0 : w[i];
+  sum_over_ranks(weight);
+  if (weight[2] == 0) return fmt::format("{}: the file has no data rows", path);
   if (weight[0] + weight[1] <= 0)
     return fmt::format(
         "{}: the training rows have a total weight of 0: there is nothing to train on", path);
@@ -174,6 +180,85 @@ Dataset load_dataset(const std::string& path, const ReaderFlags& flags, const En
     ds.add_column(std::move(c));
   }
   return ds;
+}
+
+std::vector<std::string> expand_data_pattern(const std::string& pattern) {
+  // A path that exists is itself, even with glob characters in its name.
+  std::error_code ec;
+  if (pattern.find_first_of("*?[") == std::string::npos || std::filesystem::exists(pattern, ec))
+    return {pattern};
+  glob_t g{};
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): called from the main thread before any work starts.
+  const int rc = ::glob(pattern.c_str(), GLOB_ERR, nullptr, &g);
+  std::vector<std::string> files;
+  if (rc == 0)
+    for (std::size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);
+  ::globfree(&g);
+  if (rc == GLOB_NOMATCH || (rc == 0 && files.empty()))
+    throw NotFound(fmt::format("--data '{}' matches no file", pattern));
+  if (rc != 0) throw IoError(fmt::format("--data '{}': cannot list the matching files", pattern));
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
+                          const Encoding* encoding) {
+  DataShard shard;
+  const std::vector<std::string> all = expand_data_pattern(pattern);
+  const auto ranks = static_cast<std::size_t>(process_group().size());
+  const auto rank = static_cast<std::size_t>(process_group().rank());
+  shard.total_files = all.size();
+  if (all.size() < ranks)
+    throw InvalidArgument(fmt::format(
+        "--data '{}' names {} file{} for {} ranks: each rank reads whole files, so give at least "
+        "one file per rank (e.g. split one CSV into N parts with a header each: see "
+        "docs/scale.md)",
+        pattern, all.size(), all.size() == 1 ? "" : "s", ranks));
+  if (all.size() == 1 && ranks == 1) {
+    shard.files = all;
+    shard.data = load_dataset(all[0], flags, encoding);
+    shard.total_rows = shard.data.num_rows();
+    shard.file_rows = {shard.total_rows};
+    return shard;
+  }
+  if (!flags.baseline_file.empty())
+    throw InvalidArgument(
+        "--baseline FILE needs --data to be one file read by one process; with several files "
+        "or ranks, put the baseline in a column (--baseline-column)");
+  shard.files.assign(all.begin() + static_cast<std::ptrdiff_t>(rank * all.size() / ranks),
+                     all.begin() + static_cast<std::ptrdiff_t>((rank + 1) * all.size() / ranks));
+  // One encoding for every file: the given one, or the one a single reading of all the files in
+  // order would infer (each file read once to infer its own, then merged over files and ranks).
+  Encoding shared;
+  if (encoding == nullptr) {
+    std::vector<InferredEncoding> mine;
+    ReadOptions options = to_read_options(flags);
+    for (const std::string& f : shard.files) {
+      ReadStats stats;
+      InferredEncoding e;
+      e.encoding = read_dataset(f, options, &stats).encoding();
+      e.moments = std::move(stats.moments);
+      e.source = f;
+      mine.push_back(std::move(e));
+    }
+    shared = agree_encoding_over_ranks(mine, !flags.no_standardize);
+    encoding = &shared;
+  }
+  std::vector<Dataset> parts;
+  for (const std::string& f : shard.files) {
+    parts.push_back(load_dataset(f, flags, encoding));
+    shard.file_rows.push_back(parts.back().num_rows());
+  }
+  shard.data = concat_rows(std::move(parts));
+  shard.data.set_source(pattern);
+  // This rank's place among all the rows.
+  const std::vector<std::string> counts = gather_over_ranks(std::to_string(shard.data.num_rows()));
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    const std::size_t n = std::stoull(counts[r]);
+    if (r < rank) shard.rows_before += n;
+    shard.total_rows += n;
+  }
+  return shard;
 }
 
 std::vector<std::string_view> split_lines(std::string_view text) {

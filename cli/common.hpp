@@ -59,6 +59,26 @@ void warn_if_one_class(const Dataset& ds, const std::string& path);
 [[nodiscard]] Dataset load_dataset(const std::string& path, const ReaderFlags& flags,
                                    const Encoding* encoding = nullptr);
 
+// `--data` given as one file or as a glob pattern ('shards/part-*.csv', files in name order),
+// and under mpirun this rank's share of it (docs/scale.md): rank r of n reads files
+// [r k / n, (r + 1) k / n) of the k files. Several files are read with one encoding: `encoding`
+// when given (a model's), else the one a reader would infer from all their rows in order
+// (agree_encoding_over_ranks: every file is read twice, once to infer), and their rows are
+// concatenated (concat_rows).
+struct DataShard {
+  Dataset data;                        // this rank's rows
+  std::vector<std::string> files;      // this rank's files
+  std::vector<std::size_t> file_rows;  // rows read from each of them
+  std::size_t total_files = 0;         // over every rank
+  std::size_t rows_before = 0;         // rows of the lower ranks (this rank's first global row)
+  std::size_t total_rows = 0;          // over every rank
+};
+[[nodiscard]] DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
+                                        const Encoding* encoding = nullptr);
+// The files `pattern` names: itself when it has no glob characters (* ? [) or names an existing
+// file, else the matches in name order (NotFound when none).
+[[nodiscard]] std::vector<std::string> expand_data_pattern(const std::string& pattern);
+
 // Lines of a text (LF or CRLF endings; a final newline adds no empty line).
 [[nodiscard]] std::vector<std::string_view> split_lines(std::string_view text);
 // Fields of a line separated by spaces, tabs or commas (empty fields are skipped).

@@ -9,12 +9,14 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/io.hpp"
 #include "rateopt/version.hpp"
@@ -25,18 +27,19 @@ struct Command {
   std::string_view name;
   std::string_view summary;
   int (*run)(int argc, const char* const* argv);
-  bool hidden = false;  // not in the usage list
+  bool hidden = false;       // not in the usage list
+  bool distributed = false;  // runs over several MPI ranks (docs/scale.md)
 };
 
 constexpr std::array kCommands{
     Command{"eval", "exact rates, metrics and constraints of predictions or a model on data",
-            rateopt::cli::run_eval},
+            rateopt::cli::run_eval, false, true},
     Command{"decide", "Bayes-optimal set predictions for an expected metric (F1, Jaccard, ...)",
             rateopt::cli::run_decide},
     Command{"train",
             "fit a model: logistic regression, a classifier under rate constraints "
             "(--minimize/--constraint), or a multi-label joint model (--multilabel-model)",
-            rateopt::cli::run_train},
+            rateopt::cli::run_train, false, true},
     Command{"predict",
             "apply a saved model to a data file (labels, probabilities, or joint distributions "
             "for decide)",
@@ -88,6 +91,31 @@ int main(int argc, char** argv) {
   if (verb == "--version") return rateopt::cli::run_version(argc - 1, argv + 1);
   for (const auto& c : kCommands) {
     if (c.name != verb) continue;
+    // Under mpirun: one MPI group for the command; an error on any rank ends every rank with
+    // that rank's exit code (MPI_Abort), so none waits forever for the others.
+    std::optional<rateopt::MpiSession> mpi;
+    auto fail = [&](int code) {
+      if (rateopt::is_distributed()) rateopt::process_group().abort(code);
+      return code;
+    };
+    try {
+      if (rateopt::launched_by_mpi()) mpi.emplace(&argc, &argv);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "error: started by mpirun, but {}\n", e.what());
+      return kExitUsage;
+    }
+    if (rateopt::is_distributed() && !c.distributed) {
+      if (rateopt::process_group().rank() == 0)
+        fmt::print(stderr,
+                   "error: over several ranks (mpirun -n {}) only `rateopt eval` and `rateopt "
+                   "train` are distributed so far; run `rateopt {}` as one process\n",
+                   rateopt::process_group().size(), verb);
+      return fail(kExitUsage);
+    }
+    const std::string where = rateopt::is_distributed()
+                                  ? fmt::format("rank {} of {}: ", rateopt::process_group().rank(),
+                                                rateopt::process_group().size())
+                                  : "";
     // The one catch-all of the program (STYLE R6 tier 3).
     try {
       const int rc = c.run(argc - 1, argv + 1);
@@ -97,27 +125,27 @@ int main(int argc, char** argv) {
       if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
         fmt::print(stderr, "error: [rateopt.write_error] cannot write to standard output: {}\n",
                    std::generic_category().message(errno));
-        return kExitRuntime;
+        return fail(kExitRuntime);
       }
       return rc;
     } catch (const rateopt::ParseError& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
-      return kExitUsage;
+      fmt::print(stderr, "error: {}{}\n", where, e.what());
+      return fail(kExitUsage);
     } catch (const rateopt::NotFound& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
-      return kExitUsage;
+      fmt::print(stderr, "error: {}{}\n", where, e.what());
+      return fail(kExitUsage);
     } catch (const rateopt::WriteError& e) {  // an output could not be written: not bad input
-      fmt::print(stderr, "error: {}\n", e.what());
-      return kExitRuntime;
+      fmt::print(stderr, "error: {}{}\n", where, e.what());
+      return fail(kExitRuntime);
     } catch (const rateopt::IoError& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
-      return kExitUsage;
+      fmt::print(stderr, "error: {}{}\n", where, e.what());
+      return fail(kExitUsage);
     } catch (const std::invalid_argument& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
-      return kExitUsage;
+      fmt::print(stderr, "error: {}{}\n", where, e.what());
+      return fail(kExitUsage);
     } catch (const std::exception& e) {
-      fmt::print(stderr, "error: {}\n", e.what());
-      return kExitRuntime;
+      fmt::print(stderr, "error: {}{}\n", where, e.what());
+      return fail(kExitRuntime);
     }
   }
   fmt::print(stderr, "error: unknown command '{}'\n\n", verb);

@@ -9,6 +9,7 @@ packages=(
   python3 python3-numpy python3-scipy python3-sklearn python3-pandas python3-pytest python3-matplotlib
   python3-pip python3-setuptools python3-wheel python3-venv
   clang libclang-rt-14-dev clang-tidy
+  libopenmpi-dev openmpi-bin
 )
 missing=()
 for p in "${packages[@]}"; do

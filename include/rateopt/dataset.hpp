@@ -213,4 +213,11 @@ class Dataset {
   std::string source_;
 };
 
+// The rows of `parts`, in order, as one Dataset (the files of a `--data 'part-*.csv'` pattern, or
+// one rank's shard of them). The parts must have been read with one encoding: the same features
+// (count and storage kind), label kind and slice columns; weights are 1 where a part has none;
+// a slice column's levels are merged in order of first appearance. The result keeps the first
+// part's encoding. Throws InvalidArgument naming the first part that differs (by its source).
+[[nodiscard]] Dataset concat_rows(std::vector<Dataset> parts);
+
 }  // namespace rateopt

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <istream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,6 +82,15 @@ struct ReadOptions {
   const Encoding* encoding = nullptr;
 };
 
+// Count, mean and sum of squared deviations (Welford's M2) of one numeric feature's raw values,
+// as a reader inferring an encoding computed them: what merge_encodings needs to standardise
+// several files as one.
+struct NumericMoments {
+  std::size_t count = 0;
+  double mean = 0;
+  double m2 = 0;
+};
+
 // Counts a reader reports besides the data.
 struct ReadStats {
   std::size_t lines = 0;  // physical lines read
@@ -91,7 +101,30 @@ struct ReadStats {
   // that matches no label, a numeric-looking column made categorical by a few stray tokens, an
   // all-zero weight column.
   std::vector<std::string> warnings;
+  // CSV inferring its encoding: one entry per FeatureSpec (zeros for one-hot specs), in order.
+  std::vector<NumericMoments> moments;
 };
+
+// ---- one encoding for several files (docs/scale.md) ------------------------------------------
+// What one reading of a file inferred: its encoding and, for CSV, ReadStats::moments.
+struct InferredEncoding {
+  Encoding encoding;
+  std::vector<NumericMoments> moments;
+  std::string source;  // the file, for messages
+};
+// The encoding one reader would infer from the rows of `parts` read in order as one file: CSV
+// numeric columns standardised with the moments combined (Chan et al.'s pairwise update, so the
+// mean and scale agree with one pass to rounding), one-hot levels merged in order of first
+// appearance, LIBSVM's feature count the largest; anything else must be equal in every part.
+// `standardize`: whether the parts were read with standardisation (CsvOptions::standardize).
+// Throws InvalidArgument naming the first part that cannot be merged (a column numeric in one
+// part and categorical in another, a different header, label column or positive value).
+[[nodiscard]] Encoding merge_encodings(std::span<const InferredEncoding> parts, bool standardize);
+// merge_encodings over every rank's `mine` in rank order (rateopt/distributed.hpp; a collective):
+// on every rank the encoding one process would merge from all those files in that order, to the
+// bit, whatever the rank count.
+[[nodiscard]] Encoding agree_encoding_over_ranks(std::span<const InferredEncoding> mine,
+                                                 bool standardize);
 
 [[nodiscard]] Dataset read_dataset(const std::string& path, const ReadOptions& options = {},
                                    ReadStats* stats = nullptr);

@@ -66,6 +66,11 @@ struct LogisticRegressionOptions {
   // of zero. Refits on slightly changed weights (the cost-sensitive oracles of train.hpp) then
   // take a few iterations.
   std::optional<LinearModel> initial;
+  // The rows of each part of the data, in order, when they come from several files (empty: one
+  // part). Sums over rows then run in blocks that never cross a part boundary, so that the same
+  // files give the same bits in one process and over any number of MPI ranks, each holding whole
+  // parts (rateopt/distributed.hpp, docs/scale.md). Must add up to this rank's rows.
+  std::vector<std::size_t> row_parts;
 };
 
 struct LogisticRegressionResult {

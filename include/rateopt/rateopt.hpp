@@ -6,6 +6,7 @@
 #include "rateopt/dataset.hpp"
 #include "rateopt/decide.hpp"
 #include "rateopt/decide_input.hpp"
+#include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/expr.hpp"
 #include "rateopt/io.hpp"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "common/check.hpp"
@@ -377,6 +378,127 @@ void Dataset::add_column(Column column) {
   }
   column_index_.emplace(column.name, columns_.size());
   columns_.push_back(std::move(column));
+}
+
+namespace {
+
+// The features of `parts` stacked (all dense or all CSR, with the same column count: checked).
+FeatureMatrix stack_features(const std::vector<Dataset>& parts) {
+  const FeatureMatrix& first = parts.front().features();
+  std::size_t rows = 0;
+  for (const Dataset& p : parts) rows += p.num_rows();
+  if (!first.is_sparse()) {
+    std::vector<double> data;
+    data.reserve(rows * first.cols());
+    for (const Dataset& p : parts) {
+      const DenseView v = p.features().dense_view();
+      for (std::size_t i = 0; i < v.rows; ++i) {
+        const auto row = v.row(i);
+        data.insert(data.end(), row.begin(), row.end());
+      }
+    }
+    return FeatureMatrix::dense(std::move(data), rows, first.cols());
+  }
+  std::vector<std::int64_t> indptr{0};
+  std::vector<std::int32_t> indices;
+  std::vector<double> values;
+  indptr.reserve(rows + 1);
+  for (const Dataset& p : parts) {
+    const CsrView v = p.features().csr_view();
+    const std::int64_t base = indptr.back();
+    for (std::size_t i = 1; i <= v.rows; ++i) indptr.push_back(base + v.indptr[i] - v.indptr[0]);
+    const auto from = static_cast<std::size_t>(v.indptr[0]);
+    const auto to = static_cast<std::size_t>(v.indptr[v.rows]);
+    indices.insert(indices.end(), v.indices.begin() + static_cast<std::ptrdiff_t>(from),
+                   v.indices.begin() + static_cast<std::ptrdiff_t>(to));
+    values.insert(values.end(), v.values.begin() + static_cast<std::ptrdiff_t>(from),
+                  v.values.begin() + static_cast<std::ptrdiff_t>(to));
+  }
+  return FeatureMatrix::csr(std::move(indptr), std::move(indices), std::move(values), first.cols());
+}
+
+Labels stack_labels(const std::vector<Dataset>& parts) {
+  Labels out;
+  out.kind = parts.front().labels().kind;
+  out.names = parts.front().labels().names;
+  if (out.kind == LabelKind::kMultilabel) out.set_indptr.push_back(0);
+  for (const Dataset& p : parts) {
+    const Labels& y = p.labels();
+    if (out.kind == LabelKind::kMultilabel) {
+      const std::int64_t base = out.set_indptr.back();
+      for (std::size_t i = 1; i < y.set_indptr.size(); ++i)
+        out.set_indptr.push_back(base + y.set_indptr[i] - y.set_indptr[0]);
+      out.set_indices.insert(out.set_indices.end(), y.set_indices.begin(), y.set_indices.end());
+    } else {
+      out.values.insert(out.values.end(), y.values.begin(), y.values.end());
+    }
+  }
+  return out;
+}
+
+// Column `name` of every part, levels merged in order of first appearance.
+Column stack_column(const std::vector<Dataset>& parts, const std::string& name) {
+  Column out;
+  out.name = name;
+  bool numeric = true;
+  for (const Dataset& p : parts) numeric = numeric && p.column(name).is_numeric();
+  std::map<std::string, std::int32_t, std::less<>> code_of;
+  for (const Dataset& p : parts) {
+    const Column& c = p.column(name);
+    std::vector<std::int32_t> remap(c.levels.size());
+    for (std::size_t k = 0; k < c.levels.size(); ++k) {
+      auto [it, added] = code_of.emplace(c.levels[k], static_cast<std::int32_t>(out.levels.size()));
+      if (added) out.levels.push_back(c.levels[k]);
+      remap[k] = it->second;
+    }
+    for (const std::int32_t code : c.codes) out.codes.push_back(code < 0 ? -1 : remap[code]);
+    if (numeric) out.numeric.insert(out.numeric.end(), c.numeric.begin(), c.numeric.end());
+  }
+  return out;
+}
+
+}  // namespace
+
+Dataset concat_rows(std::vector<Dataset> parts) {
+  RATEOPT_CHECK(!parts.empty(), "concat_rows needs at least one part");
+  if (parts.size() == 1) return std::move(parts.front());
+  const Dataset& first = parts.front();
+  auto name = [](const Dataset& d) {
+    return d.source().empty() ? std::string("a part") : d.source();
+  };
+  bool any_weights = false;
+  for (const Dataset& p : parts) {
+    RATEOPT_CHECK(p.num_features() == first.num_features() &&
+                      p.features().is_sparse() == first.features().is_sparse(),
+                  "{} has {} {} features, but {} has {} {}: read every part with one encoding",
+                  name(p), p.num_features(), p.features().is_sparse() ? "sparse" : "dense",
+                  name(first), first.num_features(),
+                  first.features().is_sparse() ? "sparse" : "dense");
+    RATEOPT_CHECK(p.labels().kind == first.labels().kind, "{} has {} labels, but {} has {} labels",
+                  name(p), to_string(p.labels().kind), name(first), to_string(first.labels().kind));
+    RATEOPT_CHECK(p.labels().kind == LabelKind::kBinary || p.labels().names == first.labels().names,
+                  "{} names its {} labels differently from {}", name(p), to_string(p.labels().kind),
+                  name(first));
+    RATEOPT_CHECK(p.columns().size() == first.columns().size(),
+                  "{} has {} slice columns, but {} has {}", name(p), p.columns().size(),
+                  name(first), first.columns().size());
+    for (const Column& c : first.columns())
+      RATEOPT_CHECK(p.find_column(c.name) != nullptr, "{} has no column '{}' (as {} has)", name(p),
+                    c.name, name(first));
+    any_weights = any_weights || !p.weights().empty();
+  }
+  Dataset out(stack_features(parts), stack_labels(parts));
+  if (any_weights) {
+    std::vector<double> w;
+    w.reserve(out.num_rows());
+    for (const Dataset& p : parts)
+      for (std::size_t i = 0; i < p.num_rows(); ++i) w.push_back(p.weight(i));
+    out.set_weights(std::move(w));
+  }
+  for (const Column& c : first.columns()) out.add_column(stack_column(parts, c.name));
+  out.encoding() = first.encoding();
+  out.set_source(first.source());
+  return out;
 }
 
 }  // namespace rateopt

@@ -1,5 +1,6 @@
 // Binding expressions to data: evaluate_rate and evaluate_expression (rateopt/expr.hpp).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -9,6 +10,7 @@
 
 #include "common/check.hpp"
 #include "expr/expr_impl.hpp"
+#include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/expr.hpp"
 
@@ -63,8 +65,32 @@ double slice_weight(const Dataset& ds, const std::vector<std::uint8_t>& mask) {
   return total;
 }
 
+// Over several ranks (mpirun) each rank holds some rows: confusion counts are summed over ranks;
+// scores that need every row in one place are refused.
+void check_not_distributed(const RateRef& rate) {
+  RATEOPT_CHECK(!is_distributed(),
+                "'{}' needs every row in one process; over {} ranks (mpirun) eval and train "
+                "compute the confusion metrics of binary or unlabelled data (run it with one "
+                "process for ranking, multiclass and multilabel scores)",
+                rate.metric, process_group().size());
+}
+
+// The counts of every rank's rows, summed in rank order (the identity with one process).
+void sum_counts_over_ranks(SliceCounts& c) {
+  if (!is_distributed()) return;
+  std::array<double, 8> v{c.confusion.tp, c.confusion.fp, c.confusion.fn, c.confusion.tn,
+                          c.total,        c.changes,      c.wins,         c.losses};
+  sum_over_ranks(v);
+  c.confusion = {v[0], v[1], v[2], v[3]};
+  c.total = v[4];
+  c.changes = v[5];
+  c.wins = v[6];
+  c.losses = v[7];
+}
+
 // roc_auc / average_precision on binary data.
 double ranking_rate(const RateRef& rate, const NamedData& d) {
+  check_not_distributed(rate);
   const Dataset& ds = *d.data;
   const Predictions& pred = *d.predictions;
   const LabelKind kind = ds.labels().kind;
@@ -113,7 +139,8 @@ double binary_rate(const RateRef& rate, const ResolvedName& name, const NamedDat
                 "expected {}",
                 rate.metric, dataset_label(d), pred.prob_positive.size(), n);
   const std::vector<std::uint8_t> mask = slice_mask(ds, rate.slice);
-  const SliceCounts counts = count_slice(ds, mask, pred.prob_positive);
+  SliceCounts counts = count_slice(ds, mask, pred.prob_positive);
+  sum_counts_over_ranks(counts);
   // compute_metric validates the parameter; "{}" prints the shortest text that reads back to
   // the same double.
   const std::string spec =
@@ -132,6 +159,7 @@ std::size_t num_outputs(const Labels& y, std::span<const std::int32_t> predicted
 }
 
 double multilabel_rate(const RateRef& rate, const ResolvedName& name, const NamedData& d) {
+  check_not_distributed(rate);
   const Dataset& ds = *d.data;
   const Predictions& pred = *d.predictions;
   const Labels& y = ds.labels();
@@ -157,6 +185,7 @@ double multilabel_rate(const RateRef& rate, const ResolvedName& name, const Name
 }
 
 double multiclass_rate(const RateRef& rate, const NamedData& d) {
+  check_not_distributed(rate);
   const Dataset& ds = *d.data;
   const Predictions& pred = *d.predictions;
   const auto names = multiclass_rate_names();

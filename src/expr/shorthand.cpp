@@ -11,6 +11,7 @@
 
 #include "common/check.hpp"
 #include "rateopt/dataset.hpp"
+#include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/expr.hpp"
 
@@ -234,6 +235,9 @@ std::string expand_group_shorthands(std::string_view text, std::span<const Named
           if (d == nullptr) throw NotFound(fmt::format("no dataset named '{}'", dataset));
         }
         RATEOPT_CHECK(d != nullptr && d->data != nullptr, "no data to expand '{}' over", column);
+        // Over several ranks (mpirun): the levels of every rank's rows, as one process would see
+        // them (rateopt/distributed.hpp).
+        if (is_distributed()) return union_over_ranks(column_levels(*d->data, column));
         return column_levels(*d->data, column);
       });
 }

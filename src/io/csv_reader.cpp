@@ -152,6 +152,7 @@ struct CsvFeature {
   FeatureSpec spec;
   std::unordered_map<std::string_view, std::int32_t> level_index;  // views into spec.levels
   std::vector<double> numbers;  // inferred numeric column: value per kept row (NaN: missing)
+  NumericMoments moments;       // inferred numeric column: of its non-missing values
 };
 
 void index_levels(CsvFeature& f) {
@@ -464,6 +465,7 @@ class CsvReader {
       m2 += delta * (x - mean);
     }
     const double sd = count > 0 ? std::sqrt(m2 / static_cast<double>(count)) : 0.0;
+    f.moments = {count, mean, m2};
     if (o_.standardize) {
       if (!std::isfinite(mean) || !std::isfinite(sd)) {
         detail::throw_parse_error(name_, 0, 0,
@@ -504,6 +506,7 @@ class CsvReader {
             enc.feature_names.push_back(f.spec.source + "=" + level);
         }
         enc.specs.push_back(f.spec);
+        st_.moments.push_back(f.moments);
       }
       enc.num_features = enc.feature_names.size();
       for (std::size_t j = 0; j < ncols_; ++j)

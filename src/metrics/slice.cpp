@@ -1,5 +1,6 @@
 // Slice parsing, printing and row selection (rateopt/metrics.hpp).
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "common/check.hpp"
 #include "metrics/metrics_impl.hpp"
+#include "rateopt/distributed.hpp"
 #include "rateopt/metrics.hpp"
 
 namespace rateopt {
@@ -201,6 +203,15 @@ void label_mask(const Dataset& data, const Condition& cond, const std::string& w
   }
 }
 
+// Whether `local` holds on some rank (rateopt/distributed.hpp; `local` itself in one process): a
+// slice value absent from one rank's rows is no error while another rank has it.
+bool any_over_ranks(bool local) {
+  if (!is_distributed()) return local;
+  std::array<double, 1> flag{local ? 1.0 : 0.0};
+  sum_over_ranks(flag);
+  return flag[0] > 0;
+}
+
 void column_mask(const Column& col, const Condition& cond, const std::string& what,
                  std::vector<std::uint8_t>& out) {
   // Which levels match: numerically for numeric columns ("1" matches "1.0"), else exactly.
@@ -215,7 +226,7 @@ void column_mask(const Column& col, const Condition& cond, const std::string& wh
     level_matches[k] = m ? 1 : 0;
     any = any || m;
   }
-  if (!any) {
+  if (!any_over_ranks(any)) {
     std::vector<std::string> levels;
     for (const auto& s : col.levels) levels.push_back(quote_if_needed(s));
     throw NotFound(fmt::format("{}: column '{}' never takes the value '{}' (values: {})", what,
@@ -270,7 +281,7 @@ void feature_mask(const Dataset& data, std::size_t j, const std::string& feature
     const DenseView v = m.dense_view();
     for (std::size_t i = 0; i < n; ++i) out[i] = v(i, j) == x ? 1 : 0;
   }
-  if (std::find(out.begin(), out.end(), std::uint8_t{1}) == out.end())
+  if (!any_over_ranks(std::find(out.begin(), out.end(), std::uint8_t{1}) != out.end()))
     throw NotFound(fmt::format("{}: feature '{}' never equals {} in {} (values include: {})", what,
                                feature, cond.value, dataset_name(data),
                                join_truncated(some_feature_values(m, j, 10))));

@@ -4,6 +4,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include "common/check.hpp"
 #include "common/csr.hpp"
 #include "common/parallel.hpp"
+#include "rateopt/distributed.hpp"
 #include "train/lbfgs_line_search.hpp"
 #include "train/logistic_objective.hpp"
 
@@ -110,6 +112,23 @@ void combine_partials(Partial& total, Partial& part) {
   for (std::size_t j = 0; j < total.grad.size(); ++j) total.grad[j] += part.grad[j];
 }
 
+// A Partial as the state of fold_over_ranks: [has_grad, loss, decrease, grad (dim entries)].
+std::vector<double> to_state(const Partial& p, std::size_t dim) {
+  std::vector<double> v(dim + 3, 0.0);
+  v[0] = p.grad.empty() ? 0.0 : 1.0;
+  v[1] = p.loss;
+  v[2] = p.decrease;
+  std::copy(p.grad.begin(), p.grad.end(), v.begin() + 3);
+  return v;
+}
+Partial from_state(const std::vector<double>& v) {
+  Partial p;
+  p.loss = v[1];
+  p.decrease = v[2];
+  if (v[0] != 0) p.grad.assign(v.begin() + 3, v.end());
+  return p;
+}
+
 // The loss of a row with margin m = t z: log(1 + exp(-m)) = max(-m, 0) + log1p(e), e = exp(-|m|),
 // and sigmoid(-m) = m >= 0 ? e / (1 + e) : 1 / (1 + e). One exp and one log1p per row.
 struct RowLoss {
@@ -127,19 +146,56 @@ inline RowLoss row_loss(double m) {
 
 LogisticObjective::LogisticObjective(const FeatureMatrix& x, std::span<const std::int32_t> labels,
                                      std::span<const double> weights, double c, bool fit_intercept,
-                                     int n_threads)
+                                     int n_threads, std::span<const std::size_t> row_parts)
     : x_(x),
       labels_(labels),
       weights_(weights),
       c_(c),
       fit_intercept_(fit_intercept),
       n_threads_(n_threads),
-      dim_(x.cols() + (fit_intercept ? 1 : 0)),
-      block_rows_(choose_block_rows(x.rows(), dim_)) {
+      dim_(x.cols() + (fit_intercept ? 1 : 0)) {
   RATEOPT_CHECK(labels.size() == x.rows(), "labels have {} entries, features have {} rows",
                 labels.size(), x.rows());
   RATEOPT_CHECK(weights.empty() || weights.size() == x.rows(),
                 "weights have {} entries, expected 0 or {}", weights.size(), x.rows());
+  std::size_t parts_rows = 0;
+  for (const std::size_t r : row_parts) parts_rows += r;
+  RATEOPT_CHECK(row_parts.empty() || parts_rows == x.rows(),
+                "row_parts add up to {} rows, but the features have {}", parts_rows, x.rows());
+  // The block size from the rows of every rank (an exact sum of counts).
+  std::size_t total_rows = x.rows();
+  if (is_distributed()) {
+    total_rows = static_cast<std::size_t>(fold_over_ranks(
+        {0.0}, [&](std::vector<double>& v) { v[0] += static_cast<double>(x.rows()); })[0]);
+  }
+  block_rows_ = choose_block_rows(total_rows, dim_);
+  const std::vector<std::size_t> one_part{x.rows()};
+  std::size_t begin = 0;
+  for (const std::size_t part : row_parts.empty() ? std::span(one_part) : row_parts) {
+    for (std::size_t b = begin; b < begin + part; b += block_rows_)
+      blocks_.emplace_back(b, std::min(begin + part, b + block_rows_));
+    begin += part;
+  }
+}
+
+template <typename BlockFn>
+auto LogisticObjective::reduce(BlockFn&& block) const {
+  std::vector<Partial> partial(blocks_.size());
+  parallel_for(blocks_.size(), n_threads_,
+               [&](std::size_t b) { partial[b] = block(blocks_[b].first, blocks_[b].second); });
+  Partial total;
+  if (!is_distributed()) {
+    for (Partial& p : partial) combine_partials(total, p);
+  } else {
+    // The same fold continued rank after rank: the bits of one process holding every part.
+    total = from_state(fold_over_ranks(to_state(total, dim_), [&](std::vector<double>& state) {
+      Partial t = from_state(state);
+      for (Partial& p : partial) combine_partials(t, p);
+      state = to_state(t, dim_);
+    }));
+  }
+  if (total.grad.empty()) total.grad.assign(dim_, 0.0);
+  return total;
 }
 
 double LogisticObjective::value_and_gradient(std::span<const double> theta,
@@ -197,8 +253,7 @@ LogisticObjective::Evaluation LogisticObjective::evaluate(std::span<const double
     if (fit_intercept_) g[d] = bias_grad;
     return p;
   };
-  auto sum = block_reduce<Partial>(x_.rows(), n_threads_, block, combine_partials, block_rows_);
-  if (sum.grad.empty()) sum.grad.assign(dim_, 0.0);
+  auto sum = reduce(block);
 
   double penalty = 0;
   for (std::size_t j = 0; j < d; ++j) {
@@ -231,8 +286,7 @@ void LogisticObjective::hessian_product(std::span<const double> curvature,
     if (fit_intercept_) g[d] = bias;
     return p;
   };
-  auto sum = block_reduce<Partial>(x_.rows(), n_threads_, block, combine_partials, block_rows_);
-  if (sum.grad.empty()) sum.grad.assign(dim_, 0.0);
+  auto sum = reduce(block);
   for (std::size_t j = 0; j < d; ++j) out[j] = c_ * sum.grad[j] + v[j];
   if (fit_intercept_) out[d] = c_ * sum.grad[d];
 }
@@ -256,8 +310,7 @@ void LogisticObjective::gradient_at_zero(std::span<double> grad) const {
     if (fit_intercept_) g[d] = bias;
     return p;
   };
-  auto sum = block_reduce<Partial>(x_.rows(), n_threads_, block, combine_partials, block_rows_);
-  if (sum.grad.empty()) sum.grad.assign(dim_, 0.0);
+  auto sum = reduce(block);
   for (std::size_t j = 0; j < dim_; ++j) grad[j] = c_ * sum.grad[j];
 }
 
@@ -290,7 +343,8 @@ std::size_t validate_inputs(const FeatureMatrix& x, std::span<const std::int32_t
   RATEOPT_CHECK(o.memory > 0, "memory is {}, expected > 0", o.memory);
   RATEOPT_CHECK(o.solver == LogisticSolver::kNewton || o.solver == LogisticSolver::kLbfgs,
                 "solver is {}, expected kNewton or kLbfgs", static_cast<int>(o.solver));
-  RATEOPT_CHECK(x.rows() > 0, "the feature matrix has no rows");
+  // Over several ranks, a rank may hold no rows (its files had none left) while others do.
+  RATEOPT_CHECK(x.rows() > 0 || is_distributed(), "the feature matrix has no rows");
   RATEOPT_CHECK(labels.size() == x.rows(), "labels have {} entries, features have {} rows",
                 labels.size(), x.rows());
   RATEOPT_CHECK(weights.empty() || weights.size() == x.rows(),
@@ -333,14 +387,17 @@ std::size_t validate_inputs(const FeatureMatrix& x, std::span<const std::int32_t
 // max(min(#positive, #negative), 1) / #rows, LIBLINEAR's factor; with weights the same with
 // weight sums, "1" being the mean weight of a row with non-zero weight.
 double class_balance_factor(std::span<const std::int32_t> labels, std::span<const double> weights) {
-  double pos = 0;
-  double neg = 0;
-  std::size_t weighted_rows = 0;
-  for (std::size_t i = 0; i < labels.size(); ++i) {
-    const double w = weights.empty() ? 1.0 : weights[i];
-    (labels[i] == 1 ? pos : neg) += w;
-    weighted_rows += w > 0 ? 1 : 0;
-  }
+  // One pass in row order, continued rank after rank over several ranks (the same bits).
+  const std::vector<double> sums = fold_over_ranks({0.0, 0.0, 0.0}, [&](std::vector<double>& v) {
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      const double w = weights.empty() ? 1.0 : weights[i];
+      v[labels[i] == 1 ? 0 : 1] += w;
+      v[2] += w > 0 ? 1 : 0;
+    }
+  });
+  const double pos = sums[0];
+  const double neg = sums[1];
+  const auto weighted_rows = static_cast<std::size_t>(sums[2]);
   const double total = pos + neg;
   if (!(total > 0)) return 0;  // all weights zero: f = 0.5 |beta|^2, gradient 0 at zero
   return std::max(std::min(pos, neg), total / static_cast<double>(weighted_rows)) / total;
@@ -553,7 +610,7 @@ LogisticRegressionResult fit(const FeatureMatrix& x, std::span<const std::int32_
                              std::span<const double> weights,
                              const LogisticRegressionOptions& options) {
   const detail::LogisticObjective objective(x, labels, weights, options.c, options.fit_intercept,
-                                            options.n_threads);
+                                            options.n_threads, options.row_parts);
   const std::size_t dim = objective.dim();
   const std::size_t d = x.cols();
 
@@ -628,8 +685,13 @@ LogisticRegressionResult fit_logistic_regression(const FeatureMatrix& x,
                                                  std::span<const double> weights,
                                                  const LogisticRegressionOptions& options) {
   const std::size_t nnz = validate_inputs(x, labels, weights, options);
-  if (!x.is_sparse() && static_cast<double>(nnz) <=
-                            detail::kSparseCopyDensity * static_cast<double>(x.rows() * x.cols()))
+  // The storage decision is the same on every rank (dense and CSR rows sum in different orders).
+  const std::vector<double> counts = fold_over_ranks({0.0, 0.0}, [&](std::vector<double>& v) {
+    v[0] += static_cast<double>(nnz);
+    v[1] += static_cast<double>(x.rows());
+  });
+  if (!x.is_sparse() &&
+      counts[0] <= detail::kSparseCopyDensity * counts[1] * static_cast<double>(x.cols()))
     return fit(detail::dense_to_csr_matrix(x.dense_view(), nnz), labels, weights, options);
   return fit(x, labels, weights, options);
 }

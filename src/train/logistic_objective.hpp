@@ -27,6 +27,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "rateopt/dataset.hpp"
 
@@ -46,14 +48,18 @@ namespace rateopt::detail {
 
 class LogisticObjective {
  public:
-  // weights empty: all 1. n_threads <= 0: all cores.
+  // weights empty: all 1. n_threads <= 0: all cores. row_parts: see
+  // LogisticRegressionOptions::row_parts (empty: one part). Over several ranks (a collective):
+  // every sum is over every rank's rows, folded in rank order.
   LogisticObjective(const FeatureMatrix& x, std::span<const std::int32_t> labels,
-                    std::span<const double> weights, double c, bool fit_intercept, int n_threads);
+                    std::span<const double> weights, double c, bool fit_intercept, int n_threads,
+                    std::span<const std::size_t> row_parts = {});
 
   // Number of parameters: x.cols() (+ 1 with an intercept).
   [[nodiscard]] std::size_t dim() const noexcept { return dim_; }
   [[nodiscard]] std::size_t rows() const noexcept { return x_.rows(); }
-  // Rows per reduction block (depends on the row count and dim() only, never on threads).
+  // Rows per reduction block (depends on the row count over every rank and dim() only, never on
+  // threads). Blocks restart at each part of row_parts.
   [[nodiscard]] std::size_t block_rows() const noexcept { return block_rows_; }
 
   // Returns f(theta) and writes its gradient into grad; both spans have dim() entries.
@@ -91,7 +97,12 @@ class LogisticObjective {
   bool fit_intercept_;
   int n_threads_;
   std::size_t dim_;
-  std::size_t block_rows_;
+  std::size_t block_rows_ = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> blocks_;  // [begin, end) row ranges, in order
+
+  // The sum of block(begin, end) over every block (and over ranks), folded in block order.
+  template <typename BlockFn>
+  [[nodiscard]] auto reduce(BlockFn&& block) const;
 };
 
 }  // namespace rateopt::detail

@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "rateopt/error.hpp"
+#include "rateopt/io.hpp"
 
 namespace rateopt {
 namespace {
@@ -138,6 +140,132 @@ TEST(Encoding, JsonRoundTrip) {
   EXPECT_EQ(back.specs[1].levels, b.levels);
   EXPECT_THROW(Encoding::from_json("{"), ParseError);
   EXPECT_THROW(Encoding::from_json("{}"), ParseError);
+}
+
+// A part of concat_rows' tests: rows of x (dense or CSR), 0/1 labels, a "g" column, weights.
+Dataset concat_part(const std::vector<double>& x, std::size_t cols, bool sparse,
+                    const std::vector<std::int32_t>& y, const std::vector<std::string>& g,
+                    std::vector<double> weights = {}) {
+  const std::size_t rows = y.size();
+  FeatureMatrix m = FeatureMatrix::dense(x, rows, cols);
+  if (sparse) {
+    std::vector<std::int64_t> indptr{0};
+    std::vector<std::int32_t> indices;
+    std::vector<double> values;
+    for (std::size_t i = 0; i < rows; ++i) {
+      for (std::size_t j = 0; j < cols; ++j) {
+        if (x[i * cols + j] == 0) continue;
+        indices.push_back(static_cast<std::int32_t>(j));
+        values.push_back(x[i * cols + j]);
+      }
+      indptr.push_back(static_cast<std::int64_t>(indices.size()));
+    }
+    m = FeatureMatrix::csr(indptr, indices, values, cols);
+  }
+  Labels labels;
+  labels.kind = LabelKind::kBinary;
+  labels.values = y;
+  labels.names = {"0", "1"};
+  Dataset d(std::move(m), std::move(labels));
+  Column c;
+  c.name = "g";
+  for (const auto& v : g) c.push_back(v, v.empty());
+  d.add_column(std::move(c));
+  if (!weights.empty()) d.set_weights(std::move(weights));
+  return d;
+}
+
+TEST(ConcatRows, StacksFeaturesLabelsWeightsAndMergesColumnLevels) {
+  for (const bool sparse : {false, true}) {
+    std::vector<Dataset> parts;
+    parts.push_back(concat_part({1, 0, 0, 2}, 2, sparse, {1, 0}, {"b", "a"}));
+    parts.push_back(concat_part({3, 4}, 2, sparse, {1}, {"c"}, {2.5}));
+    parts.push_back(concat_part({0, 0, 5, 0}, 2, sparse, {0, 0}, {"a", ""}));
+    parts[0].set_source("p0.csv");
+    const Dataset d = concat_rows(std::move(parts));
+    ASSERT_EQ(d.num_rows(), 5u);
+    EXPECT_EQ(d.features().is_sparse(), sparse);
+    const std::vector<double> want{1, 0, 0, 2, 3, 4, 0, 0, 5, 0};
+    for (std::size_t i = 0; i < 5; ++i)
+      for (std::size_t j = 0; j < 2; ++j) EXPECT_EQ(d.features().at(i, j), want[i * 2 + j]);
+    EXPECT_EQ(d.labels().values, (std::vector<std::int32_t>{1, 0, 1, 0, 0}));
+    EXPECT_EQ(std::vector<double>(d.weights().begin(), d.weights().end()),
+              (std::vector<double>{1, 1, 2.5, 1, 1}));
+    const Column& g = d.column("g");
+    EXPECT_EQ(g.levels, (std::vector<std::string>{"b", "a", "c"}));
+    EXPECT_EQ(g.codes, (std::vector<std::int32_t>{0, 1, 2, 1, -1}));
+    EXPECT_EQ(d.source(), "p0.csv");
+  }
+}
+
+TEST(ConcatRows, PartsReadWithDifferentEncodingsAreAnError) {
+  std::vector<Dataset> parts;
+  parts.push_back(concat_part({1, 2}, 2, false, {1}, {"a"}));
+  parts.push_back(concat_part({1, 2, 3}, 3, false, {1}, {"a"}));
+  parts[1].set_source("p1.csv");
+  try {
+    (void)concat_rows(std::move(parts));
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("p1.csv has 3 dense features, but a part has 2"),
+              std::string::npos)
+        << e.what();
+  }
+  std::vector<Dataset> mixed;
+  mixed.push_back(concat_part({1, 2}, 2, false, {1}, {"a"}));
+  mixed.push_back(concat_part({1, 2}, 2, true, {1}, {"a"}));
+  EXPECT_THROW((void)concat_rows(std::move(mixed)), InvalidArgument);
+  EXPECT_THROW((void)concat_rows({}), InvalidArgument);
+}
+
+// merge_encodings against one reading of the concatenated text: the same columns, one-hot
+// levels in first-appearance order, and means and scales equal to rounding.
+TEST(MergeEncodings, AgreesWithOneReadingOfAllTheRows) {
+  const std::string header = "age,city,y\n";
+  const std::vector<std::string> bodies{"30,Rome,1\n41,Oslo,0\n", "25,Lima,1\n",
+                                        "77,Oslo,0\n19,Rome,1\n60,Kyiv,0\n"};
+  CsvOptions o;
+  o.label_column = "y";
+  std::vector<InferredEncoding> parts;
+  std::string all = header;
+  for (std::size_t k = 0; k < bodies.size(); ++k) {
+    ReadStats stats;
+    InferredEncoding e;
+    e.encoding = parse_csv(header + bodies[k], o, "part", nullptr, &stats).encoding();
+    e.moments = stats.moments;
+    e.source = "part" + std::to_string(k);
+    ASSERT_EQ(e.moments.size(), e.encoding.specs.size());
+    parts.push_back(std::move(e));
+    all += bodies[k];
+  }
+  const Encoding want = parse_csv(all, o, "all").encoding();
+  const Encoding got = merge_encodings(parts, true);
+  EXPECT_EQ(got.feature_names, want.feature_names);
+  EXPECT_EQ(got.num_features, want.num_features);
+  ASSERT_EQ(got.specs.size(), want.specs.size());
+  for (std::size_t k = 0; k < got.specs.size(); ++k) {
+    EXPECT_EQ(got.specs[k].levels, want.specs[k].levels);
+    EXPECT_EQ(got.specs[k].first_feature, want.specs[k].first_feature);
+    EXPECT_NEAR(got.specs[k].offset, want.specs[k].offset, 1e-12 * std::abs(want.specs[k].offset));
+    EXPECT_NEAR(got.specs[k].scale, want.specs[k].scale, 1e-12 * want.specs[k].scale);
+  }
+  EXPECT_EQ(got.feature_names[1], "city=Rome");  // first appearance over the parts in order
+  // A column numeric in one part and categorical in another cannot be merged.
+  ReadStats stats;
+  InferredEncoding odd;
+  odd.encoding = parse_csv(header + "old,Rome,1\n", o, "odd", nullptr, &stats).encoding();
+  odd.moments = stats.moments;
+  odd.source = "odd.csv";
+  parts.push_back(odd);
+  try {
+    (void)merge_encodings(parts, true);
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("column 'age' is numeric in part2 but categorical in "
+                                         "odd.csv"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,245 @@
+"""Issue 14: `rateopt eval` over MPI ranks (mpirun -n 1..4, --oversubscribe on 2 cores) and over
+several files in one process. The oracle is one process reading the whole file: every metric of
+the same model on the same rows agrees to 1e-12 for every rank count, the same rank count gives
+byte-identical output twice, and bad input on one rank ends every rank with that rank's error
+(file and line) and a non-zero exit, never a hang.
+
+Needs a build with MPI (`rateopt version` says "mpi: yes") and Debian's openmpi-bin; skipped
+otherwise, unless RATEOPT_REQUIRE_MPI=1 (CI) makes that a failure."""
+import gzip
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+ADULT = ["--label", "income", "--positive", ">50K", "--groups", "sex,race"]
+METRICS = ["error", "f1", "ppr", "tpr[sex=Female] - tpr[sex=Male]",
+           "ppr[sex=Female] >= 0.8 * ppr[sex=Male]", "parity(ppr, race) <= 0.05",
+           "fbeta:2[race=White]", "max_over(fpr, race)"]
+
+
+def mpi_env():
+    env = dict(os.environ)
+    # CI runs as root; Open MPI refuses that unless told. Shared memory between ranks only.
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_btl="self,vader", OMPI_MCA_btl_vader_single_copy_mechanism="none",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    return env
+
+
+@pytest.fixture(scope="module")
+def mpirun(cli):
+    reason = None
+    if shutil.which("mpirun") is None:
+        reason = "mpirun not found (Debian: openmpi-bin)"
+    elif "mpi: yes" not in cli.run("version").stdout:
+        reason = "this rateopt was built without MPI (Debian: libopenmpi-dev, then rebuild)"
+    if reason:
+        if os.environ.get("RATEOPT_REQUIRE_MPI") == "1":
+            pytest.fail(f"RATEOPT_REQUIRE_MPI=1 but {reason}")
+        pytest.skip(reason)
+
+    def run(ranks, *args, check=True, timeout=120):
+        proc = subprocess.run(["mpirun", "-n", str(ranks), cli.binary, *map(str, args)],
+                              capture_output=True, text=True, timeout=timeout, env=mpi_env())
+        if check and proc.returncode != 0:
+            raise AssertionError(f"mpirun -n {ranks} rateopt {' '.join(map(str, args))} exited "
+                                 f"{proc.returncode}:\n{proc.stderr}")
+        return proc
+    return run
+
+
+@pytest.fixture(scope="module")
+def shards(source_dir, tmp_path_factory):
+    """The Adult test file (16,281 rows) as one CSV and as 5 CSV shards of unequal sizes, each
+    with the header (part-0.csv ... part-4.csv)."""
+    tmp = tmp_path_factory.mktemp("shards")
+    lines = gzip.open(source_dir / "data/adult/adult-test.csv.gz", "rt").read().splitlines()
+    header, rows = lines[0], lines[1:]
+    whole = tmp / "whole.csv"
+    whole.write_text("\n".join(lines) + "\n")
+    cuts = [0, 1000, 6000, 6001, 12000, len(rows)]
+    for k in range(5):
+        part = rows[cuts[k]:cuts[k + 1]]
+        (tmp / f"part-{k}.csv").write_text("\n".join([header, *part]) + "\n")
+    return tmp
+
+
+@pytest.fixture(scope="module")
+def model(cli, source_dir, tmp_path_factory):
+    path = tmp_path_factory.mktemp("model") / "adult.json"
+    cli.run("train", "--data", source_dir / "data/adult/adult-train.csv.gz", *ADULT,
+            "--output", path)
+    return path
+
+
+def eval_args(data, *extra):
+    args = ["eval", "--data", data, *ADULT, "--json", *extra]
+    for m in METRICS:
+        args += ["--metric", m]
+    return args
+
+
+def values(stdout):
+    out = json.loads(stdout)
+    return out["rows"], {m["expression"]: m["value"] for m in out["metrics"]}
+
+
+@pytest.mark.parametrize("mode", ["deterministic", "probability"])
+def test_model_metrics_agree_with_one_process_for_1_to_4_ranks(cli, mpirun, shards, model, mode):
+    rows, want = values(cli.run(*eval_args(shards / "whole.csv", "--model", model,
+                                           "--mode", mode)).stdout)
+    assert rows == 15060  # 16,281 rows, less those with a missing value (--missing drop)
+    pattern = str(shards / "part-*.csv")
+    # One process over the five files, then 1-4 ranks.
+    got_rows, got = values(cli.run(*eval_args(pattern, "--model", model, "--mode", mode)).stdout)
+    assert got_rows == rows and got == pytest.approx(want, rel=1e-12, abs=1e-15)
+    for ranks in (1, 2, 3, 4):
+        first = mpirun(ranks, *eval_args(pattern, "--model", model, "--mode", mode)).stdout
+        got_rows, got = values(first)
+        assert got_rows == rows, ranks
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-15), ranks
+        # The same rank count gives the same bytes.
+        again = mpirun(ranks, *eval_args(pattern, "--model", model, "--mode", mode)).stdout
+        assert again == first, ranks
+
+
+def test_prediction_files_one_per_shard_or_one_for_all(cli, mpirun, shards, model, tmp_path):
+    # predict writes one 0/1 line per input row; eval keeps every row with --missing zero.
+    whole = tmp_path / "whole.pred"
+    cli.run("predict", "--model", model, "--data", shards / "whole.csv", *ADULT,
+            "--output", whole)
+    preds = whole.read_text().splitlines()
+    assert len(preds) == 16281
+    start = 0
+    for k in range(5):
+        n = len((shards / f"part-{k}.csv").read_text().splitlines()) - 1
+        (tmp_path / f"pred-{k}.txt").write_text("".join(p + "\n" for p in preds[start:start + n]))
+        start += n
+    (tmp_path / "all.txt").write_text("\n".join(preds) + "\n")
+    keep = ["--missing", "zero"]
+    rows, want = values(cli.run(*eval_args(shards / "whole.csv", "--pred", tmp_path / "all.txt",
+                                           *keep)).stdout)
+    assert rows == 16281
+    for ranks in (2, 3):
+        for pred in (tmp_path / "pred-*.txt", tmp_path / "all.txt"):
+            got_rows, got = values(mpirun(ranks, *eval_args(shards / "part-*.csv", "--pred", pred,
+                                                            *keep)).stdout)
+            assert got_rows == rows
+            assert got == pytest.approx(want, rel=1e-12, abs=1e-15), (ranks, pred)
+    # A prediction file with a line too few for its data file: an error naming both.
+    short = (tmp_path / "pred-3.txt").read_text().splitlines()[:-1]
+    (tmp_path / "pred-3.txt").write_text("".join(p + "\n" for p in short))
+    proc = mpirun(3, *eval_args(shards / "part-*.csv", "--pred", tmp_path / "pred-*.txt", *keep),
+                  check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert f"pred-3.txt has {len(short)} lines" in proc.stderr and "part-3.csv" in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_a_malformed_line_on_one_rank_ends_every_rank(mpirun, shards, model, tmp_path):
+    for k in range(4):
+        shutil.copy(shards / f"part-{k}.csv", tmp_path / f"part-{k}.csv")
+    bad = tmp_path / "part-3.csv"
+    text = bad.read_text().splitlines()
+    text[10] = text[10] + ",extra,fields"
+    bad.write_text("\n".join(text) + "\n")
+    proc = mpirun(4, *eval_args(tmp_path / "part-*.csv", "--model", model), check=False,
+                  timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "part-3.csv:11" in proc.stderr and "rank 3 of 4" in proc.stderr
+    assert proc.stdout == ""
+
+
+@pytest.fixture(scope="module")
+def train_shards(source_dir, tmp_path_factory):
+    """The Adult training file (32,561 rows) as 4 CSV shards of unequal sizes, each with the
+    header; shard 2 holds a workclass value no other shard has."""
+    tmp = tmp_path_factory.mktemp("train_shards")
+    lines = gzip.open(source_dir / "data/adult/adult-train.csv.gz", "rt").read().splitlines()
+    header, rows = lines[0], lines[1:]
+    cuts = [0, 5000, 17000, 17003, len(rows)]
+    for k in range(4):
+        part = rows[cuts[k]:cuts[k + 1]]
+        if k == 2:
+            fields = part[0].split(",")
+            fields[1] = " Only-in-shard-2"
+            part[0] = ",".join(fields)
+        (tmp / f"part-{k}.csv").write_text("\n".join([header, *part]) + "\n")
+    return tmp
+
+
+def test_train_gives_the_same_model_file_for_1_to_4_ranks(cli, mpirun, train_shards, tmp_path):
+    """Logistic regression over the four shards: one process and 1-4 ranks write byte-identical
+    model files (weights, encoding with the merged levels and moments, report)."""
+    pattern = str(train_shards / "part-*.csv")
+    one = tmp_path / "one.json"
+    cli.run("train", "--data", pattern, *ADULT, "--output", one)
+    model = json.loads(one.read_text())
+    assert model["report"]["train_rows"] == 30162  # 32,561 less rows with a missing value
+    encoding = model["encoding"] if isinstance(model["encoding"], dict) else \
+        json.loads(model["encoding"])
+    assert "workclass=Only-in-shard-2" in encoding["feature_names"]
+    for ranks in (1, 2, 3, 4):
+        out = tmp_path / f"ranks-{ranks}.json"
+        proc = mpirun(ranks, "train", "--data", pattern, *ADULT, "--output", out)
+        assert out.read_bytes() == one.read_bytes(), ranks
+        assert proc.stdout.count("model written to") == 1  # rank 0 alone prints and writes
+    # The model evaluates like any other.
+    got = values(cli.run(*eval_args(pattern, "--model", one)).stdout)[1]
+    assert 0.13 < got["error"] < 0.17
+
+
+def test_train_errors_end_every_rank_without_a_model(mpirun, train_shards, tmp_path):
+    for k in range(4):
+        shutil.copy(train_shards / f"part-{k}.csv", tmp_path / f"part-{k}.csv")
+    out = tmp_path / "m.json"
+    # A column numeric in three shards and categorical in one: no shared encoding.
+    bad = tmp_path / "part-3.csv"
+    lines = bad.read_text().splitlines()
+    fields = lines[5].split(",")
+    fields[0] = "forty"
+    lines[5] = ",".join(fields)
+    bad.write_text("\n".join(lines) + "\n")
+    proc = mpirun(2, "train", "--data", tmp_path / "part-*.csv", *ADULT, "--output", out,
+                  check=False, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "column 'age' is numeric in" in proc.stderr and "part-3.csv" in proc.stderr
+    assert "--categorical age" in proc.stderr
+    assert not out.exists()
+    # A ragged line in one shard: that rank's file and line.
+    lines[5] = "1,2,3"
+    bad.write_text("\n".join(lines) + "\n")
+    proc = mpirun(3, "train", "--data", tmp_path / "part-*.csv", *ADULT, "--output", out,
+                  check=False, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "part-3.csv:6" in proc.stderr and "rank 2 of 3" in proc.stderr
+    assert not out.exists()
+    # Rate-constrained training does not run over ranks yet, and says so.
+    proc = mpirun(2, "train", "--data", train_shards / "part-*.csv", *ADULT, "--minimize", "error",
+                  "--constraint", "ppr[sex=Female] >= 0.8 * ppr[sex=Male]", "--output", out,
+                  check=False)
+    assert proc.returncode == 2 and "fits logistic regression so far" in proc.stderr
+
+
+def test_ranks_need_a_file_each_and_distributed_commands_only(cli, mpirun, shards, model):
+    proc = mpirun(2, *eval_args(shards / "whole.csv", "--model", model), check=False)
+    assert proc.returncode == 2
+    assert "names 1 file for 2 ranks" in proc.stderr
+    proc = mpirun(2, "info", "--data", shards / "whole.csv", check=False)
+    assert proc.returncode == 2
+    assert "only `rateopt eval` and `rateopt train` are distributed" in proc.stderr
+    proc = mpirun(2, *eval_args(shards / "part-*.csv", "--model", model, "--mode", "stochastic"),
+                  check=False)
+    assert proc.returncode == 2 and "stochastic" in proc.stderr
+    proc = mpirun(2, "eval", "--data", shards / "part-*.csv", *ADULT, "--model", model,
+                  "--metric", "roc_auc", check=False)
+    assert proc.returncode == 2 and "needs every row in one process" in proc.stderr
+
+
+def test_a_pattern_that_matches_nothing(cli, tmp_path):
+    proc = cli.run("eval", "--data", tmp_path / "none-*.csv", "--label", "y", "--pred",
+                   tmp_path / "p.txt", "--metric", "f1", check=False)
+    assert proc.returncode == 2 and "matches no file" in proc.stderr
