@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Scaling of `rateopt train` (logistic regression) and `rateopt eval` over MPI ranks on
+synthetic Adult-like shards (bench/gen_adult_like.py), for docs/scale.md (issue 14).
+
+    /usr/bin/python3 bench/scale_mpi.py --binary build/release/rateopt --rows 1000000 \
+        --ranks 1 2 --shards 4 --workdir /tmp/scale
+
+Every rank runs under /usr/bin/time: the table gives the wall time of the slowest rank, the CPU
+time summed over ranks, and the peak resident memory of the largest rank, next to the size of
+that rank's feature matrix (dense doubles: rows x features x 8 bytes). Runs for one row count
+are made back to back in one invocation, so the speed-up is a ratio within one run; --reps N
+takes the median wall time of N runs. Threads: --threads 1 per rank (so that 2 ranks on this
+2-core machine compare with 1 rank on one core).
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FLAGS = ["--label", "income", "--positive", ">50K", "--groups", "sex,race"]
+METRICS = ["--metric", "error", "--metric", "ppr[sex=Female] - ppr[sex=Male]",
+           "--metric", "parity(tpr, race)"]
+
+
+def mpi_env():
+    env = dict(os.environ)
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_btl="self,vader", OMPI_MCA_btl_vader_single_copy_mechanism="none",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    return env
+
+
+def run(ranks, binary, args):
+    """(max wall s, summed CPU s, max RSS MB) over the ranks of one mpirun."""
+    cmd = ["mpirun", "-n", str(ranks), "/usr/bin/time", "-f", "RANKTIME %e %U %S %M", binary,
+           *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=mpi_env())
+    if proc.returncode != 0:
+        sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr}")
+    times = [list(map(float, m.groups())) for m in
+             re.finditer(r"RANKTIME ([\d.]+) ([\d.]+) ([\d.]+) (\d+)", proc.stderr)]
+    assert len(times) == ranks, proc.stderr
+    return (max(t[0] for t in times), sum(t[1] + t[2] for t in times),
+            max(t[3] for t in times) / 1024)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--binary", default="build/release/rateopt")
+    ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000])
+    ap.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--shards", type=int, default=4)
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--workdir", default="/tmp/rateopt-scale")
+    a = ap.parse_args()
+    print("| rows | command | ranks | wall s (slowest rank) | CPU s (all ranks) | peak RSS per "
+          "rank (MB) | feature matrix per rank (MB) | speed-up |")
+    print("|---|---|---|---|---|---|---|---|")
+    for rows in a.rows:
+        data = os.path.join(a.workdir, f"adult-like-{rows}")
+        if not os.path.exists(os.path.join(data, f"part-{a.shards - 1:02d}.csv")):
+            subprocess.run([sys.executable, os.path.join(HERE, "gen_adult_like.py"), "--rows",
+                            str(rows), "--shards", str(a.shards), "--out", data], check=True)
+        pattern = os.path.join(data, "part-*.csv")
+        model = os.path.join(a.workdir, f"model-{rows}.json")
+        jobs = [("train", ["train", "--data", pattern, *FLAGS, "--threads", "1", "--output",
+                           model]),
+                ("eval", ["eval", "--data", pattern, *FLAGS, "--model", model, "--threads",
+                          "1", *METRICS])]
+        for name, args in jobs:
+            base = None
+            for ranks in a.ranks:
+                results = [run(ranks, a.binary, args) for _ in range(a.reps)]
+                wall = statistics.median(r[0] for r in results)
+                cpu = statistics.median(r[1] for r in results)
+                rss = max(r[2] for r in results)
+                features = json.load(open(model))["encoding"]
+                features = (json.loads(features) if isinstance(features, str)
+                            else features)["num_features"]
+                matrix = rows / ranks * features * 8 / 2**20
+                base = base or wall
+                print(f"| {rows:,} | {name} | {ranks} | {wall:.2f} | {cpu:.2f} | {rss:.0f} | "
+                      f"{matrix:.0f} | {base / wall:.2f}x |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
