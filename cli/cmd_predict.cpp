@@ -1,14 +1,86 @@
 // rateopt predict: apply a saved model to a data file (re-applying the model's encoding).
 #include <fmt/format.h>
 
+#include <cstring>
+#include <filesystem>
+#include <set>
+
 #include "commands.hpp"
 #include "common.hpp"
 #include "multilabel_cli.hpp"
+#include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/io.hpp"
 #include "rateopt/model.hpp"
 
 namespace rateopt::cli {
+namespace {
+
+// One line per row of `ds`: 0/1, or P(positive | x) in probability mode.
+std::string predict_lines(const Classifier& model, const Dataset& ds, PredictMode m,
+                          std::uint64_t seed, int threads) {
+  std::vector<double> out(ds.num_rows());
+  model.predict(ds, m, out, seed, threads);  // the Dataset: group rules read its columns
+  std::string text;
+  text.reserve(out.size() * (m == PredictMode::kProbability ? 20 : 2));
+  for (const double v : out) {
+    text += m == PredictMode::kProbability ? fmt::format("{:.17g}", v)
+                                           : std::string(v > 0.5 ? "1" : "0");
+    text += '\n';
+  }
+  return text;
+}
+
+// A data file's name without folder and data extensions: shards/part-03.csv.gz -> part-03.
+std::string file_stem(const std::string& path) {
+  std::string stem = std::filesystem::path(path).filename().string();
+  for (const char* ext : {".gz", ".csv", ".tsv", ".arff", ".txt", ".svm", ".libsvm"})
+    if (stem.size() > std::strlen(ext) && stem.ends_with(ext))
+      stem.resize(stem.size() - std::strlen(ext));
+  return stem;
+}
+
+// The predictions of each data file (this rank's share under mpirun) into `output` with {}
+// replaced by the file's stem; each output written atomically by the rank that holds the file.
+int predict_per_file(const std::string& model_text, const std::string& model_path,
+                     const std::vector<std::string>& files, const ReaderFlags& reader,
+                     const std::string& mode, std::uint64_t seed, int threads,
+                     const std::string& output) {
+  const std::string format = model_format(model_text, model_path);
+  if (format != "rateopt.model")
+    throw InvalidArgument(fmt::format(
+        "--output with {{}} writes one file per data file for binary models (rateopt.model); "
+        "{} is a {} model",
+        model_path, format));
+  std::set<std::string> stems;
+  for (const std::string& f : files) {
+    const std::string stem = file_stem(f);
+    if (!stems.insert(stem).second)
+      throw InvalidArgument(fmt::format(
+          "two data files are named '{}': --output with {{}} needs distinct file names", stem));
+  }
+  const Classifier model = Classifier::from_json(model_text, model_path);
+  const PredictMode m = parse_predict_mode(mode);
+  if (process_group().rank() == 0) warn_if_deterministic_infeasible(model, m, model_path);
+  const auto ranks = static_cast<std::size_t>(process_group().size());
+  const auto rank = static_cast<std::size_t>(process_group().rank());
+  if (files.size() < ranks)
+    throw InvalidArgument(
+        fmt::format("--data names {} file{} for {} ranks: give at least one "
+                    "file per rank",
+                    files.size(), files.size() == 1 ? "" : "s", ranks));
+  for (std::size_t k = rank * files.size() / ranks; k < (rank + 1) * files.size() / ranks; ++k) {
+    const std::string stem = file_stem(files[k]);
+    std::string path = output;
+    for (std::size_t at = path.find("{}"); at != std::string::npos; at = path.find("{}", at))
+      path.replace(at, 2, stem);
+    const Dataset ds = load_dataset(files[k], reader, &model.encoding);
+    write_text(path, predict_lines(model, ds, m, seed, threads));
+  }
+  return 0;
+}
+
+}  // namespace
 
 int run_predict(int argc, const char* const* argv) {
   CLI::App app{
@@ -32,7 +104,10 @@ int run_predict(int argc, const char* const* argv) {
       ->check(CLI::IsMember({"deterministic", "stochastic", "probability", "joint", "mode"}));
   app.add_option("--seed", seed, "Seed of --mode stochastic")->capture_default_str();
   app.add_option("--threads", threads, "Threads (0 = all cores)")->capture_default_str();
-  app.add_option("--output,-o", output, "Output file, '-' for stdout")->capture_default_str();
+  app.add_option("--output,-o", output,
+                 "Output file, '-' for stdout; with {} in it, one output per data file of a --data "
+                 "pattern ({} is the file's name without folder and extension), as under mpirun")
+      ->capture_default_str();
   JointPredictFlags joint;
   add_joint_predict_flags(app, joint);
   add_reader_flags(app, reader);
@@ -45,6 +120,21 @@ int run_predict(int argc, const char* const* argv) {
 
   const std::string model_text = read_text_file(model_path);
   const std::string format = model_format(model_text, model_path);
+  // --data may be a pattern: one output per data file ({} in --output; under mpirun each rank
+  // writes its files' outputs), or one output for all the rows in order (one process).
+  const std::vector<std::string> files = expand_data_pattern(data_path);
+  const bool per_file = output.find("{}") != std::string::npos;
+  if ((files.size() > 1 || is_distributed()) && format != "rateopt.model")
+    throw InvalidArgument(fmt::format(
+        "--data '{}' names several files or runs over several ranks: predict takes them with a "
+        "binary model (rateopt.model); {} is a {} model",
+        data_path, model_path, format));
+  if (is_distributed() && !per_file)
+    throw InvalidArgument(
+        "over several ranks each rank writes the predictions of its own files: give --output "
+        "with {} for the data file's name, e.g. --output 'preds/{}.txt'");
+  if (per_file)
+    return predict_per_file(model_text, model_path, files, reader, mode, seed, threads, output);
   if (is_joint_model_format(format)) {
     predict_joint_model_cli(model_text, model_path, format, data_path, reader, mode, joint, seed,
                             threads, output);
@@ -88,14 +178,8 @@ int run_predict(int argc, const char* const* argv) {
   } else {
     const Classifier model = Classifier::from_json(model_text, model_path);
     warn_if_deterministic_infeasible(model, m, model_path);
-    const Dataset ds = load_dataset(data_path, reader, &model.encoding);
-    std::vector<double> out(ds.num_rows());
-    model.predict(ds, m, out, seed, threads);  // the Dataset: group rules read its columns
-    text.reserve(out.size() * (m == PredictMode::kProbability ? 20 : 2));
-    for (double v : out) {
-      text += format_value(v);
-      text += '\n';
-    }
+    const Dataset ds = load_data_shard(data_path, reader, &model.encoding).data;
+    text = predict_lines(model, ds, m, seed, threads);
   }
   write_text(output, text);
   return 0;

@@ -43,7 +43,7 @@ constexpr std::array kCommands{
     Command{"predict",
             "apply a saved model to a data file (labels, probabilities, or joint distributions "
             "for decide)",
-            rateopt::cli::run_predict},
+            rateopt::cli::run_predict, false, true},
     Command{"info", "describe a data file: rows, features, labels, columns",
             rateopt::cli::run_info},
     Command{"convert",
@@ -107,8 +107,8 @@ int main(int argc, char** argv) {
     if (rateopt::is_distributed() && !c.distributed) {
       if (rateopt::process_group().rank() == 0)
         fmt::print(stderr,
-                   "error: over several ranks (mpirun -n {}) only `rateopt eval` and `rateopt "
-                   "train` are distributed so far; run `rateopt {}` as one process\n",
+                   "error: over several ranks (mpirun -n {}) only `rateopt eval`, `train` and "
+                   "`predict` are distributed so far; run `rateopt {}` as one process\n",
                    rateopt::process_group().size(), verb);
       return fail(kExitUsage);
     }

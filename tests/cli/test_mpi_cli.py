@@ -224,13 +224,40 @@ def test_train_errors_end_every_rank_without_a_model(mpirun, train_shards, tmp_p
     assert proc.returncode == 2 and "fits logistic regression so far" in proc.stderr
 
 
+@pytest.mark.parametrize("mode", ["deterministic", "probability"])
+def test_predict_one_output_per_shard_or_one_ordered_file(cli, mpirun, shards, model, tmp_path,
+                                                           mode):
+    whole = tmp_path / "whole.txt"
+    cli.run("predict", "--model", model, "--data", shards / "whole.csv", *ADULT, "--mode", mode,
+            "--output", whole)
+    pattern = str(shards / "part-*.csv")
+    # One process: the files' rows in order into one file, or one file per data file.
+    ordered = tmp_path / "ordered.txt"
+    cli.run("predict", "--model", model, "--data", pattern, *ADULT, "--mode", mode, "--output",
+            ordered)
+    assert ordered.read_bytes() == whole.read_bytes()
+    for ranks in (1, 2, 3):
+        out = tmp_path / f"r{ranks}"
+        out.mkdir()
+        mpirun(ranks, "predict", "--model", model, "--data", pattern, *ADULT, "--mode", mode,
+               "--output", out / "{}.pred")
+        names = sorted(p.name for p in out.iterdir())
+        assert names == [f"part-{k}.pred" for k in range(5)], names
+        joined = b"".join((out / n).read_bytes() for n in names)
+        assert joined == whole.read_bytes(), ranks
+    proc = mpirun(2, "predict", "--model", model, "--data", pattern, *ADULT, "--output",
+                  tmp_path / "one.txt", check=False)
+    assert proc.returncode == 2 and "give --output with {}" in proc.stderr
+    assert not (tmp_path / "one.txt").exists()
+
+
 def test_ranks_need_a_file_each_and_distributed_commands_only(cli, mpirun, shards, model):
     proc = mpirun(2, *eval_args(shards / "whole.csv", "--model", model), check=False)
     assert proc.returncode == 2
     assert "names 1 file for 2 ranks" in proc.stderr
     proc = mpirun(2, "info", "--data", shards / "whole.csv", check=False)
     assert proc.returncode == 2
-    assert "only `rateopt eval` and `rateopt train` are distributed" in proc.stderr
+    assert "only `rateopt eval`, `train` and `predict` are distributed" in proc.stderr
     proc = mpirun(2, *eval_args(shards / "part-*.csv", "--model", model, "--mode", "stochastic"),
                   check=False)
     assert proc.returncode == 2 and "stochastic" in proc.stderr
