@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, part 2 (also what CI runs): installs missing Debian packages, then
-#   1. Release build + every test (C++ unit/oracle tests, CLI end-to-end and Python
-#      scikit-learn cross-checks, the find_package consumer build);
+#   1. Release build with MPI + every test (C++ unit/oracle tests, CLI end-to-end including
+#      eval/train/predict over 1-4 MPI ranks, Python scikit-learn cross-checks, the find_package
+#      consumer build);
 #   2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the threaded tests under ThreadSanitizer (zero reports);
 #   4. the libFuzzer targets for every reader, 30 s each (two at a time), when clang is available;
