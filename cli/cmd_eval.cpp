@@ -127,11 +127,7 @@ Predictions read_sharded_predictions(const std::string& pattern,
         "--pred '{}' names {} files but --data '{}' names {}: give one prediction file per data "
         "file (paired in name order) or one file for all the rows",
         pattern, files.size(), ds.source(), shard.total_files));
-  const std::size_t first = process_group().rank() == 0 ? 0 : [&] {
-    // This rank's data files are a contiguous run; its prediction files are the same run.
-    const auto ranks = static_cast<std::size_t>(process_group().size());
-    return static_cast<std::size_t>(process_group().rank()) * shard.total_files / ranks;
-  }();
+  const std::size_t first = shard.first_file;  // this rank's run of data files
   for (std::size_t k = 0; k < shard.files.size(); ++k) {
     const std::string& path = files[first + k];
     std::vector<double> values = checked(path, read_number_column(path));

@@ -63,13 +63,13 @@ int predict_per_file(const std::string& model_text, const std::string& model_pat
   const PredictMode m = parse_predict_mode(mode);
   if (process_group().rank() == 0) warn_if_deterministic_infeasible(model, m, model_path);
   const auto ranks = static_cast<std::size_t>(process_group().size());
-  const auto rank = static_cast<std::size_t>(process_group().rank());
   if (files.size() < ranks)
     throw InvalidArgument(
         fmt::format("--data names {} file{} for {} ranks: give at least one "
                     "file per rank",
                     files.size(), files.size() == 1 ? "" : "s", ranks));
-  for (std::size_t k = rank * files.size() / ranks; k < (rank + 1) * files.size() / ranks; ++k) {
+  const auto [first, last] = rank_file_range(files.size());
+  for (std::size_t k = first; k < last; ++k) {
     const std::string stem = file_stem(files[k]);
     std::string path = output;
     for (std::size_t at = path.find("{}"); at != std::string::npos; at = path.find("{}", at))

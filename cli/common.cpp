@@ -201,6 +201,12 @@ std::vector<std::string> expand_data_pattern(const std::string& pattern) {
   return files;
 }
 
+std::pair<std::size_t, std::size_t> rank_file_range(std::size_t count) {
+  const auto ranks = static_cast<std::size_t>(process_group().size());
+  const auto rank = static_cast<std::size_t>(process_group().rank());
+  return {rank * count / ranks, (rank + 1) * count / ranks};
+}
+
 DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
                           const Encoding* encoding) {
   DataShard shard;
@@ -225,8 +231,10 @@ DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
     throw InvalidArgument(
         "--baseline FILE needs --data to be one file read by one process; with several files "
         "or ranks, put the baseline in a column (--baseline-column)");
-  shard.files.assign(all.begin() + static_cast<std::ptrdiff_t>(rank * all.size() / ranks),
-                     all.begin() + static_cast<std::ptrdiff_t>((rank + 1) * all.size() / ranks));
+  const auto [first, last] = rank_file_range(all.size());
+  shard.first_file = first;
+  shard.files.assign(all.begin() + static_cast<std::ptrdiff_t>(first),
+                     all.begin() + static_cast<std::ptrdiff_t>(last));
   // One encoding for every file: the given one, or the one a single reading of all the files in
   // order would infer (each file read once to infer its own, then merged over files and ranks).
   Encoding shared;

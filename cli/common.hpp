@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "rateopt/dataset.hpp"
@@ -69,12 +70,15 @@ struct DataShard {
   Dataset data;                        // this rank's rows
   std::vector<std::string> files;      // this rank's files
   std::vector<std::size_t> file_rows;  // rows read from each of them
+  std::size_t first_file = 0;          // index of files[0] among all the files of the pattern
   std::size_t total_files = 0;         // over every rank
   std::size_t rows_before = 0;         // rows of the lower ranks (this rank's first global row)
   std::size_t total_rows = 0;          // over every rank
 };
 [[nodiscard]] DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
                                         const Encoding* encoding = nullptr);
+// This rank's contiguous share [first, last) of `count` files: [r count / n, (r + 1) count / n).
+[[nodiscard]] std::pair<std::size_t, std::size_t> rank_file_range(std::size_t count);
 // The files `pattern` names: itself when it has no glob characters (* ? [) or names an existing
 // file, else the matches in name order (NotFound when none).
 [[nodiscard]] std::vector<std::string> expand_data_pattern(const std::string& pattern);
