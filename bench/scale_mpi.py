@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Scaling of `rateopt train` (logistic regression) and `rateopt eval` over MPI ranks on
-synthetic Adult-like shards (bench/gen_adult_like.py), for docs/scale.md (issue 14).
+"""Scaling of `rateopt train` (logistic regression; error under a two-sided demographic-parity
+constraint) and `rateopt eval` over MPI ranks on synthetic Adult-like shards
+(bench/gen_adult_like.py), for docs/scale.md (issue 14).
 
     /usr/bin/python3 bench/scale_mpi.py --binary build/release/rateopt --rows 1000000 \
-        --ranks 1 2 --shards 4 --workdir /tmp/scale
+        --ranks 1 2 --shards 4 --workdir /tmp/scale [--jobs train train-dp eval]
 
 Every rank runs under /usr/bin/time: the table gives the wall time of the slowest rank, the CPU
 time summed over ranks, and the peak resident memory of the largest rank, next to the size of
@@ -22,6 +23,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FLAGS = ["--label", "income", "--positive", ">50K", "--groups", "sex,race"]
+DP = ["--minimize", "error", "--constraint", "abs(ppr[sex=Female] - ppr[sex=Male]) <= 0.05"]
 METRICS = ["--metric", "error", "--metric", "ppr[sex=Female] - ppr[sex=Male]",
            "--metric", "parity(tpr, race)"]
 
@@ -56,6 +58,8 @@ def main():
     ap.add_argument("--shards", type=int, default=4)
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--workdir", default="/tmp/rateopt-scale")
+    ap.add_argument("--jobs", nargs="+", default=["train", "train-dp", "eval"],
+                    choices=["train", "train-dp", "eval"])
     a = ap.parse_args()
     print("| rows | command | ranks | wall s (slowest rank) | CPU s (all ranks) | peak RSS per "
           "rank (MB) | feature matrix per rank (MB) | speed-up |")
@@ -67,18 +71,25 @@ def main():
                             str(rows), "--shards", str(a.shards), "--out", data], check=True)
         pattern = os.path.join(data, "part-*.csv")
         model = os.path.join(a.workdir, f"model-{rows}.json")
+        dp_model = os.path.join(a.workdir, f"model-dp-{rows}.json")
         jobs = [("train", ["train", "--data", pattern, *FLAGS, "--threads", "1", "--output",
                            model]),
+                ("train-dp", ["train", "--data", pattern, *FLAGS, *DP, "--quiet", "--threads",
+                              "1", "--output", dp_model]),
                 ("eval", ["eval", "--data", pattern, *FLAGS, "--model", model, "--threads",
                           "1", *METRICS])]
+        if "eval" in a.jobs and "train" not in a.jobs and not os.path.exists(model):
+            sys.exit(f"eval needs {model}: run the train job first")
         for name, args in jobs:
+            if name not in a.jobs:
+                continue
             base = None
             for ranks in a.ranks:
                 results = [run(ranks, a.binary, args) for _ in range(a.reps)]
                 wall = statistics.median(r[0] for r in results)
                 cpu = statistics.median(r[1] for r in results)
                 rss = max(r[2] for r in results)
-                features = json.load(open(model))["encoding"]
+                features = json.load(open(dp_model if name == "train-dp" else model))["encoding"]
                 features = (json.loads(features) if isinstance(features, str)
                             else features)["num_features"]
                 matrix = rows / ranks * features * 8 / 2**20

@@ -175,6 +175,8 @@ bool finish_report(nlohmann::json& report, const ProblemSpec& spec, Classifier& 
   report["seconds"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   classifier.report_json = report.dump();
+  // Over several ranks rank 0 writes for the group (every rank holds the same model and report).
+  if (process_group().rank() != 0) return !infeasible || output_infeasible;
   const bool saved = save_trained_model(classifier, output, infeasible, output_infeasible);
   if (!report_path.empty()) write_text(report_path, report.dump(2) + "\n");
   return saved;
@@ -260,9 +262,16 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
   return ok ? 0 : kExitRuntime;
 }
 
-int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
+int train_rate_constrained_cli(const DataShard& shard, const std::string& data_path,
                                const std::string& validation_path, const ReaderFlags& reader,
                                ProblemFlags f, int threads, const std::string& output) {
+  const Dataset& ds = shard.data;
+  const bool distributed = is_distributed();
+  const bool lead = process_group().rank() == 0;  // prints and writes for the group
+  if (distributed && (!f.datasets.empty() || f.solver == "ramp" || f.solver == "postprocess"))
+    throw InvalidArgument(
+        "over several ranks (mpirun) rate-constrained training runs the cutting-plane solver on "
+        "the --data rows: leave out --dataset and --solver ramp/postprocess (docs/scale.md)");
   if (!f.minimize.empty() && !f.maximize.empty())
     throw InvalidArgument("give either --minimize or --maximize, not both");
   ProblemSpec spec;
@@ -296,6 +305,16 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
                                  f.postprocess, f.quiet, f.output_infeasible, f.report, threads,
                                  output);
   const RateProblem problem = RateProblem::build(spec, td);
+  if (distributed) {
+    const TrainSolver solver = parse_train_solver(f.solver);
+    if (resolve_train_solver(problem, solver) != TrainSolver::kCuttingPlane)
+      throw InvalidArgument(fmt::format(
+          "over several ranks (mpirun) rate-constrained training runs the cutting-plane solver, "
+          "for objectives and constraints linear in rates (error, ppr, tpr, fpr, ... and their "
+          "sums); {} needs the {} solver, which runs in one process so far",
+          solver == TrainSolver::kAuto ? "this problem" : "--solver " + f.solver,
+          to_string(resolve_train_solver(problem, solver))));
+  }
   if (f.solver == "ramp")
     return train_ramp_cli(problem, spec, named, data_path, validation_path, reader, f, threads,
                           output);
@@ -305,9 +324,11 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
   o.n_threads = threads;
   o.progress_every = std::max(1, o.iterations / 10);
   const auto start = std::chrono::steady_clock::now();
-  if (!f.quiet) {
-    fmt::print(stderr, "training on {} ({} rows, {} features)\n{}", data_path, ds.num_rows(),
-               ds.num_features(), problem.describe());
+  if (!f.quiet && lead) {
+    fmt::print(stderr, "training on {} ({} rows, {} features{})\n{}", data_path, shard.total_rows,
+               ds.num_features(),
+               distributed ? fmt::format(", {} ranks", process_group().size()) : "",
+               problem.describe());
     o.progress = [&](const IterationRecord& r) {
       if (!std::isnan(r.gap)) {
         fmt::print(stderr,
@@ -328,7 +349,7 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
                         {"candidates", result.num_candidates},
                         {"components", result.classifier.components.size()},
                         {"train_seconds", result.seconds},
-                        {"train_rows", ds.num_rows()}};
+                        {"train_rows", shard.total_rows}};
   if (!std::isnan(result.gap)) {
     report["lower_bound"] = p_sign(spec) * result.lower_bound;
     report["gap"] = result.gap;
@@ -341,6 +362,7 @@ int train_rate_constrained_cli(const Dataset& ds, const std::string& data_path,
       result.status == Termination::kConverged || result.status == Termination::kFeasible;
   const bool saved = finish_report(report, spec, result.classifier, named, validation_path, reader,
                                    threads, start, output, f.report, !ok, f.output_infeasible);
+  if (!lead) return ok ? 0 : kExitRuntime;
   fmt::print(
       "{}: {} ({} solver, {} iterations, {:.3f} s); {} of {} candidates in the stochastic "
       "model\n",
@@ -520,12 +542,11 @@ int run_train(int argc, const char* const* argv) {
   // --data may be a glob pattern; under mpirun each rank reads its share and the logistic
   // regression's sums run over every rank's rows (docs/scale.md).
   const bool distributed = is_distributed();
-  if (distributed &&
-      (!multilabel.model.empty() || one_vs_rest || problem.active() || !validation_path.empty()))
+  if (distributed && (!multilabel.model.empty() || one_vs_rest || !validation_path.empty()))
     throw InvalidArgument(
-        "over several ranks (mpirun) train fits logistic regression so far: leave out "
-        "--multilabel-model, --one-vs-rest, rate constraints (--minimize, --constraint, "
-        "--problem) and --validation (evaluate the model with mpirun ... rateopt eval)");
+        "over several ranks (mpirun) train fits logistic regression or a rate-constrained model "
+        "by the cutting-plane solver so far: leave out --multilabel-model, --one-vs-rest and "
+        "--validation (evaluate the model with mpirun ... rateopt eval)");
   const DataShard shard = load_data_shard(data_path, reader);
   const Dataset& ds = shard.data;
   const bool lead = process_group().rank() == 0;  // prints and writes for the group
@@ -541,7 +562,7 @@ int run_train(int argc, const char* const* argv) {
     throw InvalidArgument("--tune-c and --c-grid apply to --multilabel-model");
   if (one_vs_rest) return train_one_vs_rest(ds, data_path, options, output);
   if (problem.active())
-    return train_rate_constrained_cli(ds, data_path, validation_path, reader, problem,
+    return train_rate_constrained_cli(shard, data_path, validation_path, reader, problem,
                                       options.n_threads, output);
   if (ds.labels().kind != LabelKind::kBinary)
     throw InvalidArgument(

@@ -203,6 +203,13 @@ class Dataset {
   [[nodiscard]] const std::string& source() const noexcept { return source_; }
   void set_source(std::string source) { source_ = std::move(source); }
 
+  // The rows of each file this dataset was read from, in order (concat_rows sets them; empty: one
+  // part). Training sums over rows per part, so that the same files give the same bits in one
+  // process and over MPI ranks each holding whole files (rateopt/distributed.hpp).
+  [[nodiscard]] std::span<const std::size_t> row_parts() const noexcept { return row_parts_; }
+  // Throws InvalidArgument when the parts do not add up to num_rows().
+  void set_row_parts(std::vector<std::size_t> parts);
+
  private:
   FeatureMatrix features_;
   Labels labels_;
@@ -211,6 +218,7 @@ class Dataset {
   std::map<std::string, std::size_t, std::less<>> column_index_;  // name -> index in columns_
   Encoding encoding_;
   std::string source_;
+  std::vector<std::size_t> row_parts_;
 };
 
 // The rows of `parts`, in order, as one Dataset (the files of a `--data 'part-*.csv'` pattern, or

@@ -70,8 +70,22 @@ void sum_over_ranks(std::span<double> values);
 // The distinct strings of every rank's `local`, in order of first appearance over ranks in rank
 // order (what one process holding all the rows in rank order would list); on every rank.
 [[nodiscard]] std::vector<std::string> union_over_ranks(const std::vector<std::string>& local);
+// Every rank's `local`, in rank order, on rank `root` only (the other ranks get an empty list):
+// for data too large to copy to every rank (the rows' scores a threshold search sorts).
+[[nodiscard]] std::vector<std::string> gather_to(int root, std::string_view local);
 // Rank `root`'s `value` on every rank.
 [[nodiscard]] std::string broadcast_from(int root, std::string_view value);
+// Rank `root`'s `values` on every rank (resized to the root's length).
+void broadcast_from(int root, std::vector<double>& values);
+// Sums of per-row terms over this rank's rows, split in parts (the rows of each file, in order;
+// empty: one part of `rows` rows), continued over every rank: each part's rows are summed from
+// zero in row order by sum_part(begin, end, sums) (`sums` has `width` zeros), and the parts'
+// sums are added to the total in part order, rank after rank. The result, on every rank, has
+// the bits one process holding every part in that order gets, for any rank count; one part in
+// one process gives the plain sequential sum. A collective.
+[[nodiscard]] std::vector<double> sum_over_parts(
+    std::span<const std::size_t> parts, std::size_t rows, std::size_t width,
+    const std::function<void(std::size_t, std::size_t, std::span<double>)>& sum_part);
 
 // ---- MPI
 // -----------------------------------------------------------------------------------------

@@ -94,7 +94,10 @@ struct SliceCounts {
                                       std::span<const double> weights = {},
                                       std::span<const std::uint8_t> mask = {},
                                       std::span<const double> baseline = {});
-// Counts for a binary dataset (uses its weights and its "baseline" column when present).
+// Counts for a binary dataset (uses its weights and its "baseline" column when present). Sums run
+// per file part (Dataset::row_parts) in order; over several MPI ranks they are the counts of every
+// rank's rows (a collective: rateopt/distributed.hpp), with the bits of one process reading the
+// same files.
 [[nodiscard]] SliceCounts count_slice(const Dataset& data, std::span<const std::uint8_t> mask,
                                       std::span<const double> predictions);
 

@@ -203,6 +203,61 @@ std::string broadcast_from(int root, std::string_view value) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
+std::vector<std::string> gather_to(int root, std::string_view local) {
+  ProcessGroup& g = process_group();
+  const int n = g.size();
+  RATEOPT_CHECK(root >= 0 && root < n, "root rank {} is not in [0, {})", root, n);
+  if (n == 1) return {std::string(local)};
+  if (g.rank() != root) {
+    const auto* p = reinterpret_cast<const std::byte*>(local.data());
+    g.send(root, std::span(p, local.size()));
+    return {};
+  }
+  std::vector<std::string> out(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    if (r == root) {
+      out[static_cast<std::size_t>(r)] = std::string(local);
+      continue;
+    }
+    const std::vector<std::byte> bytes = g.receive(r);
+    out[static_cast<std::size_t>(r)].assign(reinterpret_cast<const char*>(bytes.data()),
+                                            bytes.size());
+  }
+  return out;
+}
+
+void broadcast_from(int root, std::vector<double>& values) {
+  ProcessGroup& g = process_group();
+  RATEOPT_CHECK(root >= 0 && root < g.size(), "root rank {} is not in [0, {})", root, g.size());
+  if (g.size() == 1) return;
+  std::vector<std::byte> bytes = detail::broadcast_bytes(
+      g, root, g.rank() == root ? to_bytes(values) : std::vector<std::byte>{});
+  values.resize(bytes.size() / sizeof(double));
+  if (!values.empty()) std::memcpy(values.data(), bytes.data(), bytes.size());
+}
+
+std::vector<double> sum_over_parts(
+    std::span<const std::size_t> parts, std::size_t rows, std::size_t width,
+    const std::function<void(std::size_t, std::size_t, std::span<double>)>& sum_part) {
+  std::size_t in_parts = 0;
+  for (const std::size_t p : parts) in_parts += p;
+  RATEOPT_CHECK(parts.empty() || in_parts == rows, "the parts add up to {} rows, expected {}",
+                in_parts, rows);
+  const std::array<std::size_t, 1> one_part{rows};
+  const std::span<const std::size_t> list = parts.empty() ? std::span(one_part) : parts;
+  // Each part's sums first (the rows' work), then the cheap fold of the parts in order.
+  std::vector<std::vector<double>> part_sums(list.size(), std::vector<double>(width, 0.0));
+  std::size_t begin = 0;
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    sum_part(begin, begin + list[k], part_sums[k]);
+    begin += list[k];
+  }
+  return fold_over_ranks(std::vector<double>(width, 0.0), [&](std::vector<double>& total) {
+    for (const std::vector<double>& s : part_sums)
+      for (std::size_t j = 0; j < width; ++j) total[j] += s[j];
+  });
+}
+
 bool launched_by_mpi() noexcept {
   constexpr std::array<const char*, 3> kLauncherVariables{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
                                                           "PMIX_RANK"};

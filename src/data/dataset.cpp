@@ -346,6 +346,14 @@ Dataset::Dataset(FeatureMatrix features, Labels labels)
                 "labels have {} entries, features have {} rows", labels_.size(), features_.rows());
 }
 
+void Dataset::set_row_parts(std::vector<std::size_t> parts) {
+  std::size_t rows = 0;
+  for (const std::size_t p : parts) rows += p;
+  RATEOPT_CHECK(parts.empty() || rows == num_rows(),
+                "row parts add up to {} rows, expected the dataset's {}", rows, num_rows());
+  row_parts_ = std::move(parts);
+}
+
 void Dataset::set_weights(std::vector<double> weights) {
   RATEOPT_CHECK(weights.empty() || weights.size() == num_rows(),
                 "weights have {} entries, expected one per row ({})", weights.size(), num_rows());
@@ -498,6 +506,15 @@ Dataset concat_rows(std::vector<Dataset> parts) {
   for (const Column& c : first.columns()) out.add_column(stack_column(parts, c.name));
   out.encoding() = first.encoding();
   out.set_source(first.source());
+  std::vector<std::size_t> row_parts;
+  for (const Dataset& p : parts) {
+    if (p.row_parts().empty()) {
+      row_parts.push_back(p.num_rows());
+    } else {
+      row_parts.insert(row_parts.end(), p.row_parts().begin(), p.row_parts().end());
+    }
+  }
+  out.set_row_parts(std::move(row_parts));
   return out;
 }
 

@@ -75,19 +75,6 @@ void check_not_distributed(const RateRef& rate) {
                 rate.metric, process_group().size());
 }
 
-// The counts of every rank's rows, summed in rank order (the identity with one process).
-void sum_counts_over_ranks(SliceCounts& c) {
-  if (!is_distributed()) return;
-  std::array<double, 8> v{c.confusion.tp, c.confusion.fp, c.confusion.fn, c.confusion.tn,
-                          c.total,        c.changes,      c.wins,         c.losses};
-  sum_over_ranks(v);
-  c.confusion = {v[0], v[1], v[2], v[3]};
-  c.total = v[4];
-  c.changes = v[5];
-  c.wins = v[6];
-  c.losses = v[7];
-}
-
 // roc_auc / average_precision on binary data.
 double ranking_rate(const RateRef& rate, const NamedData& d) {
   check_not_distributed(rate);
@@ -139,8 +126,8 @@ double binary_rate(const RateRef& rate, const ResolvedName& name, const NamedDat
                 "expected {}",
                 rate.metric, dataset_label(d), pred.prob_positive.size(), n);
   const std::vector<std::uint8_t> mask = slice_mask(ds, rate.slice);
-  SliceCounts counts = count_slice(ds, mask, pred.prob_positive);
-  sum_counts_over_ranks(counts);
+  // Over several ranks, the counts of every rank's rows (count_slice sums them).
+  const SliceCounts counts = count_slice(ds, mask, pred.prob_positive);
   // compute_metric validates the parameter; "{}" prints the shortest text that reads back to
   // the same double.
   const std::string spec =

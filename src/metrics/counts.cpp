@@ -6,6 +6,7 @@
 
 #include "common/check.hpp"
 #include "metrics/metrics_impl.hpp"
+#include "rateopt/distributed.hpp"
 #include "rateopt/metrics.hpp"
 
 namespace rateopt {
@@ -19,16 +20,16 @@ bool is_probability(double p) noexcept {
   return p >= 0 && p <= 1;
 }  // false for NaN
 
-// Sequential accumulation in row order (deterministic). `label_of(i)` gives y_i in {0, 1},
-// `baseline_of(i)` b_i in [0, 1] (only called when has_baseline).
+// Sequential accumulation of rows [begin, end) in row order (deterministic). `label_of(i)` gives
+// y_i in {0, 1}, `baseline_of(i)` b_i in [0, 1] (only called when has_baseline).
 template <typename LabelOf, typename BaselineOf>
-SliceCounts accumulate(std::size_t n, std::span<const double> predictions,
+SliceCounts accumulate(std::size_t begin, std::size_t end, std::span<const double> predictions,
                        std::span<const double> weights, std::span<const std::uint8_t> mask,
                        bool has_baseline, LabelOf&& label_of, BaselineOf&& baseline_of) {
   SliceCounts out;
   Confusion& c = out.confusion;
   double total = 0, changes = 0, wins = 0, losses = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = begin; i < end; ++i) {
     if (!selected(mask, i)) continue;
     const double w = weight_of(weights, i);
     const double p = predictions[i];
@@ -83,7 +84,7 @@ SliceCounts count_slice(std::span<const std::int32_t> labels, std::span<const do
     RATEOPT_CHECK(is_probability(baseline[i]),
                   "baseline[{}] is {}, expected 0, 1 or a probability in [0, 1]", i, baseline[i]);
   return accumulate(
-      n, predictions, weights, mask, !baseline.empty(), [&](std::size_t i) { return labels[i]; },
+      0, n, predictions, weights, mask, !baseline.empty(), [&](std::size_t i) { return labels[i]; },
       [&](std::size_t i) { return baseline[i]; });
 }
 
@@ -131,10 +132,32 @@ SliceCounts count_slice(const Dataset& data, std::span<const std::uint8_t> mask,
                     i, base->levels[static_cast<std::size_t>(code)]);
     }
   }
-  return accumulate(
-      n, predictions, data.weights(), mask, base != nullptr,
-      [&](std::size_t i) { return labels.empty() ? 0 : labels[i]; },
-      [&](std::size_t i) { return level_prob[static_cast<std::size_t>(base->codes[i])]; });
+  // Per file part, then the parts in order, continued over every rank (sum_over_parts): the
+  // bits one process reading the same files gets.
+  const std::vector<double> v = sum_over_parts(
+      data.row_parts(), n, 8, [&](std::size_t begin, std::size_t end, std::span<double> out) {
+        const SliceCounts c = accumulate(
+            begin, end, predictions, data.weights(), mask, base != nullptr,
+            [&](std::size_t i) { return labels.empty() ? 0 : labels[i]; },
+            [&](std::size_t i) { return level_prob[static_cast<std::size_t>(base->codes[i])]; });
+        out[0] = c.confusion.tp;
+        out[1] = c.confusion.fp;
+        out[2] = c.confusion.fn;
+        out[3] = c.confusion.tn;
+        out[4] = c.total;
+        out[5] = c.changes;
+        out[6] = c.wins;
+        out[7] = c.losses;
+      });
+  SliceCounts out;
+  out.confusion = {v[0], v[1], v[2], v[3]};
+  out.total = v[4];
+  if (base != nullptr) {
+    out.changes = v[5];
+    out.wins = v[6];
+    out.losses = v[7];
+  }
+  return out;
 }
 
 }  // namespace rateopt

@@ -36,8 +36,10 @@
 // oracle", the standard of fairlearn's ExponentiatedGradient too.
 #include <ClpSimplex.hpp>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -48,6 +50,7 @@
 
 #include "common/check.hpp"
 #include "common/numeric.hpp"
+#include "rateopt/distributed.hpp"
 #include "rateopt/logistic.hpp"
 #include "train/lp_limits.hpp"
 #include "train/train_impl.hpp"
@@ -126,6 +129,90 @@ Master solve_master(const std::vector<MasterColumn>& cols, std::size_t m, double
   return r;
 }
 
+// Over several ranks the LPs are solved on rank 0 and their answers broadcast, so that every
+// rank goes on from the same bits (CLP's time limit could end a solve differently elsewhere).
+Master solve_master_on_root(const std::vector<MasterColumn>& cols, std::size_t m, double big_m) {
+  if (!is_distributed()) return solve_master(cols, m, big_m);
+  const std::size_t n = cols.size();
+  std::vector<double> packed;
+  if (process_group().rank() == 0) {
+    const Master r = solve_master(cols, m, big_m);
+    packed = r.weights;
+    packed.insert(packed.end(), r.mu.begin(), r.mu.end());
+    packed.push_back(r.value);
+    packed.push_back(r.slack);
+  }
+  broadcast_from(0, packed);
+  RATEOPT_CHECK(packed.size() == n + m + 2,
+                "cutting-plane solver: the master LP's answer has {} "
+                "values, expected {}",
+                packed.size(), n + m + 2);
+  Master r;
+  r.weights.assign(packed.begin(), packed.begin() + static_cast<std::ptrdiff_t>(n));
+  r.mu.assign(packed.begin() + static_cast<std::ptrdiff_t>(n),
+              packed.begin() + static_cast<std::ptrdiff_t>(n + m));
+  r.value = packed[n + m];
+  r.slack = packed[n + m + 1];
+  return r;
+}
+
+ShrinkResult shrink_on_root(std::span<const double> f, std::span<const double> g, std::size_t m) {
+  if (!is_distributed()) return shrink_candidates(f, g, m);
+  const std::size_t n = f.size();
+  std::vector<double> packed;
+  if (process_group().rank() == 0) {
+    const ShrinkResult r = shrink_candidates(f, g, m);
+    packed = r.weights;
+    packed.push_back(r.objective);
+    packed.push_back(r.max_violation);
+    packed.push_back(r.feasible ? 1 : 0);
+  }
+  broadcast_from(0, packed);
+  RATEOPT_CHECK(packed.size() == n + 3,
+                "cutting-plane solver: the shrinking LP's answer has {} "
+                "values, expected {}",
+                packed.size(), n + 3);
+  ShrinkResult r;
+  r.weights.assign(packed.begin(), packed.begin() + static_cast<std::ptrdiff_t>(n));
+  r.objective = packed[n];
+  r.max_violation = packed[n + 1];
+  r.feasible = packed[n + 2] != 0;
+  return r;
+}
+
+// A row of a threshold search: its score, its cost when predicted positive, and its index among
+// every rank's rows (ties in score keep the lower index first).
+struct ScoredRow {
+  double score = 0;
+  double cost = 0;
+  double index = 0;
+};
+
+// The shift of the threshold (on the rows' scores) that minimises the sum of the costs of the
+// rows predicted positive (score above it); nothing when there are no rows. Only boundaries
+// between distinct scores are achievable.
+std::optional<double> best_cut(std::vector<ScoredRow>& rows) {
+  const std::size_t n = rows.size();
+  if (n == 0) return std::nullopt;
+  std::sort(rows.begin(), rows.end(), [](const ScoredRow& a, const ScoredRow& b) {
+    return a.score > b.score || (a.score == b.score && a.index < b.index);
+  });
+  // Predicting the top k rows positive costs the prefix sum up to k.
+  double run = 0, best = 0;
+  std::size_t best_k = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    run += rows[k].cost;
+    const bool boundary = k + 1 == n || rows[k + 1].score < rows[k].score;
+    if (boundary && run < best) {
+      best = run;
+      best_k = k + 1;
+    }
+  }
+  if (best_k == 0) return rows[0].score + 1;
+  if (best_k == n) return rows[n - 1].score - 1;
+  return 0.5 * (rows[best_k - 1].score + rows[best_k].score);
+}
+
 double lagrangian(const MasterColumn& c, std::span<const double> mu) {
   double v = c.f;
   for (std::size_t j = 0; j < mu.size(); ++j) v += mu[j] * c.g[j];
@@ -154,6 +241,23 @@ FeatureMatrix stack_rows(const RateProblem::Impl& p) {
                             p.num_features);
 }
 
+// The parts of the stacked rows (Dataset::row_parts of each dataset in turn); empty when no
+// dataset has parts (one part).
+std::vector<std::size_t> stacked_parts(const RateProblem::Impl& p) {
+  std::vector<std::size_t> out;
+  bool any = false;
+  for (const TrainingData& td : p.data) {
+    const std::span<const std::size_t> parts = td.data->row_parts();
+    any = any || !parts.empty();
+    if (parts.empty()) {
+      out.push_back(td.data->num_rows());
+    } else {
+      out.insert(out.end(), parts.begin(), parts.end());
+    }
+  }
+  return any ? out : std::vector<std::size_t>{};
+}
+
 // The reduction's cost-sensitive step (Agarwal et al. 2018): weighted logistic regression on
 // labels 1{c_i < 0} with weights |c_i| normalised to sum to the number of rows that carry a
 // cost (rows of zero weight carry none, so dropping them changes nothing), warm-started.
@@ -161,13 +265,18 @@ FeatureMatrix stack_rows(const RateProblem::Impl& p) {
 std::optional<LogisticRegressionResult> weighted_fit(const FeatureMatrix& x,
                                                      std::span<const double> cost, double c,
                                                      bool fit_intercept, int n_threads,
-                                                     const std::optional<LinearModel>& warm) {
-  double total = 0;
-  std::size_t costed = 0;
-  for (double v : cost) {
-    total += std::fabs(v);
-    costed += v != 0 ? 1 : 0;
-  }
+                                                     const std::optional<LinearModel>& warm,
+                                                     std::span<const std::size_t> parts = {}) {
+  // [sum |c_i|, rows with a cost] over every part and rank.
+  const std::vector<double> sums = sum_over_parts(
+      parts, cost.size(), 2, [&](std::size_t begin, std::size_t end, std::span<double> out) {
+        for (std::size_t i = begin; i < end; ++i) {
+          out[0] += std::fabs(cost[i]);
+          out[1] += cost[i] != 0 ? 1 : 0;
+        }
+      });
+  const double total = sums[0];
+  const auto costed = static_cast<std::size_t>(sums[1]);
   if (!(total > 0)) return std::nullopt;
   std::vector<std::int32_t> labels(cost.size());
   std::vector<double> weights(cost.size());
@@ -182,6 +291,7 @@ std::optional<LogisticRegressionResult> weighted_fit(const FeatureMatrix& x,
   lo.n_threads = n_threads;
   lo.tol = 1e-3;
   lo.initial = warm;
+  lo.row_parts.assign(parts.begin(), parts.end());
   return fit_logistic_regression(x, labels, weights, lo);
 }
 
@@ -195,12 +305,38 @@ class CuttingPlane {
         p_(problem.impl()),
         o_(options),
         predict_(predict),
-        x_(predict ? FeatureMatrix{} : stack_rows(p_)) {
+        parts_(stacked_parts(p_)) {
+    if (is_distributed()) {
+      // Every rank holds its rows of the one dataset; the multipliers and LPs are shared.
+      RATEOPT_CHECK(p_.data.size() == 1,
+                    "over several ranks the cutting-plane solver takes one dataset, got {}",
+                    p_.data.size());
+      RATEOPT_CHECK(predict_ == nullptr && !o_.oracle,
+                    "over several ranks the cutting-plane solver needs its own logistic oracle "
+                    "(a user or prediction oracle sees one rank's rows only)");
+    }
     for (const TrainingData& td : p_.data) {
       offsets_.push_back(rows_);
       rows_ += td.data->num_rows();
     }
-    if (!predict_) group_features_ = group_indicator_features();
+    if (!predict_) {
+      // One sparse dataset is its own stack (no copy).
+      if (p_.data.size() == 1 && p_.data[0].data->features().is_sparse()) {
+        x_ = &p_.data[0].data->features();
+      } else {
+        stacked_ = stack_rows(p_);
+        x_ = &*stacked_;
+      }
+      group_features_ = group_indicator_features();
+    }
+    // The stacked row index of this rank's first row over every rank (threshold searches break
+    // ties by it, as one process holding every row would).
+    if (is_distributed()) {
+      (void)fold_over_ranks({0.0}, [&](std::vector<double>& v) {
+        first_row_ = static_cast<std::size_t>(v[0]);
+        v[0] += static_cast<double>(rows_);
+      });
+    }
   }
 
   TrainResult run();
@@ -221,7 +357,7 @@ class CuttingPlane {
       cols[i].g.assign(g.begin() + static_cast<std::ptrdiff_t>(i * m),
                        g.begin() + static_cast<std::ptrdiff_t>((i + 1) * m));
     }
-    const Master master = solve_master(cols, m, o_.multiplier_bound);
+    const Master master = solve_master_on_root(cols, m, o_.multiplier_bound);
     for (MasterColumn& c : columns_at(master.mu)) cols.push_back(std::move(c));
     double lb = kInf;
     for (const MasterColumn& c : cols) lb = std::min(lb, lagrangian(c, master.mu));
@@ -229,6 +365,14 @@ class CuttingPlane {
   }
 
  private:
+  // TrainOptions::should_stop; over several ranks rank 0's answer, so that every rank stops at
+  // the same round.
+  [[nodiscard]] bool stop_requested() const {
+    std::vector<double> stop{o_.should_stop && o_.should_stop() ? 1.0 : 0.0};
+    if (is_distributed()) broadcast_from(0, stop);
+    return stop[0] != 0;
+  }
+
   // Per-row costs of L(h, mu) (stacked rows).
   [[nodiscard]] std::vector<double> row_costs(std::span<const double> mu) const {
     std::vector<double> beta(p_.atoms.size(), 0.0);
@@ -299,37 +443,35 @@ class CuttingPlane {
   [[nodiscard]] LinearModel best_intercept(const LinearModel& m,
                                            std::span<const double> cost) const {
     std::vector<double> s(rows_);
-    m.scores(x_, s, o_.n_threads);
+    m.scores(*x_, s, o_.n_threads);
     // Rows without cost do not matter (nor move the cut: zero-weight rows change nothing).
-    std::vector<std::size_t> order;
+    std::vector<ScoredRow> rows;
     for (std::size_t i = 0; i < rows_; ++i)
-      if (cost[i] != 0) order.push_back(i);
+      if (cost[i] != 0) rows.push_back({s[i], cost[i], static_cast<double>(first_row_ + i)});
     LinearModel out = m;
-    const std::size_t n = order.size();
-    if (n == 0) return out;
-    std::sort(order.begin(), order.end(),
-              [&](std::size_t a, std::size_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
-    // Predicting the top k rows positive costs prefix[k]; only boundaries between distinct
-    // scores are achievable.
-    double run = 0, best = 0;
-    std::size_t best_k = 0;
-    for (std::size_t k = 0; k < n; ++k) {
-      run += cost[order[k]];
-      const bool boundary = k + 1 == n || s[order[k + 1]] < s[order[k]];
-      if (boundary && run < best) {
-        best = run;
-        best_k = k + 1;
+    if (!is_distributed()) {
+      if (const std::optional<double> cut = best_cut(rows)) out.bias -= *cut;
+      return out;
+    }
+    // Over several ranks: one sort of every rank's costed rows on rank 0 (24 bytes a row), the
+    // cut broadcast.
+    const std::string_view mine(reinterpret_cast<const char*>(rows.data()),
+                                rows.size() * sizeof(ScoredRow));
+    std::vector<double> cut;
+    if (process_group().rank() == 0) {
+      std::vector<ScoredRow> all;
+      for (const std::string& part : gather_to(0, mine)) {
+        const std::size_t k = part.size() / sizeof(ScoredRow);
+        const std::size_t at = all.size();
+        all.resize(at + k);
+        if (k > 0) std::memcpy(all.data() + at, part.data(), k * sizeof(ScoredRow));
       }
-    }
-    double cut = 0;  // new threshold on the old score
-    if (best_k == 0) {
-      cut = s[order[0]] + 1;
-    } else if (best_k == n) {
-      cut = s[order[n - 1]] - 1;
+      if (const std::optional<double> c = best_cut(all)) cut.push_back(*c);
     } else {
-      cut = 0.5 * (s[order[best_k - 1]] + s[order[best_k]]);
+      (void)gather_to(0, mine);
     }
-    out.bias -= cut;
+    broadcast_from(0, cut);
+    if (!cut.empty()) out.bias -= cut[0];
     return out;
   }
 
@@ -352,7 +494,7 @@ class CuttingPlane {
       if (feats.size() < 2) continue;
       std::vector<int> set(rows_, 0);
       bool ok = true;
-      const CsrView v = x_.csr_view();
+      const CsrView v = x_->csr_view();
       for (std::size_t i = 0; i < v.rows && ok; ++i)
         for (auto k = v.indptr[i]; k < v.indptr[i + 1] && ok; ++k) {
           const auto j = static_cast<std::size_t>(v.indices[static_cast<std::size_t>(k)]);
@@ -360,6 +502,11 @@ class CuttingPlane {
           const double val = v.values[static_cast<std::size_t>(k)];
           ok = val == 0 || (val == 1 && ++set[i] == 1);
         }
+      if (is_distributed()) {  // on every rank's rows
+        std::array<double, 1> bad{ok ? 0.0 : 1.0};
+        sum_over_ranks(bad);
+        ok = bad[0] == 0;
+      }
       if (ok) return feats;
     }
     return {};
@@ -379,7 +526,7 @@ class CuttingPlane {
       return {o_.oracle(problem_, OracleCosts{per, beta})};
     }
     std::optional<LogisticRegressionResult> result =
-        weighted_fit(x_, cost, o_.c, o_.fit_intercept, o_.n_threads, warm_);
+        weighted_fit(*x_, cost, o_.c, o_.fit_intercept, o_.n_threads, warm_, parts_);
     if (!result) return {LinearModel{std::vector<double>(p_.num_features, 0.0), -1}};
     LogisticRegressionResult& fit = *result;
     lr_iterations_ += fit.iterations;
@@ -409,7 +556,10 @@ class CuttingPlane {
   const RateProblem::Impl& p_;
   const TrainOptions& o_;
   const PredictionOracle* predict_ = nullptr;
-  FeatureMatrix x_;
+  std::vector<std::size_t> parts_;  // stacked_parts
+  std::optional<FeatureMatrix> stacked_;
+  const FeatureMatrix* x_ = nullptr;  // the oracle's rows: stacked_, or the one sparse dataset
+  std::size_t first_row_ = 0;         // over several ranks: rows on the ranks before this one
   std::vector<std::size_t> offsets_;
   std::size_t rows_ = 0;
   std::vector<std::size_t> group_features_;
@@ -474,7 +624,7 @@ TrainResult CuttingPlane::run() {
       // clang-tidy 14 takes an infinite constant in ?: for a narrowing conversion.
       // NOLINTNEXTLINE(bugprone-narrowing-conversions)
       const double previous = t > 0 ? master.value : kInf;
-      master = solve_master(cols, m, big_m);
+      master = solve_master_on_root(cols, m, big_m);
       gap = master.value - lb_best;
       const bool improved = master.value < previous - 1e-12;
       if (o_.progress && (t % std::max(1, o_.progress_every) == 0 || gap <= tol)) {
@@ -496,14 +646,14 @@ TrainResult CuttingPlane::run() {
       }
       if (gap <= tol && master.slack > 1e-9 && big_m < 1e6) {
         big_m = std::min(1e6, 10 * big_m);
-        master = solve_master(cols, m, big_m);
+        master = solve_master_on_root(cols, m, big_m);
         gap = kInf;
       }
       if (gap <= tol) {
         ++t;
         break;
       }
-      if (o_.should_stop && o_.should_stop()) {
+      if (stop_requested()) {
         interrupted = true;
         ++t;
         break;
@@ -543,7 +693,7 @@ TrainResult CuttingPlane::run() {
       for (std::size_t j = 0; j < m; ++j) mu[j] = s * base[j];
       std::vector<MasterColumn> fresh = add_columns(mu);
       ++search_calls;
-      interrupted = interrupted || (o_.should_stop && o_.should_stop());
+      interrupted = interrupted || stop_requested();
       found = found || any_feasible(fresh);
       bool active_violated = true;
       for (const MasterColumn& c : fresh) {
@@ -572,7 +722,7 @@ TrainResult CuttingPlane::run() {
   // exact): when the certificate no longer holds over all columns, resume the rounds from the
   // LP's multipliers over all of them.
   if (search_calls > 0 && t < o_.iterations && !interrupted) {
-    master = solve_master(cols, m, big_m);
+    master = solve_master_on_root(cols, m, big_m);
     lb_best = -kInf;
     for (const std::vector<double>& mu : queries)
       lb_best = std::max(lb_best, lower_bound(cols, mu));
@@ -590,7 +740,7 @@ TrainResult CuttingPlane::run() {
     f[i] = cols[i].f;
     for (std::size_t j = 0; j < m; ++j) g[i * m + j] = cols[i].g[j];
   }
-  const ShrinkResult sr = shrink_candidates(f, g, m);
+  const ShrinkResult sr = shrink_on_root(f, g, m);
   std::vector<double> mix(p_.atoms.size(), 0.0);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t a = 0; a < mix.size(); ++a) mix[a] += sr.weights[i] * cols[i].atoms[a];

@@ -9,6 +9,7 @@
 
 #include "common/check.hpp"
 #include "common/enum_names.hpp"
+#include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/metrics.hpp"
 #include "train/train_impl.hpp"
@@ -122,7 +123,14 @@ class Builder {
     a.dataset = d;
     a.rows = std::move(rows);
     a.coef = std::move(coef);
-    for (double c : a.coef) a.capacity += c;
+    // sum of coef over every part and rank (rows of later parts have larger indices).
+    a.capacity = sum_over_parts(p_.data[d].data->row_parts(), p_.data[d].data->num_rows(), 1,
+                                [&](std::size_t begin, std::size_t end, std::span<double> out) {
+                                  const auto first =
+                                      std::lower_bound(a.rows.begin(), a.rows.end(), begin);
+                                  for (auto it = first; it != a.rows.end() && *it < end; ++it)
+                                    out[0] += a.coef[static_cast<std::size_t>(it - a.rows.begin())];
+                                })[0];
     a.description = description;
     a.label = y;
     const std::size_t index = p_.atoms.size();
@@ -169,9 +177,7 @@ class Builder {
     // cell index = 2 * label + baseline (or label alone).
     std::vector<std::size_t> rows[4];
     std::vector<double> wts[4];
-    double cell_weight[4] = {0, 0, 0, 0};
-    for (std::size_t i = 0; i < mask.size(); ++i) {
-      if (mask[i] == 0) continue;
+    const auto cell_of = [&](std::size_t i) {
       const int y = labelled ? ds.labels().values[i] : 0;
       int b = 0;
       if (leaf.has_baseline) {
@@ -179,18 +185,38 @@ class Builder {
                       ref.to_string(), i, label);
         b = base[i];
       }
-      const int c = leaf.has_baseline ? 2 * y + b : y;
+      return leaf.has_baseline ? 2 * y + b : y;
+    };
+    for (std::size_t i = 0; i < mask.size(); ++i) {
+      if (mask[i] == 0) continue;
+      const auto c = static_cast<std::size_t>(cell_of(i));
       rows[c].push_back(i);
       wts[c].push_back(ds.weight(i));
-      cell_weight[c] += ds.weight(i);
-      leaf.total += ds.weight(i);
-      (y == 1 ? leaf.positives : leaf.negatives) += ds.weight(i);
     }
+    // The weights per cell and of the slice over every part and rank (sum_over_parts): [cell
+    // weight x4, total, positives, negatives, row count per cell x4].
+    const std::vector<double> sums =
+        sum_over_parts(p_.data[leaf.dataset].data->row_parts(), ds.num_rows(), 11,
+                       [&](std::size_t begin, std::size_t end, std::span<double> out) {
+                         for (std::size_t i = begin; i < end; ++i) {
+                           if (mask[i] == 0) continue;
+                           const auto c = static_cast<std::size_t>(cell_of(i));
+                           const double w = ds.weight(i);
+                           out[c] += w;
+                           out[4] += w;
+                           out[(leaf.has_baseline ? c / 2 : c) == 1 ? 5 : 6] += w;
+                           out[7 + c] += 1;
+                         }
+                       });
+    double cell_weight[4] = {sums[0], sums[1], sums[2], sums[3]};
+    leaf.total = sums[4];
+    leaf.positives = sums[5];
+    leaf.negatives = sums[6];
     RATEOPT_CHECK(leaf.total > 0, "the slice of '{}' is empty in {} (no rows with positive weight)",
                   ref.to_string(), label);
     const std::string slice_key = ref.slice.to_string();
     for (int c = 0; c < (leaf.has_baseline ? 4 : 2); ++c) {
-      if (rows[c].empty()) continue;
+      if (sums[7 + static_cast<std::size_t>(c)] == 0) continue;  // no row on any rank
       for (double& w : wts[c]) w /= leaf.total;
       const int y = leaf.has_baseline ? c / 2 : c;
       const int b = leaf.has_baseline ? c % 2 : -1;
@@ -710,8 +736,12 @@ RateProblem RateProblem::build(const ProblemSpec& spec, std::vector<TrainingData
   // Group shorthands (parity, max_over, min_over) expand over the training data's columns.
   const ColumnLevels levels = [&](std::string_view dataset,
                                   std::string_view column) -> std::vector<std::string> {
-    for (const TrainingData& td : p.data)
-      if (dataset.empty() || td.name == dataset) return column_levels(*td.data, column);
+    for (const TrainingData& td : p.data) {
+      if (!dataset.empty() && td.name != dataset) continue;
+      // Over several ranks: the levels of every rank's rows, in first-appearance order.
+      if (is_distributed()) return union_over_ranks(column_levels(*td.data, column));
+      return column_levels(*td.data, column);
+    }
     throw NotFound(fmt::format("no dataset named '{}'", dataset));
   };
   const auto add_expr = [&](const std::string& text) {
@@ -823,13 +853,30 @@ std::vector<double> RateProblem::atom_values(
     RATEOPT_CHECK(predictions[d].size() == p.data[d].data->num_rows(),
                   "predictions for {} have {} entries, expected {}", data_label(p, d),
                   predictions[d].size(), p.data[d].data->num_rows());
+  // Per dataset: its atoms summed over its parts and every rank (sum_over_parts).
   std::vector<double> out(p.atoms.size(), 0.0);
-  for (std::size_t k = 0; k < p.atoms.size(); ++k) {
-    const Atom& a = p.atoms[k];
-    const std::vector<double>& pred = predictions[a.dataset];
-    double s = 0;
-    for (std::size_t r = 0; r < a.rows.size(); ++r) s += a.coef[r] * pred[a.rows[r]];
-    out[k] = s;
+  for (std::size_t d = 0; d < p.data.size(); ++d) {
+    std::vector<std::size_t> mine;
+    for (std::size_t k = 0; k < p.atoms.size(); ++k)
+      if (p.atoms[k].dataset == d) mine.push_back(k);
+    if (mine.empty()) continue;
+    const std::vector<double>& pred = predictions[d];
+    // Where each atom's rows of the part being summed start (parts come in row order).
+    std::vector<std::size_t> next(mine.size(), 0);
+    const std::vector<double> sums =
+        sum_over_parts(p.data[d].data->row_parts(), p.data[d].data->num_rows(), mine.size(),
+                       [&](std::size_t /*begin*/, std::size_t end, std::span<double> part) {
+                         for (std::size_t j = 0; j < mine.size(); ++j) {
+                           const Atom& a = p.atoms[mine[j]];
+                           double s = 0;
+                           std::size_t r = next[j];
+                           for (; r < a.rows.size() && a.rows[r] < end; ++r)
+                             s += a.coef[r] * pred[a.rows[r]];
+                           next[j] = r;
+                           part[j] = s;
+                         }
+                       });
+    for (std::size_t j = 0; j < mine.size(); ++j) out[mine[j]] = sums[j];
   }
   return out;
 }

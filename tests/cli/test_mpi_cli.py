@@ -192,6 +192,35 @@ def test_train_gives_the_same_model_file_for_1_to_4_ranks(cli, mpirun, train_sha
     assert 0.13 < got["error"] < 0.17
 
 
+def test_rate_constrained_train_gives_the_same_model_file_for_1_to_4_ranks(cli, mpirun,
+                                                                          train_shards, tmp_path):
+    """Error under a demographic-parity constraint (the cutting-plane solver: weighted logistic
+    oracle, exact intercept and per-group thresholds, LPs on rank 0) over the four shards: one
+    process and 1-4 ranks write byte-identical model files, the mixture meets the constraint, and
+    eval over ranks agrees with the report."""
+    pattern = str(train_shards / "part-*.csv")
+    problem = ["--minimize", "error", "--constraint", "ppr[sex=Female] >= 0.8 * ppr[sex=Male]",
+               "--quiet"]
+    one = tmp_path / "one.json"
+    cli.run("train", "--data", pattern, *ADULT, *problem, "--output", one)
+    model = json.loads(one.read_text())
+    report = model["report"]
+    assert report["solver"] == "cutting-plane" and report["status"] == "converged"
+    assert report["train_rows"] == 30162
+    assert len(model["components"]) >= 2
+    train = report["train"]["stochastic"]
+    assert train["constraints"][0]["violation"] <= 1e-6
+    for ranks in (1, 2, 3, 4):
+        out = tmp_path / f"ranks-{ranks}.json"
+        proc = mpirun(ranks, "train", "--data", pattern, *ADULT, *problem, "--output", out)
+        assert out.read_bytes() == one.read_bytes(), ranks
+        assert proc.stdout.count("model written to") == 1
+    # The report's training values are what eval over ranks measures for the model.
+    proc = mpirun(3, *eval_args(pattern, "--model", one, "--mode", "probability"))
+    got = values(proc.stdout)[1]
+    assert got["error"] == pytest.approx(train["objective"], abs=1e-12)
+
+
 def test_train_errors_end_every_rank_without_a_model(mpirun, train_shards, tmp_path):
     for k in range(4):
         shutil.copy(train_shards / f"part-{k}.csv", tmp_path / f"part-{k}.csv")
@@ -217,11 +246,20 @@ def test_train_errors_end_every_rank_without_a_model(mpirun, train_shards, tmp_p
     assert proc.returncode == 2, proc.stderr
     assert "part-3.csv:6" in proc.stderr and "rank 2 of 3" in proc.stderr
     assert not out.exists()
-    # Rate-constrained training does not run over ranks yet, and says so.
-    proc = mpirun(2, "train", "--data", train_shards / "part-*.csv", *ADULT, "--minimize", "error",
-                  "--constraint", "ppr[sex=Female] >= 0.8 * ppr[sex=Male]", "--output", out,
+    # Rate-constrained problems that need another solver than cutting-plane, or extra
+    # datasets, do not run over ranks yet, and say so.
+    pattern = train_shards / "part-*.csv"
+    proc = mpirun(2, "train", "--data", pattern, *ADULT, "--maximize", "f1", "--output", out,
                   check=False)
-    assert proc.returncode == 2 and "fits logistic regression so far" in proc.stderr
+    assert proc.returncode == 2 and "needs the ratio solver" in proc.stderr, proc.stderr
+    proc = mpirun(2, "train", "--data", pattern, *ADULT, "--minimize", "error", "--constraint",
+                  "ppr[sex=Female] >= 0.8 * ppr[sex=Male]", "--solver", "proxy", "--output", out,
+                  check=False)
+    assert proc.returncode == 2 and "--solver proxy needs the proxy solver" in proc.stderr
+    proc = mpirun(2, "train", "--data", pattern, *ADULT, "--minimize", "error", "--dataset",
+                  f"other={train_shards / 'part-0.csv'}", "--output", out, check=False)
+    assert proc.returncode == 2 and "leave out --dataset" in proc.stderr
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("mode", ["deterministic", "probability"])

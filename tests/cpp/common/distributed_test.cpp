@@ -17,7 +17,9 @@
 
 #include "rateopt/error.hpp"
 #include "rateopt/logistic.hpp"
+#include "rateopt/train.hpp"
 #include "test_util.hpp"
+#include "train/train_test_util.hpp"
 
 namespace rateopt {
 namespace {
@@ -276,6 +278,100 @@ TEST(Distributed, LogisticRegressionOverRanksIsTheOneProcessFitToTheBit) {
     for (const LinearModel& m : models) {
       EXPECT_TRUE(test::same_bits(m.weights, one.model.weights)) << ranks << " ranks";
       EXPECT_TRUE(test::same_bits({m.bias}, {one.model.bias})) << ranks << " ranks";
+    }
+  }
+}
+
+// Rows [begin, end) of a dense dataset with its columns, labels and encoding.
+Dataset rows_of(const Dataset& ds, std::size_t begin, std::size_t end) {
+  const DenseView v = ds.features().dense_view();
+  std::vector<double> x;
+  for (std::size_t i = begin; i < end; ++i)
+    for (std::size_t j = 0; j < v.cols; ++j) x.push_back(v.data[i * v.row_stride + j]);
+  Labels y = ds.labels();
+  y.values.assign(ds.labels().values.begin() + static_cast<std::ptrdiff_t>(begin),
+                  ds.labels().values.begin() + static_cast<std::ptrdiff_t>(end));
+  Dataset out(FeatureMatrix::dense(std::move(x), end - begin, v.cols), y);
+  for (const Column& c : ds.columns()) {
+    Column part;
+    part.name = c.name;
+    for (std::size_t i = begin; i < end; ++i)
+      part.push_back(c.levels[static_cast<std::size_t>(c.codes[i])]);
+    out.add_column(std::move(part));
+  }
+  out.encoding() = ds.encoding();
+  return out;
+}
+
+TEST(Distributed, RateConstrainedTrainingOverRanksIsTheOneProcessModelToTheBit) {
+  // Error under a demographic-parity constraint (the cutting-plane solver with its logistic
+  // oracle, the exact intercept and the per-group thresholds of the one-hot group features):
+  // four files of unequal sizes, read by one process and by 3, 2 and 1 ranks, give the same
+  // model, mixture and training values, bit for bit.
+  const Dataset base = test::synthetic(2600, 5, false, 1);
+  // Features [s, x1, g=a, g=b]: the group's one-hot pair lets the oracle add group thresholds.
+  const DenseView bv = base.features().dense_view();
+  const Column& g = base.column("g");
+  std::vector<double> x;
+  for (std::size_t i = 0; i < base.num_rows(); ++i) {
+    x.push_back(bv.data[i * bv.row_stride]);
+    x.push_back(bv.data[i * bv.row_stride + 1]);
+    const bool a = g.levels[static_cast<std::size_t>(g.codes[i])] == "a";
+    x.push_back(a ? 1 : 0);
+    x.push_back(a ? 0 : 1);
+  }
+  Dataset whole(FeatureMatrix::dense(std::move(x), base.num_rows(), 4), base.labels());
+  whole.add_column(g);
+  whole.encoding().num_features = 4;
+  whole.encoding().feature_names = {"s", "x1", "g=a", "g=b"};
+  const std::vector<std::size_t> bounds{0, 1200, 1201, 2100, 2600};
+  std::vector<Dataset> files;
+  for (std::size_t k = 0; k + 1 < bounds.size(); ++k)
+    files.push_back(rows_of(whole, bounds[k], bounds[k + 1]));
+
+  const ProblemSpec spec =
+      test::spec("error", {"ppr[g=a] >= 0.9 * ppr[g=b]", "ppr[g=b] >= 0.9 * ppr[g=a]"});
+  TrainOptions options;
+  options.n_threads = 2;
+  const auto fit = [&](const Dataset& ds) {
+    return train_rate_constrained(RateProblem::build(spec, {{"train", &ds}}), options);
+  };
+  const Dataset all = concat_rows(files);
+  const TrainResult one = fit(all);
+  ASSERT_NE(one.status, Termination::kInfeasible);
+  ASSERT_GE(one.classifier.components.size(), 2u);
+
+  // Rank r holds files [groups[r], groups[r + 1]).
+  for (const std::vector<std::size_t>& groups :
+       {std::vector<std::size_t>{0, 1, 2, 4}, {0, 2, 4}, {0, 4}}) {
+    const int ranks = static_cast<int>(groups.size()) - 1;
+    std::vector<TrainResult> results(static_cast<std::size_t>(ranks));
+    const auto errors = run_ranks(ranks, [&](int r) {
+      const auto k = static_cast<std::size_t>(r);
+      const Dataset mine = concat_rows(
+          std::vector<Dataset>(files.begin() + static_cast<std::ptrdiff_t>(groups[k]),
+                               files.begin() + static_cast<std::ptrdiff_t>(groups[k + 1])));
+      results[k] = fit(mine);
+    });
+    for (const auto& e : errors) EXPECT_EQ(e, "") << ranks << " ranks";
+    for (const TrainResult& r : results) {
+      EXPECT_EQ(r.status, one.status) << ranks << " ranks";
+      EXPECT_EQ(r.iterations, one.iterations) << ranks << " ranks";
+      EXPECT_TRUE(test::same_bits(r.classifier.mixture, one.classifier.mixture)) << ranks;
+      ASSERT_EQ(r.classifier.components.size(), one.classifier.components.size()) << ranks;
+      for (std::size_t c = 0; c < one.classifier.components.size(); ++c) {
+        EXPECT_TRUE(test::same_bits(r.classifier.components[c].weights,
+                                    one.classifier.components[c].weights))
+            << ranks << " ranks, component " << c;
+        EXPECT_TRUE(
+            test::same_bits({r.classifier.components[c].bias}, {one.classifier.components[c].bias}))
+            << ranks << " ranks, component " << c;
+      }
+      EXPECT_EQ(r.classifier.best, one.classifier.best);
+      EXPECT_TRUE(test::same_bits({r.stochastic.objective, r.lower_bound},
+                                  {one.stochastic.objective, one.lower_bound}))
+          << ranks << " ranks";
+      EXPECT_TRUE(test::same_bits(r.stochastic.constraints, one.stochastic.constraints));
     }
   }
 }
