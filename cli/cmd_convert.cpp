@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/io.hpp"
 #include "rateopt/model.hpp"
@@ -34,13 +35,19 @@ int run_convert(int argc, const char* const* argv) {
       "parsing (features, labels, weights, slice columns and the feature encoding; the reader\n"
       "flags given here are baked in).\n"
       "Example: rateopt convert --data data/adult/adult-train.csv.gz --label income "
-      "--positive '>50K' --groups sex,race -o adult-train.rods",
+      "--positive '>50K' --groups sex,race -o adult-train.rods\n"
+      "         rateopt convert --data 'shards/part-*.csv' ... -o 'bin/{}.rods'   (one encoding, "
+      "one output per file; also under mpirun)",
       "rateopt convert"};
   std::string data_path, output, model_path;
   bool quiet = false;
   ReaderFlags reader;
   app.add_option("--data", data_path, "Data file (CSV, LIBSVM, ARFF; .gz accepted)")->required();
-  app.add_option("-o,--output", output, "Binary dataset to write (written atomically)")->required();
+  app.add_option("-o,--output", output,
+                 "Binary dataset to write (written atomically); with {} in it, one per file of a "
+                 "--data pattern ({} is the file's name without folder and extension), all with "
+                 "the encoding one reading of every file infers")
+      ->required();
   app.add_option("--model", model_path,
                  "Encode the features with this model's encoding (a test file for a trained "
                  "model), as predict does; missing values are then imputed unless --missing "
@@ -55,6 +62,35 @@ int run_convert(int argc, const char* const* argv) {
   const auto start = std::chrono::steady_clock::now();
   Encoding encoding;
   if (!model_path.empty()) encoding = model_encoding(model_path);
+  if (output.find("{}") != std::string::npos) {
+    // Several files (this rank's share under mpirun), each written with the shared encoding.
+    const std::vector<std::string> files = expand_data_pattern(data_path);
+    check_distinct_stems(files);
+    if (files.size() < static_cast<std::size_t>(process_group().size()))
+      throw InvalidArgument(
+          fmt::format("--data names {} file(s) for {} ranks: give at least one "
+                      "file per rank",
+                      files.size(), process_group().size()));
+    const auto [first, last] = rank_file_range(files.size());
+    const std::vector<std::string> mine(files.begin() + static_cast<std::ptrdiff_t>(first),
+                                        files.begin() + static_cast<std::ptrdiff_t>(last));
+    if (model_path.empty()) encoding = shared_encoding(mine, reader);
+    for (const std::string& f : mine) {
+      const Dataset ds = load_dataset(f, reader, &encoding);
+      const std::string path = per_file_output(output, f);
+      write_dataset_binary(ds, path);
+      if (!quiet)
+        fmt::print(stderr, "{}: {} rows, {} features ({}) -> {}\n", f, ds.num_rows(),
+                   ds.num_features(), ds.features().is_sparse() ? "CSR" : "dense", path);
+    }
+    if (!quiet && process_group().rank() == 0)
+      fmt::print(stderr, "{} files converted with one encoding ({:.2f} s)\n", files.size(),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return 0;
+  }
+  if (is_distributed())
+    throw InvalidArgument(
+        "over several ranks (mpirun) convert writes one output per file: put {} in --output");
   const Dataset ds = load_dataset(data_path, reader, model_path.empty() ? nullptr : &encoding);
   write_dataset_binary(ds, output);
   if (!quiet)

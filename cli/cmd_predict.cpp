@@ -31,15 +31,6 @@ std::string predict_lines(const Classifier& model, const Dataset& ds, PredictMod
   return text;
 }
 
-// A data file's name without folder and data extensions: shards/part-03.csv.gz -> part-03.
-std::string file_stem(const std::string& path) {
-  std::string stem = std::filesystem::path(path).filename().string();
-  for (const char* ext : {".gz", ".csv", ".tsv", ".arff", ".txt", ".svm", ".libsvm"})
-    if (stem.size() > std::strlen(ext) && stem.ends_with(ext))
-      stem.resize(stem.size() - std::strlen(ext));
-  return stem;
-}
-
 // The predictions of each data file (this rank's share under mpirun) into `output` with {}
 // replaced by the file's stem; each output written atomically by the rank that holds the file.
 int predict_per_file(const std::string& model_text, const std::string& model_path,
@@ -52,13 +43,7 @@ int predict_per_file(const std::string& model_text, const std::string& model_pat
         "--output with {{}} writes one file per data file for binary models (rateopt.model); "
         "{} is a {} model",
         model_path, format));
-  std::set<std::string> stems;
-  for (const std::string& f : files) {
-    const std::string stem = file_stem(f);
-    if (!stems.insert(stem).second)
-      throw InvalidArgument(fmt::format(
-          "two data files are named '{}': --output with {{}} needs distinct file names", stem));
-  }
+  check_distinct_stems(files);
   const Classifier model = Classifier::from_json(model_text, model_path);
   const PredictMode m = parse_predict_mode(mode);
   if (process_group().rank() == 0) warn_if_deterministic_infeasible(model, m, model_path);
@@ -70,10 +55,7 @@ int predict_per_file(const std::string& model_text, const std::string& model_pat
                     files.size(), files.size() == 1 ? "" : "s", ranks));
   const auto [first, last] = rank_file_range(files.size());
   for (std::size_t k = first; k < last; ++k) {
-    const std::string stem = file_stem(files[k]);
-    std::string path = output;
-    for (std::size_t at = path.find("{}"); at != std::string::npos; at = path.find("{}", at))
-      path.replace(at, 2, stem);
+    const std::string path = per_file_output(output, files[k]);
     const Dataset ds = load_dataset(files[k], reader, &model.encoding);
     write_text(path, predict_lines(model, ds, m, seed, threads));
   }

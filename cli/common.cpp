@@ -12,6 +12,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "rateopt/distributed.hpp"
@@ -207,6 +208,87 @@ std::pair<std::size_t, std::size_t> rank_file_range(std::size_t count) {
   return {rank * count / ranks, (rank + 1) * count / ranks};
 }
 
+std::string file_stem(const std::string& path) {
+  std::string stem = std::filesystem::path(path).filename().string();
+  for (const std::string_view ext :
+       {".gz", ".csv", ".tsv", ".arff", ".txt", ".svm", ".libsvm", ".rods"})
+    if (stem.size() > ext.size() && stem.ends_with(ext)) stem.resize(stem.size() - ext.size());
+  return stem;
+}
+
+std::string per_file_output(const std::string& output, const std::string& data_file) {
+  const std::string stem = file_stem(data_file);
+  std::string path = output;
+  for (std::size_t at = path.find("{}"); at != std::string::npos;
+       at = path.find("{}", at + stem.size()))
+    path.replace(at, 2, stem);
+  return path;
+}
+
+void check_distinct_stems(const std::vector<std::string>& files) {
+  std::set<std::string, std::less<>> stems;
+  for (const std::string& f : files) {
+    const std::string stem = file_stem(f);
+    if (!stems.insert(stem).second)
+      throw InvalidArgument(fmt::format(
+          "two data files are named '{}': --output with {{}} needs distinct file names", stem));
+  }
+}
+
+Encoding shared_encoding(const std::vector<std::string>& files, const ReaderFlags& flags) {
+  // Binary datasets (rateopt convert) carry their encoding: read it without the arrays, on every
+  // rank, and require one encoding for all of them. Whether the files are binary is agreed first,
+  // so that every rank takes the same path (the paths' collectives differ).
+  std::size_t binary = 0;
+  for (const std::string& f : files) binary += is_dataset_binary(f) ? 1 : 0;
+  std::array<double, 2> counts{static_cast<double>(binary), static_cast<double>(files.size())};
+  sum_over_ranks(counts);
+  if (counts[0] > 0 && counts[0] < counts[1])
+    throw InvalidArgument(
+        "--data mixes binary datasets (rateopt convert) and text files: convert every file, or "
+        "none");
+  if (counts[0] > 0) {
+    std::string mine;  // "file\njson" of this rank's first file, after checking its others
+    for (const std::string& f : files) {
+      const std::string json = read_dataset_binary_encoding(f).to_json();
+      if (mine.empty()) {
+        mine.append(f).append("\n").append(json);
+      } else if (mine.substr(mine.find('\n') + 1) != json) {
+        throw InvalidArgument(fmt::format(
+            "{} and {} are binary datasets with different encodings: convert the text files "
+            "together, with one encoding (rateopt convert --data 'PATTERN' --output "
+            "'DIR/{{}}.rods')",
+            mine.substr(0, mine.find('\n')), f));
+      }
+    }
+    const std::vector<std::string> all = gather_over_ranks(mine);
+    for (const std::string& other : all) {
+      if (other.empty() ||
+          other.substr(other.find('\n') + 1) == all[0].substr(all[0].find('\n') + 1))
+        continue;
+      throw InvalidArgument(fmt::format(
+          "{} and {} are binary datasets with different encodings: convert the text files "
+          "together, with one encoding (rateopt convert --data 'PATTERN' --output "
+          "'DIR/{{}}.rods')",
+          all[0].substr(0, all[0].find('\n')), other.substr(0, other.find('\n'))));
+    }
+    return Encoding::from_json(all[0].substr(all[0].find('\n') + 1));
+  }
+  // Text files: the encoding a single reading of all the files in order would infer (each file
+  // read once to infer its own, then merged over files and ranks).
+  std::vector<InferredEncoding> mine;
+  ReadOptions options = to_read_options(flags);
+  for (const std::string& f : files) {
+    ReadStats stats;
+    InferredEncoding e;
+    e.encoding = read_dataset(f, options, &stats).encoding();
+    e.moments = std::move(stats.moments);
+    e.source = f;
+    mine.push_back(std::move(e));
+  }
+  return agree_encoding_over_ranks(mine, !flags.no_standardize);
+}
+
 DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
                           const Encoding* encoding) {
   DataShard shard;
@@ -235,21 +317,9 @@ DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
   shard.first_file = first;
   shard.files.assign(all.begin() + static_cast<std::ptrdiff_t>(first),
                      all.begin() + static_cast<std::ptrdiff_t>(last));
-  // One encoding for every file: the given one, or the one a single reading of all the files in
-  // order would infer (each file read once to infer its own, then merged over files and ranks).
   Encoding shared;
   if (encoding == nullptr) {
-    std::vector<InferredEncoding> mine;
-    ReadOptions options = to_read_options(flags);
-    for (const std::string& f : shard.files) {
-      ReadStats stats;
-      InferredEncoding e;
-      e.encoding = read_dataset(f, options, &stats).encoding();
-      e.moments = std::move(stats.moments);
-      e.source = f;
-      mine.push_back(std::move(e));
-    }
-    shared = agree_encoding_over_ranks(mine, !flags.no_standardize);
+    shared = shared_encoding(shard.files, flags);
     encoding = &shared;
   }
   std::vector<Dataset> parts;

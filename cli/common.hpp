@@ -75,6 +75,17 @@ struct DataShard {
   std::size_t rows_before = 0;         // rows of the lower ranks (this rank's first global row)
   std::size_t total_rows = 0;          // over every rank
 };
+// A data file's name without folder and data extensions: shards/part-03.csv.gz -> part-03.
+[[nodiscard]] std::string file_stem(const std::string& path);
+// `output` with every {} replaced by data_file's stem (one output per data file).
+[[nodiscard]] std::string per_file_output(const std::string& output, const std::string& data_file);
+// InvalidArgument when two files share a stem (their per-file outputs would collide).
+void check_distinct_stems(const std::vector<std::string>& files);
+// The one encoding of several data files (this rank's `files`; a collective over ranks): for text
+// files, the encoding one reader would infer from every rank's files in order; for binary
+// datasets (rateopt convert), the encoding they carry, which must be the same for all.
+[[nodiscard]] Encoding shared_encoding(const std::vector<std::string>& files,
+                                       const ReaderFlags& flags);
 [[nodiscard]] DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
                                         const Encoding* encoding = nullptr);
 // This rank's contiguous share [first, last) of `count` files: [r count / n, (r + 1) count / n).

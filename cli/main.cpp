@@ -49,7 +49,7 @@ constexpr std::array kCommands{
     Command{"convert",
             "parse a data file once into a binary dataset that every command reads without "
             "parsing",
-            rateopt::cli::run_convert},
+            rateopt::cli::run_convert, false, true},
     Command{"version", "print the version", rateopt::cli::run_version},
     Command{"options", "the rate-training options (--markdown: docs/options.md)",
             rateopt::cli::run_options, true},
@@ -107,8 +107,9 @@ int main(int argc, char** argv) {
     if (rateopt::is_distributed() && !c.distributed) {
       if (rateopt::process_group().rank() == 0)
         fmt::print(stderr,
-                   "error: over several ranks (mpirun -n {}) only `rateopt eval`, `train` and "
-                   "`predict` are distributed so far; run `rateopt {}` as one process\n",
+                   "error: over several ranks (mpirun -n {}) only `rateopt eval`, `train`, "
+                   "`predict` and `convert` are distributed so far; run `rateopt {}` as one "
+                   "process\n",
                    rateopt::process_group().size(), verb);
       return fail(kExitUsage);
     }

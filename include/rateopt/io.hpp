@@ -159,6 +159,9 @@ void write_dataset_binary(const Dataset& data, const std::string& path);
 // values; the label column and the missing-value policy may differ). Memory: the dataset itself.
 [[nodiscard]] Dataset read_dataset_binary(const std::string& path,
                                           const Encoding* encoding = nullptr);
+// The encoding stored in a binary dataset, without reading its arrays (they are skipped by their
+// counts; the checksum is not verified: read_dataset_binary does). Throws as read_dataset_binary.
+[[nodiscard]] Encoding read_dataset_binary_encoding(const std::string& path);
 // Whether `path` starts with the binary dataset's magic bytes (false when it cannot be opened).
 [[nodiscard]] bool is_dataset_binary(const std::string& path);
 

@@ -158,6 +158,23 @@ class BinaryReader {
     for (std::string& s : v) s = string(what);
     return v;
   }
+  // Skips `n` items of `size` bytes (they must fit in what is left), outside the checksum.
+  void skip(std::uint64_t n, std::size_t size, const char* what) {
+    if (n > left() / size)
+      fail(fmt::format("{} claims {} entries, more than the {} bytes left hold", what, n, left()));
+    const std::uint64_t bytes = n * size;
+    if (bytes > 0 && std::fseek(file_.get(), static_cast<long>(bytes), SEEK_CUR) != 0)
+      throw IoError(fmt::format("cannot read '{}': not a seekable file", path_));
+    pos_ += bytes;
+  }
+  template <typename T>
+  void skip_array(const char* what) {
+    skip(count(sizeof(T), what), sizeof(T), what);
+  }
+  void skip_strings(const char* what) {
+    const std::uint64_t n = count(8, what);
+    for (std::uint64_t k = 0; k < n; ++k) skip(count(1, what), 1, what);
+  }
   void check_crc() {
     const auto expected = static_cast<std::uint32_t>(crc_);
     std::uint32_t stored = 0;
@@ -361,6 +378,52 @@ void write_dataset_binary(const Dataset& data, const std::string& path) {
   }
   w.string(data.encoding().to_json());
   w.finish();
+}
+
+Encoding read_dataset_binary_encoding(const std::string& path) {
+  require_little_endian();
+  BinaryReader r(path);
+  char magic[8] = {};
+  r.raw(magic, sizeof magic, false);
+  if (std::string_view(magic, sizeof magic) != kMagic)
+    r.fail("not a rateopt binary dataset (write one with `rateopt convert`)");
+  if (const auto version = r.value<std::uint32_t>(); version != kVersion)
+    r.fail(fmt::format("format version {}, this build reads version {}", version, kVersion));
+  if (const auto flags = r.value<std::uint32_t>(); flags != 0)
+    r.fail(fmt::format("unknown flags {:#x}", flags));
+  // Skip the arrays by their counts: features, labels, weights, columns.
+  const auto sparse = r.value<std::uint8_t>();
+  const auto rows = r.value<std::uint64_t>();
+  const auto cols = r.value<std::uint64_t>();
+  if (sparse == 0) {
+    if (cols != 0 && rows > r.left() / 8 / cols)
+      r.fail(fmt::format("the dense features claim {} x {} values, more than the file holds", rows,
+                         cols));
+    r.skip(rows * cols, sizeof(double), "dense features");
+  } else {
+    if (rows >= r.left() / 8) r.fail(fmt::format("the CSR features claim {} rows", rows));
+    r.skip(rows + 1, sizeof(std::int64_t), "CSR row offsets");
+    r.skip(r.count(sizeof(std::int32_t) + sizeof(double), "CSR entries"),
+           sizeof(std::int32_t) + sizeof(double), "CSR entries");
+  }
+  (void)r.value<std::uint8_t>();  // label kind
+  r.skip_array<std::int32_t>("labels");
+  r.skip_array<std::int64_t>("label-set offsets");
+  r.skip_array<std::int32_t>("label-set entries");
+  r.skip_strings("label names");
+  r.skip_array<double>("weights");
+  const auto n_columns = r.count(32, "columns");
+  for (std::uint64_t k = 0; k < n_columns; ++k) {
+    r.skip(r.count(1, "column name"), 1, "column name");
+    r.skip_strings("column levels");
+    r.skip_array<std::int32_t>("column codes");
+    r.skip_array<double>("column numbers");
+  }
+  try {
+    return Encoding::from_json(r.string("encoding"));
+  } catch (const InvalidArgument& e) {
+    r.fail(e.what());
+  }
 }
 
 Dataset read_dataset_binary(const std::string& path, const Encoding* encoding) {

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -221,6 +222,37 @@ def test_rate_constrained_train_gives_the_same_model_file_for_1_to_4_ranks(cli, 
     assert got["error"] == pytest.approx(train["objective"], abs=1e-12)
 
 
+def test_shards_converted_with_one_encoding_train_as_the_text_does(cli, mpirun, train_shards,
+                                                                   tmp_path):
+    """`convert` over a pattern writes one binary dataset per file with the shared encoding (the
+    same bytes from one process and from 2 ranks); training from them over ranks reads each file
+    once and gives the text shards' model; shards converted one by one are refused."""
+    pattern = str(train_shards / "part-*.csv")
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    cli.run("convert", "--data", pattern, *ADULT, "--output", tmp_path / "one" / "{}.rods")
+    mpirun(2, "convert", "--data", pattern, *ADULT, "--output", tmp_path / "two" / "{}.rods")
+    for k in range(4):
+        name = f"part-{k}.rods"
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+    problem = ["--minimize", "error", "--constraint", "ppr[sex=Female] >= 0.8 * ppr[sex=Male]",
+               "--quiet"]
+    text, binary = tmp_path / "text.json", tmp_path / "binary.json"
+    mpirun(2, "train", "--data", pattern, *ADULT, *problem, "--output", text)
+    mpirun(3, "train", "--data", tmp_path / "one" / "part-*.rods", *problem, "--output", binary)
+    assert json.loads(binary.read_text())["components"] == \
+        json.loads(text.read_text())["components"]
+    # Each shard converted on its own has its own levels and scaling: refused, with the fix.
+    (tmp_path / "apart").mkdir()
+    for k in range(4):
+        cli.run("convert", "--data", train_shards / f"part-{k}.csv", *ADULT, "--output",
+                tmp_path / "apart" / f"part-{k}.rods")
+    proc = mpirun(2, "train", "--data", tmp_path / "apart" / "part-*.rods", *problem,
+                  "--output", tmp_path / "m.json", check=False)
+    assert proc.returncode == 2 and "different encodings" in proc.stderr, proc.stderr
+    assert "rateopt convert --data 'PATTERN'" in proc.stderr
+
+
 def test_train_errors_end_every_rank_without_a_model(mpirun, train_shards, tmp_path):
     for k in range(4):
         shutil.copy(train_shards / f"part-{k}.csv", tmp_path / f"part-{k}.csv")
@@ -262,6 +294,49 @@ def test_train_errors_end_every_rank_without_a_model(mpirun, train_shards, tmp_p
     assert not out.exists()
 
 
+def test_a_rank_killed_mid_run_ends_every_rank_without_a_model(cli, mpirun, train_shards,
+                                                              tmp_path):
+    """Rank 1 of 3 is killed by SIGKILL half a second into a rate-constrained fit that would run
+    for minutes (no error message of its own is possible): mpirun ends the other ranks, names the
+    rank and the signal, exits non-zero, and no model file appears."""
+    out = tmp_path / "m.json"
+    args = ["train", "--data", train_shards / "part-*.csv", *ADULT, "--minimize", "error",
+            "--constraint", "ppr[sex=Female] >= 0.8 * ppr[sex=Male]", "--tolerance", "1e-15",
+            "--iterations", "100000", "--output", out]
+    # The shell's PID becomes rateopt's (exec); a background job kills it on rank 1.
+    script = ('if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 0.5; kill -KILL $$) & fi; '
+              'exec "$@"')
+    started = time.monotonic()
+    proc = subprocess.run(["mpirun", "-n", "3", "sh", "-c", script, "rank", cli.binary,
+                           *map(str, args)], capture_output=True, text=True, timeout=120,
+                          env=mpi_env())
+    assert proc.returncode != 0, proc.stderr
+    assert time.monotonic() - started < 60  # the other ranks did not wait for it
+    assert "rank 1" in proc.stderr and "signal 9" in proc.stderr, proc.stderr
+    assert not out.exists()
+    assert "model written" not in proc.stdout
+
+
+def test_a_level_unseen_in_training_on_one_shard_is_noted_and_encodes_as_zero(
+        cli, mpirun, shards, model, tmp_path):
+    """A model's encoding is reused: a workclass value that training never saw, in one shard, is
+    noted by the rank that reads it (with the file) and encodes as zero there, as in one process;
+    the metrics over ranks equal one process on the same files."""
+    for k in range(5):
+        shutil.copy(shards / f"part-{k}.csv", tmp_path / f"part-{k}.csv")
+    path = tmp_path / "part-3.csv"
+    lines = path.read_text().splitlines()
+    fields = lines[1].split(",")
+    fields[1] = " Never-seen-in-training"
+    lines[1] = ",".join(fields)
+    path.write_text("\n".join(lines) + "\n")
+    pattern = tmp_path / "part-*.csv"
+    one = values(cli.run(*eval_args(pattern, "--model", model)).stdout)
+    proc = mpirun(3, *eval_args(pattern, "--model", model))
+    assert values(proc.stdout) == one
+    assert "part-3.csv: 1 categorical values unseen in training encode as zero" in proc.stderr
+
+
 @pytest.mark.parametrize("mode", ["deterministic", "probability"])
 def test_predict_one_output_per_shard_or_one_ordered_file(cli, mpirun, shards, model, tmp_path,
                                                            mode):
@@ -295,7 +370,7 @@ def test_ranks_need_a_file_each_and_distributed_commands_only(cli, mpirun, shard
     assert "names 1 file for 2 ranks" in proc.stderr
     proc = mpirun(2, "info", "--data", shards / "whole.csv", check=False)
     assert proc.returncode == 2
-    assert "only `rateopt eval`, `train` and `predict` are distributed" in proc.stderr
+    assert "only `rateopt eval`, `train`, `predict` and `convert` are distributed" in proc.stderr
     proc = mpirun(2, *eval_args(shards / "part-*.csv", "--model", model, "--mode", "stochastic"),
                   check=False)
     assert proc.returncode == 2 and "stochastic" in proc.stderr
