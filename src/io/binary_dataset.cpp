@@ -345,6 +345,18 @@ bool same_features(const Encoding& a, const Encoding& b) {
          std::equal(a.specs.begin(), a.specs.end(), b.specs.begin(), b.specs.end(), same_spec);
 }
 
+// The magic bytes, the format version and the flags.
+void read_header(BinaryReader& r) {
+  char magic[8] = {};
+  r.raw(magic, sizeof magic, false);
+  if (std::string_view(magic, sizeof magic) != kMagic)
+    r.fail("not a rateopt binary dataset (write one with `rateopt convert`)");
+  if (const auto version = r.value<std::uint32_t>(); version != kVersion)
+    r.fail(fmt::format("format version {}, this build reads version {}", version, kVersion));
+  if (const auto flags = r.value<std::uint32_t>(); flags != 0)
+    r.fail(fmt::format("unknown flags {:#x}", flags));
+}
+
 }  // namespace
 
 bool is_dataset_binary(const std::string& path) {
@@ -383,14 +395,7 @@ void write_dataset_binary(const Dataset& data, const std::string& path) {
 Encoding read_dataset_binary_encoding(const std::string& path) {
   require_little_endian();
   BinaryReader r(path);
-  char magic[8] = {};
-  r.raw(magic, sizeof magic, false);
-  if (std::string_view(magic, sizeof magic) != kMagic)
-    r.fail("not a rateopt binary dataset (write one with `rateopt convert`)");
-  if (const auto version = r.value<std::uint32_t>(); version != kVersion)
-    r.fail(fmt::format("format version {}, this build reads version {}", version, kVersion));
-  if (const auto flags = r.value<std::uint32_t>(); flags != 0)
-    r.fail(fmt::format("unknown flags {:#x}", flags));
+  read_header(r);
   // Skip the arrays by their counts: features, labels, weights, columns.
   const auto sparse = r.value<std::uint8_t>();
   const auto rows = r.value<std::uint64_t>();
@@ -429,15 +434,7 @@ Encoding read_dataset_binary_encoding(const std::string& path) {
 Dataset read_dataset_binary(const std::string& path, const Encoding* encoding) {
   require_little_endian();
   BinaryReader r(path);
-  char magic[8] = {};
-  r.raw(magic, sizeof magic, false);
-  if (std::string_view(magic, sizeof magic) != kMagic)
-    r.fail("not a rateopt binary dataset (write one with `rateopt convert`)");
-  const auto version = r.value<std::uint32_t>();
-  if (version != kVersion)
-    r.fail(fmt::format("format version {}, this build reads version {}", version, kVersion));
-  if (const auto flags = r.value<std::uint32_t>(); flags != 0)
-    r.fail(fmt::format("unknown flags {:#x}", flags));
+  read_header(r);
   FeatureMatrix x = read_features(r);
   const std::size_t rows = x.rows();
   Labels y = read_labels(r, rows);

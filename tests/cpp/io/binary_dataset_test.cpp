@@ -124,6 +124,40 @@ TEST(BinaryDataset, EveryTruncationAndEveryFlippedByteIsAnError) {
   }
 }
 
+// The encoding alone (what a pattern of binary shards agrees on) is the stored one; a prefix of
+// the file is a ParseError (or the encoding, once the file holds it whole), never a crash, and a
+// flipped byte is an error or some encoding, never a huge allocation.
+TEST(BinaryDataset, TheEncodingAloneIsReadBySkippingTheArrays) {
+  for (const Dataset& ds : {small_csv(), small_multilabel()}) {
+    const std::string good = ::testing::TempDir() + "encoding_src.rods";
+    write_dataset_binary(ds, good);
+    EXPECT_EQ(read_dataset_binary_encoding(good).to_json(), ds.encoding().to_json());
+    const std::string bytes = slurp(good);
+    const std::string bad = ::testing::TempDir() + "encoding_cut.rods";
+    for (std::size_t n = 0; n + 4 < bytes.size(); ++n) {  // the last 4 bytes are the CRC
+      write_temp("encoding_cut.rods", bytes.substr(0, n));
+      try {
+        (void)read_dataset_binary_encoding(bad);
+        ADD_FAILURE() << "a prefix of " << n << " bytes gave an encoding";
+      } catch (const ParseError& e) {
+        EXPECT_TRUE(test::contains(e.what(), "encoding_cut.rods")) << e.what();
+      }
+    }
+    for (std::size_t k = 0; k < bytes.size(); ++k) {
+      std::string flipped = bytes;
+      flipped[k] = static_cast<char>(flipped[k] ^ 0x5a);
+      write_temp("encoding_cut.rods", flipped);
+      try {
+        (void)read_dataset_binary_encoding(bad);
+      } catch (const ParseError&) {
+      } catch (const InvalidArgument&) {
+      }
+    }
+  }
+  const std::string text = write_temp("encoding_text.csv", "a,y\n1,0\n");
+  EXPECT_THROW((void)read_dataset_binary_encoding(text), ParseError);
+}
+
 // A row count the file cannot hold is an error before anything is allocated or looped over, even
 // for a matrix of 0 columns (whose rows take no feature bytes).
 TEST(BinaryDataset, ARowCountLargerThanTheFileIsAnError) {
