@@ -195,6 +195,8 @@ class Dataset {
   [[nodiscard]] const Column& column(std::string_view name) const;
   // Adds or replaces a column (size must equal num_rows()). O(log columns), as is find_column.
   void add_column(Column column);
+  // Moves the slice columns out, leaving the dataset without any (concat_rows frees them so).
+  [[nodiscard]] std::vector<Column> take_columns();
 
   [[nodiscard]] const Encoding& encoding() const noexcept { return encoding_; }
   [[nodiscard]] Encoding& encoding() noexcept { return encoding_; }

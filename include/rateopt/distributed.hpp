@@ -70,9 +70,6 @@ void sum_over_ranks(std::span<double> values);
 // The distinct strings of every rank's `local`, in order of first appearance over ranks in rank
 // order (what one process holding all the rows in rank order would list); on every rank.
 [[nodiscard]] std::vector<std::string> union_over_ranks(const std::vector<std::string>& local);
-// Every rank's `local`, in rank order, on rank `root` only (the other ranks get an empty list):
-// for data too large to copy to every rank (the rows' scores a threshold search sorts).
-[[nodiscard]] std::vector<std::string> gather_to(int root, std::string_view local);
 // Rank `root`'s `value` on every rank.
 [[nodiscard]] std::string broadcast_from(int root, std::string_view value);
 // Rank `root`'s `values` on every rank (resized to the root's length).

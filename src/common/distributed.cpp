@@ -203,29 +203,6 @@ std::string broadcast_from(int root, std::string_view value) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
-std::vector<std::string> gather_to(int root, std::string_view local) {
-  ProcessGroup& g = process_group();
-  const int n = g.size();
-  RATEOPT_CHECK(root >= 0 && root < n, "root rank {} is not in [0, {})", root, n);
-  if (n == 1) return {std::string(local)};
-  if (g.rank() != root) {
-    const auto* p = reinterpret_cast<const std::byte*>(local.data());
-    g.send(root, std::span(p, local.size()));
-    return {};
-  }
-  std::vector<std::string> out(static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) {
-    if (r == root) {
-      out[static_cast<std::size_t>(r)] = std::string(local);
-      continue;
-    }
-    const std::vector<std::byte> bytes = g.receive(r);
-    out[static_cast<std::size_t>(r)].assign(reinterpret_cast<const char*>(bytes.data()),
-                                            bytes.size());
-  }
-  return out;
-}
-
 void broadcast_from(int root, std::vector<double>& values) {
   ProcessGroup& g = process_group();
   RATEOPT_CHECK(root >= 0 && root < g.size(), "root rank {} is not in [0, {})", root, g.size());

@@ -1,8 +1,14 @@
 #include "rateopt/dataset.hpp"
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -346,6 +352,13 @@ Dataset::Dataset(FeatureMatrix features, Labels labels)
                 "labels have {} entries, features have {} rows", labels_.size(), features_.rows());
 }
 
+std::vector<Column> Dataset::take_columns() {
+  std::vector<Column> out = std::move(columns_);
+  columns_.clear();
+  column_index_.clear();
+  return out;
+}
+
 void Dataset::set_row_parts(std::vector<std::size_t> parts) {
   std::size_t rows = 0;
   for (const std::size_t p : parts) rows += p;
@@ -390,9 +403,28 @@ void Dataset::add_column(Column column) {
 
 namespace {
 
+// Gives the whole pages inside [data, data + bytes) back to the system (Linux; elsewhere
+// nothing): for a buffer that has been copied and will only be freed, never read again.
+void release_pages(const void* data, std::size_t bytes) {
+#if defined(__linux__)
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto at = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t first = (at + page - 1) / page * page;  // the whole pages inside
+  const std::uintptr_t last = (at + bytes) / page * page;
+  if (last <= first) return;
+  // The buffer is the caller's to give back (it is never read again, only freed).
+  char* begin = static_cast<char*>(const_cast<void*>(data)) + (first - at);
+  (void)madvise(begin, last - first, MADV_DONTNEED);
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
+
 // The features of `parts` stacked (all dense or all CSR, with the same column count: checked).
-// Frees each part's features once they are copied: with the result reserved but not yet
-// touched, memory then peaks near the total plus one part, not twice the total.
+// Frees each part's features once they are copied, and a dense part's pages as they are copied
+// (release_pages, every 8 MB): with the result reserved but not yet touched, memory then stays
+// near the total, not twice the total.
 FeatureMatrix stack_features(std::vector<Dataset>& parts) {
   const bool sparse = parts.front().features().is_sparse();
   const std::size_t cols = parts.front().features().cols();
@@ -401,11 +433,16 @@ FeatureMatrix stack_features(std::vector<Dataset>& parts) {
   if (!sparse) {
     std::vector<double> data;
     data.reserve(rows * cols);
+    constexpr std::size_t kReleaseBytes = std::size_t{8} << 20;
     for (Dataset& p : parts) {
       const DenseView v = p.features().dense_view();
+      const std::size_t chunk_rows =
+          std::max<std::size_t>(1, kReleaseBytes / std::max<std::size_t>(1, v.row_stride * 8));
       for (std::size_t i = 0; i < v.rows; ++i) {
         const auto row = v.row(i);
         data.insert(data.end(), row.begin(), row.end());
+        if ((i + 1) % chunk_rows == 0)  // rows [0, i] are copied and never read again
+          release_pages(v.data, (i + 1) * v.row_stride * sizeof(double));
       }
       p.features() = FeatureMatrix{};
     }
@@ -449,15 +486,16 @@ Labels stack_labels(const std::vector<Dataset>& parts) {
   return out;
 }
 
-// Column `name` of every part, levels merged in order of first appearance.
-Column stack_column(const std::vector<Dataset>& parts, const std::string& name) {
+// One column of every part (the same name), levels merged in order of first appearance; each
+// part's column is freed once copied.
+Column stack_column(const std::vector<Column*>& parts) {
   Column out;
-  out.name = name;
+  out.name = parts.front()->name;
   bool numeric = true;
-  for (const Dataset& p : parts) numeric = numeric && p.column(name).is_numeric();
+  for (const Column* c : parts) numeric = numeric && c->is_numeric();
   std::map<std::string, std::int32_t, std::less<>> code_of;
-  for (const Dataset& p : parts) {
-    const Column& c = p.column(name);
+  for (Column* part : parts) {
+    const Column& c = *part;
     std::vector<std::int32_t> remap(c.levels.size());
     for (std::size_t k = 0; k < c.levels.size(); ++k) {
       auto [it, added] = code_of.emplace(c.levels[k], static_cast<std::int32_t>(out.levels.size()));
@@ -466,6 +504,7 @@ Column stack_column(const std::vector<Dataset>& parts, const std::string& name) 
     }
     for (const std::int32_t code : c.codes) out.codes.push_back(code < 0 ? -1 : remap[code]);
     if (numeric) out.numeric.insert(out.numeric.end(), c.numeric.begin(), c.numeric.end());
+    *part = Column{};
   }
   return out;
 }
@@ -515,8 +554,18 @@ Dataset concat_rows(std::vector<Dataset> parts) {
     for (const Dataset& p : parts)
       for (std::size_t i = 0; i < p.num_rows(); ++i) w.push_back(p.weight(i));
   }
+  // The columns, one at a time, each part's copy freed once stacked.
+  std::vector<std::vector<Column>> part_columns;
+  part_columns.reserve(parts.size());
+  for (Dataset& p : parts) part_columns.push_back(p.take_columns());
   std::vector<Column> columns;
-  for (const Column& c : first.columns()) columns.push_back(stack_column(parts, c.name));
+  for (const Column& c : part_columns.front()) {
+    std::vector<Column*> same;
+    for (std::vector<Column>& pc : part_columns)
+      for (Column& other : pc)
+        if (other.name == c.name) same.push_back(&other);
+    columns.push_back(stack_column(same));
+  }
   Encoding encoding = first.encoding();
   std::string source = first.source();
   Dataset out(stack_features(parts), std::move(labels));

@@ -39,7 +39,6 @@
 #include <array>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -49,6 +48,7 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "common/distributed.hpp"
 #include "common/numeric.hpp"
 #include "rateopt/distributed.hpp"
 #include "rateopt/logistic.hpp"
@@ -219,9 +219,16 @@ double lagrangian(const MasterColumn& c, std::span<const double> mu) {
   return v;
 }
 
-// All datasets' rows stacked in one CSR matrix (the oracle's training set).
+// All datasets' rows stacked in one CSR matrix (the oracle's training set). One dense dataset:
+// its CSR copy as it is (no second copy).
 FeatureMatrix stack_rows(const RateProblem::Impl& p) {
+  if (p.data.size() == 1 && p.data[0].data->num_features() == p.num_features)
+    if (std::optional<FeatureMatrix> sparse = sparse_copy(p.data[0].data->features(), 1.0))
+      return std::move(*sparse);
+  std::size_t rows = 0;
+  for (const TrainingData& td : p.data) rows += td.data->num_rows();
   std::vector<std::int64_t> indptr{0};
+  indptr.reserve(rows + 1);
   std::vector<std::int32_t> indices;
   std::vector<double> values;
   for (const TrainingData& td : p.data) {
@@ -455,21 +462,10 @@ class CuttingPlane {
     }
     // Over several ranks: one sort of every rank's costed rows on rank 0 (24 bytes a row), the
     // cut broadcast.
-    const std::string_view mine(reinterpret_cast<const char*>(rows.data()),
-                                rows.size() * sizeof(ScoredRow));
+    std::vector<ScoredRow> all = detail::gather_to_first_rank(std::move(rows));
     std::vector<double> cut;
-    if (process_group().rank() == 0) {
-      std::vector<ScoredRow> all;
-      for (const std::string& part : gather_to(0, mine)) {
-        const std::size_t k = part.size() / sizeof(ScoredRow);
-        const std::size_t at = all.size();
-        all.resize(at + k);
-        if (k > 0) std::memcpy(all.data() + at, part.data(), k * sizeof(ScoredRow));
-      }
+    if (process_group().rank() == 0)
       if (const std::optional<double> c = best_cut(all)) cut.push_back(*c);
-    } else {
-      (void)gather_to(0, mine);
-    }
     broadcast_from(0, cut);
     if (!cut.empty()) out.bias -= cut[0];
     return out;

@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <numeric>
-#include <string>
-#include <string_view>
 #include <vector>
 
 #include "common/check.hpp"
+#include "common/distributed.hpp"
 #include "rateopt/distributed.hpp"
 #include "rateopt/train.hpp"
 #include "train/train_impl.hpp"
@@ -128,18 +126,8 @@ CostSensitiveOracle group_threshold_oracle(GroupThresholdOracleOptions options) 
       // Over several ranks: every rank's rows of each group, in rank order, sorted on rank 0
       // (what one process holding every row in that order would sort); the thresholds broadcast.
       for (std::size_t g = 0; g < ng; ++g) {
-        const std::string_view mine(reinterpret_cast<const char*>(per_group[g].data()),
-                                    per_group[g].size() * sizeof(Scored));
-        const std::vector<std::string> parts = gather_to(0, mine);
-        if (process_group().rank() != 0) continue;
-        std::vector<Scored> all;
-        for (const std::string& part : parts) {
-          const std::size_t k = part.size() / sizeof(Scored);
-          const std::size_t at = all.size();
-          all.resize(at + k);
-          if (k > 0) std::memcpy(all.data() + at, part.data(), k * sizeof(Scored));
-        }
-        t[g] = best_threshold(all);
+        std::vector<Scored> all = detail::gather_to_first_rank(std::move(per_group[g]));
+        if (process_group().rank() == 0) t[g] = best_threshold(all);
       }
       broadcast_from(0, t);
     }

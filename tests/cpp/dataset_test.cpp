@@ -198,6 +198,33 @@ TEST(ConcatRows, StacksFeaturesLabelsWeightsAndMergesColumnLevels) {
   }
 }
 
+// Parts larger than the 8 MB chunks whose pages are given back while they are copied: every
+// value arrives, and the row parts record each part's rows.
+TEST(ConcatRows, LargeDensePartsArriveWholeWhileTheirPagesAreReleased) {
+  const std::size_t cols = 60;
+  const std::vector<std::size_t> rows{20000, 3, 41000};
+  std::vector<Dataset> parts;
+  std::size_t first = 0;
+  for (const std::size_t n : rows) {
+    std::vector<double> x(n * cols);
+    for (std::size_t k = 0; k < x.size(); ++k) x[k] = static_cast<double>(first * cols + k);
+    std::vector<std::int32_t> y(n, 0);
+    std::vector<std::string> g(n, "a");
+    parts.push_back(concat_part(x, cols, false, y, g));
+    first += n;
+  }
+  const Dataset d = concat_rows(std::move(parts));
+  ASSERT_EQ(d.num_rows(), first);
+  const DenseView v = d.features().dense_view();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < v.rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j)
+      wrong += v.data[i * v.row_stride + j] == static_cast<double>(i * cols + j) ? 0 : 1;
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_EQ(std::vector<std::size_t>(d.row_parts().begin(), d.row_parts().end()), rows);
+  EXPECT_EQ(d.column("g").codes.size(), first);
+}
+
 TEST(ConcatRows, PartsReadWithDifferentEncodingsAreAnError) {
   std::vector<Dataset> parts;
   parts.push_back(concat_part({1, 2}, 2, false, {1}, {"a"}));
