@@ -225,6 +225,79 @@ TEST(Distributed, FoldContinuesRankAfterRankAsOneProcessWould) {
   }
 }
 
+TEST(Distributed, SumsOverPartsGiveOneProcessBitsForAnyRankCount) {
+  // Five parts (one empty) of widely scaled values: each part summed from zero in row order, the
+  // parts added in order. One process holding every part, and ranks holding runs of whole parts,
+  // get the same bits; a plain sequential sum is one part in one process.
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const std::vector<std::size_t> parts{40, 0, 13, 77, 5};
+  std::vector<double> rows;
+  for (const std::size_t p : parts)
+    for (std::size_t i = 0; i < p; ++i)
+      rows.push_back(u(rng) * std::pow(10.0, static_cast<double>(rng() % 15)));
+  const auto sum_rows = [&](std::size_t offset) {
+    return [&rows, offset](std::size_t begin, std::size_t end, std::span<double> out) {
+      for (std::size_t i = begin; i < end; ++i) {
+        out[0] += rows[offset + i];
+        out[1] += 1;
+      }
+    };
+  };
+  const std::vector<double> one = sum_over_parts(parts, rows.size(), 2, sum_rows(0));
+  double want = 0;  // the same additions by hand
+  std::size_t at = 0;
+  for (const std::size_t p : parts) {
+    double part = 0;
+    for (std::size_t i = 0; i < p; ++i) part += rows[at + i];
+    want += part;
+    at += p;
+  }
+  EXPECT_TRUE(test::same_bits(one, {want, static_cast<double>(rows.size())}));
+  double sequential = 0;
+  for (const double x : rows) sequential += x;
+  EXPECT_TRUE(test::same_bits({sum_over_parts({}, rows.size(), 2, sum_rows(0))[0]}, {sequential}));
+  // Rank r holds parts [groups[r], groups[r + 1]).
+  for (const std::vector<std::size_t>& groups :
+       {std::vector<std::size_t>{0, 5}, {0, 2, 5}, {0, 1, 2, 4, 5}, {0, 3, 4, 5}}) {
+    const int ranks = static_cast<int>(groups.size()) - 1;
+    const auto errors = run_ranks(ranks, [&](int r) {
+      const auto k = static_cast<std::size_t>(r);
+      std::size_t offset = 0, n = 0;
+      for (std::size_t p = 0; p < groups[k]; ++p) offset += parts[p];
+      const std::vector<std::size_t> mine(
+          parts.begin() + static_cast<std::ptrdiff_t>(groups[k]),
+          parts.begin() + static_cast<std::ptrdiff_t>(groups[k + 1]));
+      for (const std::size_t p : mine) n += p;
+      EXPECT_TRUE(test::same_bits(sum_over_parts(mine, n, 2, sum_rows(offset)), one))
+          << ranks << " ranks";
+    });
+    for (const auto& e : errors) EXPECT_EQ(e, "") << ranks << " ranks";
+  }
+  // Parts that do not add up to the rows are an error.
+  const std::string msg = test::error_of<InvalidArgument>(
+      [&] { (void)sum_over_parts(parts, rows.size() + 1, 2, sum_rows(0)); });
+  EXPECT_TRUE(test::contains(msg, "add up to 135 rows, expected 136")) << msg;
+}
+
+TEST(Distributed, GathersToTheFirstRankInRankOrder) {
+  for (const int n : {1, 2, 3, 5}) {
+    std::vector<std::vector<std::int64_t>> got(static_cast<std::size_t>(n));
+    const auto errors = run_ranks(n, [&](int r) {
+      std::vector<std::int64_t> mine(static_cast<std::size_t>(r == 1 ? 0 : r + 2));
+      for (std::size_t i = 0; i < mine.size(); ++i)
+        mine[i] = 100 * r + static_cast<std::int64_t>(i);
+      got[static_cast<std::size_t>(r)] = detail::gather_to_first_rank(std::move(mine));
+    });
+    for (const auto& e : errors) EXPECT_EQ(e, "");
+    std::vector<std::int64_t> want;
+    for (int r = 0; r < n; ++r)
+      for (int i = 0; i < (r == 1 ? 0 : r + 2); ++i) want.push_back(100 * r + i);
+    EXPECT_EQ(got[0], want) << n << " ranks";
+    for (int r = 1; r < n; ++r) EXPECT_TRUE(got[static_cast<std::size_t>(r)].empty());
+  }
+}
+
 TEST(Distributed, LogisticRegressionOverRanksIsTheOneProcessFitToTheBit) {
   // Three parts of unequal sizes (one smaller than a reduction block, one empty): one process
   // with row_parts and three ranks, each holding its part, fit the same bits; so do 2 ranks with
