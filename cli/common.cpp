@@ -328,6 +328,14 @@ DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
     shard.file_rows.push_back(parts.back().num_rows());
   }
   shard.data = concat_rows(std::move(parts));
+  // One storage kind on every rank, as one process holding every file would have (concat_rows:
+  // CSR when any file is): sums over rows then run alike whatever the rank count.
+  if (is_distributed()) {
+    std::array<double, 1> sparse{shard.data.features().is_sparse() ? 1.0 : 0.0};
+    sum_over_ranks(sparse);
+    if (sparse[0] > 0 && !shard.data.features().is_sparse())
+      shard.data.features() = shard.data.features().to_csr();
+  }
   shard.data.set_source(pattern);
   // This rank's place among all the rows.
   const std::vector<std::string> counts = gather_over_ranks(std::to_string(shard.data.num_rows()));

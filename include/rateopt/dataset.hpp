@@ -80,6 +80,9 @@ class FeatureMatrix {
   void set_cols(std::size_t cols);
   // Rows `rows` (in that order) as a new matrix of the same storage kind.
   [[nodiscard]] FeatureMatrix select_rows(std::span<const std::size_t> rows) const;
+  // The same matrix as CSR (a copy of the non-zero entries, values unchanged), or itself when it
+  // is CSR already.
+  [[nodiscard]] FeatureMatrix to_csr() const;
 
  private:
   bool sparse_ = false;
@@ -224,8 +227,10 @@ class Dataset {
 };
 
 // The rows of `parts`, in order, as one Dataset (the files of a `--data 'part-*.csv'` pattern, or
-// one rank's shard of them). The parts must have been read with one encoding: the same features
-// (count and storage kind), label kind and slice columns; weights are 1 where a part has none;
+// one rank's shard of them). The parts must have been read with one encoding: the same feature
+// count, label kind and slice columns. When some parts are CSR and others dense (a reader stores
+// a small file dense and a large sparse one as CSR), the result is CSR: the dense parts are
+// converted, values unchanged. Weights are 1 where a part has none;
 // a slice column's levels are merged in order of first appearance. The result keeps the first
 // part's encoding. Throws InvalidArgument naming the first part that differs (by its source).
 [[nodiscard]] Dataset concat_rows(std::vector<Dataset> parts);

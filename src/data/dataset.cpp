@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/check.hpp"
+#include "common/csr.hpp"
 #include "common/enum_names.hpp"
 
 namespace rateopt {
@@ -118,6 +119,11 @@ void FeatureMatrix::set_cols(std::size_t cols) {
     values_ = std::move(wide);
   }
   cols_ = cols;
+}
+
+FeatureMatrix FeatureMatrix::to_csr() const {
+  if (sparse_) return *this;
+  return detail::dense_to_csr_matrix(dense_view());
 }
 
 FeatureMatrix FeatureMatrix::select_rows(std::span<const std::size_t> rows) const {
@@ -520,12 +526,9 @@ Dataset concat_rows(std::vector<Dataset> parts) {
   };
   bool any_weights = false;
   for (const Dataset& p : parts) {
-    RATEOPT_CHECK(p.num_features() == first.num_features() &&
-                      p.features().is_sparse() == first.features().is_sparse(),
-                  "{} has {} {} features, but {} has {} {}: read every part with one encoding",
-                  name(p), p.num_features(), p.features().is_sparse() ? "sparse" : "dense",
-                  name(first), first.num_features(),
-                  first.features().is_sparse() ? "sparse" : "dense");
+    RATEOPT_CHECK(p.num_features() == first.num_features(),
+                  "{} has {} features, but {} has {}: read every part with one encoding", name(p),
+                  p.num_features(), name(first), first.num_features());
     RATEOPT_CHECK(p.labels().kind == first.labels().kind, "{} has {} labels, but {} has {} labels",
                   name(p), to_string(p.labels().kind), name(first), to_string(first.labels().kind));
     RATEOPT_CHECK(p.labels().kind == LabelKind::kBinary || p.labels().names == first.labels().names,
@@ -539,6 +542,10 @@ Dataset concat_rows(std::vector<Dataset> parts) {
                     c.name, name(first));
     any_weights = any_weights || !p.weights().empty();
   }
+  // One storage kind: CSR when any part is (a small file read dense beside large sparse ones).
+  if (std::ranges::any_of(parts, [](const Dataset& p) { return p.features().is_sparse(); }))
+    for (Dataset& p : parts)
+      if (!p.features().is_sparse()) p.features() = p.features().to_csr();
   // Everything but the features first: stacking the features empties the parts.
   std::vector<std::size_t> row_parts;
   for (const Dataset& p : parts) {

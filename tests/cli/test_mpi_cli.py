@@ -253,6 +253,27 @@ def test_shards_converted_with_one_encoding_train_as_the_text_does(cli, mpirun, 
     assert "rateopt convert --data 'PATTERN'" in proc.stderr
 
 
+def test_a_small_dense_shard_beside_large_sparse_ones(cli, mpirun, tmp_path):
+    """The reader stores a large file of one-hot columns as CSR and a 10-row file dense; their rows
+    concatenate as CSR (this used to be an error), and a rank holding only the small file
+    converts too, so one process and 2 ranks write the same model file."""
+    import random
+    rng = random.Random(3)
+    levels = [f"c{i}" for i in range(60)]
+
+    def rows(n):
+        return "".join(",".join([rng.choice(levels) for _ in range(4)] + [str(rng.randint(0, 1))])
+                       + "\n" for _ in range(n))
+    (tmp_path / "p0.csv").write_text("a,b,c,d,y\n" + rows(30000))
+    (tmp_path / "p1.csv").write_text("a,b,c,d,y\n" + rows(10))
+    assert "(csr," in cli.run("info", "--data", tmp_path / "p0.csv", "--label", "y").stdout
+    assert "(dense," in cli.run("info", "--data", tmp_path / "p1.csv", "--label", "y").stdout
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    cli.run("train", "--data", tmp_path / "p*.csv", "--label", "y", "--output", one)
+    mpirun(2, "train", "--data", tmp_path / "p*.csv", "--label", "y", "--output", two)
+    assert two.read_bytes() == one.read_bytes()
+
+
 def test_train_errors_end_every_rank_without_a_model(mpirun, train_shards, tmp_path):
     for k in range(4):
         shutil.copy(train_shards / f"part-{k}.csv", tmp_path / f"part-{k}.csv")

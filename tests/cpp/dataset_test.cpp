@@ -234,15 +234,27 @@ TEST(ConcatRows, PartsReadWithDifferentEncodingsAreAnError) {
     (void)concat_rows(std::move(parts));
     FAIL() << "expected InvalidArgument";
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("p1.csv has 3 dense features, but a part has 2"),
+    EXPECT_NE(std::string(e.what()).find("p1.csv has 3 features, but a part has 2"),
               std::string::npos)
         << e.what();
   }
-  std::vector<Dataset> mixed;
-  mixed.push_back(concat_part({1, 2}, 2, false, {1}, {"a"}));
-  mixed.push_back(concat_part({1, 2}, 2, true, {1}, {"a"}));
-  EXPECT_THROW((void)concat_rows(std::move(mixed)), InvalidArgument);
   EXPECT_THROW((void)concat_rows({}), InvalidArgument);
+}
+
+TEST(ConcatRows, DenseAndSparsePartsConcatenateAsCsr) {
+  // A reader stores a small file dense and a large sparse one as CSR: the result is CSR with
+  // every value in place, whatever the order of the parts.
+  for (const bool dense_first : {true, false}) {
+    std::vector<Dataset> parts;
+    parts.push_back(concat_part({1, 0, 0, 2}, 2, !dense_first, {1, 0}, {"a", "b"}));
+    parts.push_back(concat_part({0, 3}, 2, dense_first, {1}, {"a"}));
+    const Dataset d = concat_rows(std::move(parts));
+    ASSERT_TRUE(d.features().is_sparse());
+    const std::vector<double> want{1, 0, 0, 2, 0, 3};
+    for (std::size_t i = 0; i < 3; ++i)
+      for (std::size_t j = 0; j < 2; ++j) EXPECT_EQ(d.features().at(i, j), want[i * 2 + j]);
+    EXPECT_EQ(d.features().nnz(), 3u);
+  }
 }
 
 // merge_encodings against one reading of the concatenated text: the same columns, one-hot
