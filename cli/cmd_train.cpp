@@ -167,7 +167,9 @@ bool finish_report(nlohmann::json& report, const ProblemSpec& spec, Classifier& 
                    const std::string& report_path, bool infeasible, bool output_infeasible) {
   report["train"] = spec_sections(spec, classifier, named, threads);
   if (!validation_path.empty()) {
-    const Dataset valid = load_dataset(validation_path, reader, &named[0].second->encoding());
+    // A file or a pattern (over ranks: each rank reads its share of the files).
+    const Dataset valid =
+        load_data_shard(validation_path, reader, &named[0].second->encoding()).data;
     auto vnamed = named;
     vnamed[0].second = &valid;
     report["validation"] = spec_sections(spec, classifier, vnamed, threads);
@@ -479,7 +481,8 @@ int run_train(int argc, const char* const* argv) {
   app.add_option("--data", data_path, "Training data (CSV, LIBSVM, ARFF; .gz accepted)")
       ->required();
   app.add_option("--validation", validation_path,
-                 "Optional validation file, read with the training encoding");
+                 "Optional validation file (or pattern of files, as --data), read with the "
+                 "training encoding");
   app.add_option("--output,-o", output, "Where to write the model JSON")->required();
   app.add_option("--tol", options.tol,
                  "Logistic regression: relative gradient tolerance, LIBLINEAR's rule (> 0; "
@@ -542,11 +545,10 @@ int run_train(int argc, const char* const* argv) {
   // --data may be a glob pattern; under mpirun each rank reads its share and the logistic
   // regression's sums run over every rank's rows (docs/scale.md).
   const bool distributed = is_distributed();
-  if (distributed && (!multilabel.model.empty() || one_vs_rest || !validation_path.empty()))
+  if (distributed && (!multilabel.model.empty() || one_vs_rest))
     throw InvalidArgument(
         "over several ranks (mpirun) train fits logistic regression or a rate-constrained model "
-        "by the cutting-plane solver so far: leave out --multilabel-model, --one-vs-rest and "
-        "--validation (evaluate the model with mpirun ... rateopt eval)");
+        "by the cutting-plane solver so far: leave out --multilabel-model and --one-vs-rest");
   const DataShard shard = load_data_shard(data_path, reader);
   const Dataset& ds = shard.data;
   const bool lead = process_group().rank() == 0;  // prints and writes for the group
@@ -593,7 +595,7 @@ int run_train(int argc, const char* const* argv) {
                         {"train_rows", shard.total_rows},
                         {"train_accuracy", accuracy_of(model, ds, options.n_threads)}};
   if (!validation_path.empty()) {
-    const Dataset valid = load_dataset(validation_path, reader, &ds.encoding());
+    const Dataset valid = load_data_shard(validation_path, reader, &ds.encoding()).data;
     if (valid.labels().kind == LabelKind::kBinary)
       report["validation_accuracy"] = accuracy_of(model, valid, options.n_threads);
   }

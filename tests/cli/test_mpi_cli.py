@@ -253,6 +253,27 @@ def test_shards_converted_with_one_encoding_train_as_the_text_does(cli, mpirun, 
     assert "rateopt convert --data 'PATTERN'" in proc.stderr
 
 
+def test_validation_shards_over_ranks(cli, mpirun, train_shards, shards, tmp_path):
+    """--validation takes a pattern too: over 2 ranks each rank reads its share of the validation
+    files, and the model files (their reports hold the validation figures) are byte-identical to
+    one process's, for logistic regression and for a rate-constrained model."""
+    pattern = str(train_shards / "part-*.csv")
+    valid = str(shards / "part-*.csv")
+    problem = ["--minimize", "error", "--constraint", "ppr[sex=Female] >= 0.8 * ppr[sex=Male]",
+               "--quiet"]
+    for extra in ([], problem):
+        one, two = tmp_path / "one.json", tmp_path / "two.json"
+        cli.run("train", "--data", pattern, "--validation", valid, *ADULT, *extra, "--output", one)
+        mpirun(2, "train", "--data", pattern, "--validation", valid, *ADULT, *extra, "--output", two)
+        assert two.read_bytes() == one.read_bytes()
+        report = json.loads(one.read_text())["report"]
+        assert "validation_accuracy" in report or "validation" in report
+    # One validation file for two ranks: each rank needs a file of its own.
+    proc = mpirun(2, "train", "--data", pattern, "--validation", shards / "whole.csv", *ADULT,
+                  "--output", tmp_path / "m.json", check=False)
+    assert proc.returncode == 2 and "names 1 file for 2 ranks" in proc.stderr
+
+
 def test_a_small_dense_shard_beside_large_sparse_ones(cli, mpirun, tmp_path):
     """The reader stores a large file of one-hot columns as CSR and a 10-row file dense; their rows
     concatenate as CSR (this used to be an error), and a rank holding only the small file
