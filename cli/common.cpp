@@ -55,6 +55,13 @@ void add_reader_flags(CLI::App& app, ReaderFlags& f) {
       ->check(CLI::IsMember({"drop", "impute", "zero", "error"}))
       ->capture_default_str()
       ->group(group);
+  app.add_option("--unseen", f.unseen,
+                 "CSV with a model's encoding (predict, eval --model, convert --model): a "
+                 "categorical value training never saw encodes as all-zero (zero, with a note) or "
+                 "is an error naming the file and line (error)")
+      ->check(CLI::IsMember({"zero", "error"}))
+      ->capture_default_str()
+      ->group(group);
   app.add_flag("--no-standardize", f.no_standardize, "CSV: keep numeric features unscaled")
       ->group(group);
   app.add_option("--n-features", f.n_features,
@@ -96,6 +103,7 @@ ReadOptions to_read_options(const ReaderFlags& f) {
                   : f.missing == "error"                       ? MissingPolicy::kError
                                                                : MissingPolicy::kDrop;
   o.csv.standardize = !f.no_standardize;
+  o.csv.unseen_error = f.unseen == "error";
   o.libsvm.num_features = f.n_features;
   o.libsvm.multilabel = f.multilabel;
   o.arff.xml_path = f.xml;

@@ -33,6 +33,7 @@ struct ReaderFlags {
   std::size_t skip_lines = 0;
   std::string comment;
   std::string missing = "drop";
+  std::string unseen = "zero";  // --unseen: zero or error
   bool no_standardize = false;
   std::size_t n_features = 0;
   bool multilabel = false;

@@ -58,6 +58,10 @@ struct CsvOptions {
   std::vector<std::string> missing_values = {"?", "", "NA", "NaN"};
   MissingPolicy missing = MissingPolicy::kDrop;
   bool standardize = true;  // numeric features -> (x - mean) / std, saved in the encoding
+  // With a reused encoding (ReadOptions::encoding): a categorical value it does not know is a
+  // ParseError naming the file, line and column, instead of an all-zero one-hot (counted in
+  // ReadStats::unseen_levels).
+  bool unseen_error = false;
 };
 
 struct LibsvmOptions {

@@ -567,6 +567,11 @@ class CsvReader {
     }
     const auto it = f.level_index.find(v);
     if (it == f.level_index.end()) {
+      if (o_.unseen_error)
+        detail::throw_parse_error(name_, record_lines_[r], 0,
+                                  "column '{}': value {} was not seen in training (the encoding "
+                                  "has {} levels); --unseen zero encodes it as all-zero",
+                                  names_[f.column], io_detail::quoted(v), f.spec.levels.size());
       ++st_.unseen_levels;
       return;
     }

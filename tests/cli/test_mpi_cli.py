@@ -377,6 +377,12 @@ def test_a_level_unseen_in_training_on_one_shard_is_noted_and_encodes_as_zero(
     proc = mpirun(3, *eval_args(pattern, "--model", model))
     assert values(proc.stdout) == one
     assert "part-3.csv: 1 categorical values unseen in training encode as zero" in proc.stderr
+    # --unseen error: that rank's file and line, and every rank ends (exit 2, nothing printed).
+    proc = mpirun(3, *eval_args(pattern, "--model", model, "--unseen", "error"), check=False,
+                  timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "part-3.csv:2" in proc.stderr and "Never-seen-in-training" in proc.stderr
+    assert "rank 2 of 3" in proc.stderr and proc.stdout == ""
 
 
 @pytest.mark.parametrize("mode", ["deterministic", "probability"])

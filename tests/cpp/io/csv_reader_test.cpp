@@ -306,6 +306,12 @@ TEST(CsvReader, EncodingReuseWithUnseenLevels) {
   EXPECT_EQ(test.labels().values, (std::vector<std::int32_t>{0, 1}));
   EXPECT_NE(test.find_column("extra"), nullptr);
   EXPECT_EQ(test.column("race").levels, (std::vector<std::string>{"Asian", "White"}));
+  // unseen_error: the same file is a ParseError at the unseen value's line and column name.
+  ro.csv.unseen_error = true;
+  const std::string unseen = error_of<ParseError>([&] { (void)read_dataset(path, ro, nullptr); });
+  EXPECT_TRUE(contains(unseen, "reuse_test.csv:2")) << unseen;
+  EXPECT_TRUE(contains(unseen, "column 'sex': value 'Other' was not seen in training")) << unseen;
+  ro.csv.unseen_error = false;
 
   // A source column of the encoding that the file lacks.
   const std::string msg = error_of<NotFound>([&] {
