@@ -66,12 +66,7 @@ int run_convert(int argc, const char* const* argv) {
     // Several files (this rank's share under mpirun), each written with the shared encoding.
     const std::vector<std::string> files = expand_data_pattern(data_path);
     check_distinct_stems(files);
-    if (files.size() < static_cast<std::size_t>(process_group().size()))
-      throw InvalidArgument(
-          fmt::format("--data names {} file(s) for {} ranks: give at least one "
-                      "file per rank",
-                      files.size(), process_group().size()));
-    const auto [first, last] = rank_file_range(files.size());
+    const auto [first, last] = rank_file_range(files.size(), data_path);
     const std::vector<std::string> mine(files.begin() + static_cast<std::ptrdiff_t>(first),
                                         files.begin() + static_cast<std::ptrdiff_t>(last));
     if (model_path.empty()) encoding = shared_encoding(mine, reader);

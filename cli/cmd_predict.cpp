@@ -34,9 +34,9 @@ std::string predict_lines(const Classifier& model, const Dataset& ds, PredictMod
 // The predictions of each data file (this rank's share under mpirun) into `output` with {}
 // replaced by the file's stem; each output written atomically by the rank that holds the file.
 int predict_per_file(const std::string& model_text, const std::string& model_path,
-                     const std::vector<std::string>& files, const ReaderFlags& reader,
-                     const std::string& mode, std::uint64_t seed, int threads,
-                     const std::string& output) {
+                     const std::string& pattern, const std::vector<std::string>& files,
+                     const ReaderFlags& reader, const std::string& mode, std::uint64_t seed,
+                     int threads, const std::string& output) {
   const std::string format = model_format(model_text, model_path);
   if (format != "rateopt.model")
     throw InvalidArgument(fmt::format(
@@ -47,13 +47,7 @@ int predict_per_file(const std::string& model_text, const std::string& model_pat
   const Classifier model = Classifier::from_json(model_text, model_path);
   const PredictMode m = parse_predict_mode(mode);
   if (process_group().rank() == 0) warn_if_deterministic_infeasible(model, m, model_path);
-  const auto ranks = static_cast<std::size_t>(process_group().size());
-  if (files.size() < ranks)
-    throw InvalidArgument(
-        fmt::format("--data names {} file{} for {} ranks: give at least one "
-                    "file per rank",
-                    files.size(), files.size() == 1 ? "" : "s", ranks));
-  const auto [first, last] = rank_file_range(files.size());
+  const auto [first, last] = rank_file_range(files.size(), pattern);
   for (std::size_t k = first; k < last; ++k) {
     const std::string path = per_file_output(output, files[k]);
     const Dataset ds = load_dataset(files[k], reader, &model.encoding);
@@ -116,7 +110,8 @@ int run_predict(int argc, const char* const* argv) {
         "over several ranks each rank writes the predictions of its own files: give --output "
         "with {} for the data file's name, e.g. --output 'preds/{}.txt'");
   if (per_file)
-    return predict_per_file(model_text, model_path, files, reader, mode, seed, threads, output);
+    return predict_per_file(model_text, model_path, data_path, files, reader, mode, seed, threads,
+                            output);
   if (is_joint_model_format(format)) {
     predict_joint_model_cli(model_text, model_path, format, data_path, reader, mode, joint, seed,
                             threads, output);

@@ -210,9 +210,15 @@ std::vector<std::string> expand_data_pattern(const std::string& pattern) {
   return files;
 }
 
-std::pair<std::size_t, std::size_t> rank_file_range(std::size_t count) {
+std::pair<std::size_t, std::size_t> rank_file_range(std::size_t count, const std::string& pattern) {
   const auto ranks = static_cast<std::size_t>(process_group().size());
   const auto rank = static_cast<std::size_t>(process_group().rank());
+  if (count < ranks)
+    throw InvalidArgument(fmt::format(
+        "--data '{}' names {} file{} for {} ranks: each rank reads whole files, so give at least "
+        "one file per rank (e.g. split one CSV into N parts with a header each: see "
+        "docs/scale.md)",
+        pattern, count, count == 1 ? "" : "s", ranks));
   return {rank * count / ranks, (rank + 1) * count / ranks};
 }
 
@@ -256,31 +262,27 @@ Encoding shared_encoding(const std::vector<std::string>& files, const ReaderFlag
         "--data mixes binary datasets (rateopt convert) and text files: convert every file, or "
         "none");
   if (counts[0] > 0) {
-    std::string mine;  // "file\njson" of this rank's first file, after checking its others
-    for (const std::string& f : files) {
-      const std::string json = read_dataset_binary_encoding(f).to_json();
-      if (mine.empty()) {
-        mine.append(f).append("\n").append(json);
-      } else if (mine.substr(mine.find('\n') + 1) != json) {
-        throw InvalidArgument(fmt::format(
-            "{} and {} are binary datasets with different encodings: convert the text files "
-            "together, with one encoding (rateopt convert --data 'PATTERN' --output "
-            "'DIR/{{}}.rods')",
-            mine.substr(0, mine.find('\n')), f));
-      }
-    }
-    const std::vector<std::string> all = gather_over_ranks(mine);
-    for (const std::string& other : all) {
-      if (other.empty() ||
-          other.substr(other.find('\n') + 1) == all[0].substr(all[0].find('\n') + 1))
-        continue;
+    // Entries "file\njson": this rank's files against its first, then the ranks' firsts.
+    const auto file_of = [](const std::string& e) { return e.substr(0, e.find('\n')); };
+    const auto json_of = [](const std::string& e) { return e.substr(e.find('\n') + 1); };
+    const auto check_same = [&](const std::string& first, const std::string& other) {
+      if (other.empty() || json_of(other) == json_of(first)) return;
       throw InvalidArgument(fmt::format(
           "{} and {} are binary datasets with different encodings: convert the text files "
           "together, with one encoding (rateopt convert --data 'PATTERN' --output "
           "'DIR/{{}}.rods')",
-          all[0].substr(0, all[0].find('\n')), other.substr(0, other.find('\n'))));
+          file_of(first), file_of(other)));
+    };
+    std::string first;
+    for (const std::string& f : files) {
+      std::string entry = f;
+      entry.append("\n").append(read_dataset_binary_encoding(f).to_json());
+      if (first.empty()) first = entry;
+      check_same(first, entry);
     }
-    return Encoding::from_json(all[0].substr(all[0].find('\n') + 1));
+    const std::vector<std::string> all = gather_over_ranks(first);
+    for (const std::string& other : all) check_same(all[0], other);
+    return Encoding::from_json(json_of(all[0]));
   }
   // Text files: the encoding a single reading of all the files in order would infer (each file
   // read once to infer its own, then merged over files and ranks).
@@ -304,12 +306,7 @@ DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
   const auto ranks = static_cast<std::size_t>(process_group().size());
   const auto rank = static_cast<std::size_t>(process_group().rank());
   shard.total_files = all.size();
-  if (all.size() < ranks)
-    throw InvalidArgument(fmt::format(
-        "--data '{}' names {} file{} for {} ranks: each rank reads whole files, so give at least "
-        "one file per rank (e.g. split one CSV into N parts with a header each: see "
-        "docs/scale.md)",
-        pattern, all.size(), all.size() == 1 ? "" : "s", ranks));
+  const auto [first, last] = rank_file_range(all.size(), pattern);
   if (all.size() == 1 && ranks == 1) {
     shard.files = all;
     shard.data = load_dataset(all[0], flags, encoding);
@@ -321,7 +318,6 @@ DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
     throw InvalidArgument(
         "--baseline FILE needs --data to be one file read by one process; with several files "
         "or ranks, put the baseline in a column (--baseline-column)");
-  const auto [first, last] = rank_file_range(all.size());
   shard.first_file = first;
   shard.files.assign(all.begin() + static_cast<std::ptrdiff_t>(first),
                      all.begin() + static_cast<std::ptrdiff_t>(last));

@@ -90,7 +90,9 @@ void check_distinct_stems(const std::vector<std::string>& files);
 [[nodiscard]] DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
                                         const Encoding* encoding = nullptr);
 // This rank's contiguous share [first, last) of `count` files: [r count / n, (r + 1) count / n).
-[[nodiscard]] std::pair<std::size_t, std::size_t> rank_file_range(std::size_t count);
+// InvalidArgument (naming `pattern`) when there are fewer files than ranks.
+[[nodiscard]] std::pair<std::size_t, std::size_t> rank_file_range(std::size_t count,
+                                                                  const std::string& pattern);
 // The files `pattern` names: itself when it has no glob characters (* ? [) or names an existing
 // file, else the matches in name order (NotFound when none).
 [[nodiscard]] std::vector<std::string> expand_data_pattern(const std::string& pattern);

@@ -39,6 +39,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -130,23 +131,30 @@ Master solve_master(const std::vector<MasterColumn>& cols, std::size_t m, double
 }
 
 // Over several ranks the LPs are solved on rank 0 and their answers broadcast, so that every
-// rank goes on from the same bits (CLP's time limit could end a solve differently elsewhere).
+// rank goes on from the same bits (CLP's time limit could end a solve differently elsewhere):
+// solve() on rank 0, packed as `length` doubles, on every rank.
+std::vector<double> solved_on_first_rank(std::size_t length, const char* what,
+                                         const std::function<std::vector<double>()>& solve) {
+  std::vector<double> packed;
+  if (process_group().rank() == 0) packed = solve();
+  broadcast_from(0, packed);
+  RATEOPT_CHECK(packed.size() == length,
+                "cutting-plane solver: the {} LP's answer has {} values, expected {}", what,
+                packed.size(), length);
+  return packed;
+}
+
 Master solve_master_on_root(const std::vector<MasterColumn>& cols, std::size_t m, double big_m) {
   if (!is_distributed()) return solve_master(cols, m, big_m);
   const std::size_t n = cols.size();
-  std::vector<double> packed;
-  if (process_group().rank() == 0) {
+  const std::vector<double> packed = solved_on_first_rank(n + m + 2, "master", [&] {
     const Master r = solve_master(cols, m, big_m);
-    packed = r.weights;
-    packed.insert(packed.end(), r.mu.begin(), r.mu.end());
-    packed.push_back(r.value);
-    packed.push_back(r.slack);
-  }
-  broadcast_from(0, packed);
-  RATEOPT_CHECK(packed.size() == n + m + 2,
-                "cutting-plane solver: the master LP's answer has {} "
-                "values, expected {}",
-                packed.size(), n + m + 2);
+    std::vector<double> out = r.weights;
+    out.insert(out.end(), r.mu.begin(), r.mu.end());
+    out.push_back(r.value);
+    out.push_back(r.slack);
+    return out;
+  });
   Master r;
   r.weights.assign(packed.begin(), packed.begin() + static_cast<std::ptrdiff_t>(n));
   r.mu.assign(packed.begin() + static_cast<std::ptrdiff_t>(n),
@@ -159,19 +167,14 @@ Master solve_master_on_root(const std::vector<MasterColumn>& cols, std::size_t m
 ShrinkResult shrink_on_root(std::span<const double> f, std::span<const double> g, std::size_t m) {
   if (!is_distributed()) return shrink_candidates(f, g, m);
   const std::size_t n = f.size();
-  std::vector<double> packed;
-  if (process_group().rank() == 0) {
+  const std::vector<double> packed = solved_on_first_rank(n + 3, "shrinking", [&] {
     const ShrinkResult r = shrink_candidates(f, g, m);
-    packed = r.weights;
-    packed.push_back(r.objective);
-    packed.push_back(r.max_violation);
-    packed.push_back(r.feasible ? 1 : 0);
-  }
-  broadcast_from(0, packed);
-  RATEOPT_CHECK(packed.size() == n + 3,
-                "cutting-plane solver: the shrinking LP's answer has {} "
-                "values, expected {}",
-                packed.size(), n + 3);
+    std::vector<double> out = r.weights;
+    out.push_back(r.objective);
+    out.push_back(r.max_violation);
+    out.push_back(r.feasible ? 1 : 0);
+    return out;
+  });
   ShrinkResult r;
   r.weights.assign(packed.begin(), packed.begin() + static_cast<std::ptrdiff_t>(n));
   r.objective = packed[n];
