@@ -192,7 +192,11 @@ int run_eval(int argc, const char* const* argv) {
   const ColumnLevels stand_in = [](std::string_view, std::string_view) {
     return std::vector<std::string>{"a", "b"};
   };
-  for (const auto& m : metrics) (void)Expression::parse(expand_group_shorthands(m, stand_in));
+  bool ranking = false;  // a ranking metric reads the model's scores (else they are not kept)
+  for (const auto& m : metrics) {
+    const Expression parsed = Expression::parse(expand_group_shorthands(m, stand_in));
+    for (const RateRef& r : parsed.rates()) ranking = ranking || is_ranking_metric(r.metric);
+  }
 
   // --data may name several files (a glob pattern); under mpirun each rank reads its share and
   // the counts behind every metric are summed over ranks (docs/scale.md).
@@ -208,6 +212,7 @@ int run_eval(int argc, const char* const* argv) {
     const Classifier model = Classifier::load(model_path);
     if (process_group().rank() == 0)
       warn_if_deterministic_infeasible(model, parse_predict_mode(mode), model_path);
+    keep_slice_columns(reader, metrics, model.group_columns);
     DataShard shard = load_data_shard(data_path, reader, &model.encoding);
     ds = std::move(shard.data);
     total_rows = shard.total_rows;
@@ -215,10 +220,13 @@ int run_eval(int argc, const char* const* argv) {
       throw InvalidArgument(fmt::format("--model needs binary or unlabelled data; {} has {} labels",
                                         data_path, to_string(ds.labels().kind)));
     pred.prob_positive.resize(ds.num_rows());
-    pred.scores.resize(ds.num_rows());
     model.predict(ds, parse_predict_mode(mode), pred.prob_positive, seed, threads);
-    model.decision_function(ds, pred.scores, threads);
+    if (ranking) {
+      pred.scores.resize(ds.num_rows());
+      model.decision_function(ds, pred.scores, threads);
+    }
   } else {
+    keep_slice_columns(reader, metrics);
     DataShard shard = load_data_shard(data_path, reader);
     ds = std::move(shard.data);
     total_rows = shard.total_rows;

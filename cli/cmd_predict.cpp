@@ -155,6 +155,7 @@ int run_predict(int argc, const char* const* argv) {
   } else {
     const Classifier model = Classifier::from_json(model_text, model_path);
     warn_if_deterministic_infeasible(model, m, model_path);
+    keep_slice_columns(reader, {}, model.group_columns);
     const Dataset ds = load_data_shard(data_path, reader, &model.encoding).data;
     text = predict_lines(model, ds, m, seed, threads);
   }

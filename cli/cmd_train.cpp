@@ -549,6 +549,14 @@ int run_train(int argc, const char* const* argv) {
     throw InvalidArgument(
         "over several ranks (mpirun) train fits logistic regression or a rate-constrained model "
         "by the cutting-plane solver so far: leave out --multilabel-model and --one-vs-rest");
+  // Only the slice columns the expressions name are kept (multi-label and one-vs-rest models and
+  // the post-processing solver, whose groups may come from its base model, keep every column).
+  if (multilabel.model.empty() && !one_vs_rest && problem.solver != "postprocess") {
+    std::vector<std::string> texts = problem.constraints;
+    if (!problem.minimize.empty()) texts.push_back(problem.minimize);
+    if (!problem.maximize.empty()) texts.push_back(problem.maximize);
+    keep_slice_columns(reader, texts);
+  }
   const DataShard shard = load_data_shard(data_path, reader);
   const Dataset& ds = shard.data;
   const bool lead = process_group().rank() == 0;  // prints and writes for the group

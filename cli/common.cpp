@@ -17,6 +17,7 @@
 
 #include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
+#include "rateopt/expr.hpp"
 
 namespace rateopt::cli {
 
@@ -80,6 +81,24 @@ void add_reader_flags(CLI::App& app, ReaderFlags& f) {
       ->group(group);
 }
 
+void keep_slice_columns(ReaderFlags& flags, const std::vector<std::string>& texts,
+                        const std::vector<std::string>& extra) {
+  std::vector<std::string> keep = extra;
+  keep.emplace_back("baseline");
+  if (!flags.baseline_column.empty()) keep.push_back(flags.baseline_column);
+  for (const std::string& text : texts) {
+    try {
+      for (std::string& c : slice_columns(text)) keep.push_back(std::move(c));
+    } catch (const Error&) {
+      flags.keep_columns.reset();
+      return;
+    }
+  }
+  std::sort(keep.begin(), keep.end());
+  keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+  flags.keep_columns = std::move(keep);
+}
+
 ReadOptions to_read_options(const ReaderFlags& f) {
   if (f.no_header && f.columns.empty())
     throw InvalidArgument(
@@ -88,6 +107,7 @@ ReadOptions to_read_options(const ReaderFlags& f) {
   if (f.format == "csv") o.format = FileFormat::kCsv;
   if (f.format == "libsvm") o.format = FileFormat::kLibsvm;
   if (f.format == "arff") o.format = FileFormat::kArff;
+  o.keep_columns = f.keep_columns;
   o.csv.label_column = f.label;
   o.csv.positive_values = f.positive;
   o.csv.group_columns = f.groups;

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -41,9 +42,18 @@ struct ReaderFlags {
   std::size_t num_labels = 0;
   std::string baseline_file;
   std::string baseline_column;
+  // Not a flag: the slice columns the command needs (keep_slice_columns); unset keeps every one.
+  std::optional<std::vector<std::string>> keep_columns;
 };
 
 void add_reader_flags(CLI::App& app, ReaderFlags& flags);
+// Keeps only the slice columns a command needs when it reads data: those `texts` (expressions)
+// name, `extra` ones (a model's group columns) and the baseline ones (--baseline-column, and a
+// column named "baseline", which churn reads). A column costs 4 bytes a row (12 when numeric),
+// so a large shard keeps only these. A text that does not parse keeps every column (its error
+// comes when it is evaluated).
+void keep_slice_columns(ReaderFlags& flags, const std::vector<std::string>& texts,
+                        const std::vector<std::string>& extra = {});
 [[nodiscard]] ReadOptions to_read_options(const ReaderFlags& flags);
 
 // Reads `path` with the flags; `encoding` (optional) re-applies a model's feature encoding.

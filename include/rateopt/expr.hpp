@@ -119,6 +119,10 @@ struct NamedData {
   const Predictions* predictions = nullptr;
 };
 
+// Whether `name` is a ranking metric (roc_auc, auc, average_precision, ap): the rates that read
+// Predictions::scores.
+[[nodiscard]] bool is_ranking_metric(std::string_view name) noexcept;
+
 // Value of one leaf. Throws NotFound (unknown dataset / metric / column), InvalidArgument
 // (metric not defined for the dataset's label kind, undefined ranking metric on a slice).
 [[nodiscard]] double evaluate_rate(const RateRef& rate, std::span<const NamedData> data);
@@ -164,6 +168,10 @@ using ColumnLevels =
 // The same with the levels of named data (the first entry is the default dataset).
 [[nodiscard]] std::string expand_group_shorthands(std::string_view text,
                                                   std::span<const NamedData> data);
+// The slice columns `text` names: the columns of its slice conditions and of its group
+// shorthands, in order of first appearance (a reader can keep only these: ReadOptions::
+// keep_columns). Throws what expand_group_shorthands and Expression::parse throw.
+[[nodiscard]] std::vector<std::string> slice_columns(std::string_view text);
 // The values column `column` of `data` takes (levels with at least one row, in order of first
 // appearance). Throws NotFound listing the columns.
 [[nodiscard]] std::vector<std::string> column_levels(const Dataset& data, std::string_view column);

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <istream>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -84,6 +85,10 @@ struct ReadOptions {
   // of one inferred from the file: the way to read a test file for a trained model. Unseen
   // categorical levels encode as all-zero.
   const Encoding* encoding = nullptr;
+  // When set, only these slice columns are kept (Dataset::keep_columns; the others are read,
+  // checked and dropped, binary datasets' one at a time): the columns a command's expressions
+  // name (slice_columns in rateopt/expr.hpp). Not set: every column.
+  std::optional<std::vector<std::string>> keep_columns;
 };
 
 // Count, mean and sum of squared deviations (Welford's M2) of one numeric feature's raw values,
@@ -161,8 +166,10 @@ void write_dataset_binary(const Dataset& data, const std::string& path);
 // mismatch, inconsistent labels or columns). With `encoding` (a model's), InvalidArgument when
 // the stored features were encoded otherwise (format, features, one-hot levels, scaling and imputed
 // values; the label column and the missing-value policy may differ). Memory: the dataset itself.
+// With `keep_columns`, only those slice columns are kept, the others dropped as they are read.
 [[nodiscard]] Dataset read_dataset_binary(const std::string& path,
-                                          const Encoding* encoding = nullptr);
+                                          const Encoding* encoding = nullptr,
+                                          const std::vector<std::string>* keep_columns = nullptr);
 // The encoding stored in a binary dataset, without reading its arrays (they are skipped by their
 // counts; the checksum is not verified: read_dataset_binary does). Throws as read_dataset_binary.
 [[nodiscard]] Encoding read_dataset_binary_encoding(const std::string& path);

@@ -365,6 +365,23 @@ std::vector<Column> Dataset::take_columns() {
   return out;
 }
 
+void Dataset::keep_columns(std::span<const std::string> keep,
+                           std::span<const std::string> dropped_before) {
+  const auto note_dropped = [&](const std::string& name) {
+    if (std::find(dropped_columns_.begin(), dropped_columns_.end(), name) == dropped_columns_.end())
+      dropped_columns_.push_back(name);
+  };
+  for (const std::string& name : dropped_before) note_dropped(name);
+  std::vector<Column> columns = take_columns();
+  for (Column& c : columns) {
+    if (std::find(keep.begin(), keep.end(), c.name) != keep.end()) {
+      add_column(std::move(c));
+    } else {
+      note_dropped(c.name);
+    }
+  }
+}
+
 void Dataset::set_row_parts(std::vector<std::size_t> parts) {
   std::size_t rows = 0;
   for (const std::size_t p : parts) rows += p;
@@ -391,9 +408,15 @@ const Column& Dataset::column(std::string_view name) const {
   if (const Column* c = find_column(name)) return *c;
   std::string available;
   for (const auto& c : columns_) available += (available.empty() ? "" : ", ") + c.name;
-  throw NotFound(fmt::format("no column '{}' in {} (available: {})", name,
+  std::string dropped;
+  if (!dropped_columns_.empty())
+    dropped = fmt::format(
+        "; not kept by this command, which reads only the columns its "
+        "expressions name: {}",
+        fmt::join(dropped_columns_, ", "));
+  throw NotFound(fmt::format("no column '{}' in {} (available: {}{})", name,
                              source_.empty() ? std::string("the dataset") : source_,
-                             available.empty() ? std::string("none") : available));
+                             available.empty() ? std::string("none") : available, dropped));
 }
 
 void Dataset::add_column(Column column) {
@@ -427,6 +450,19 @@ void release_pages(const void* data, std::size_t bytes) {
 #endif
 }
 
+// Appends `from` to `out` (reserved by the caller), giving `from`'s pages back as they are
+// copied (every 8 MB): `from` is never read again.
+template <class T>
+void append_releasing(std::vector<T>& out, std::span<const T> from) {
+  constexpr std::size_t kChunk = (std::size_t{8} << 20) / sizeof(T);
+  for (std::size_t at = 0; at < from.size(); at += kChunk) {
+    const std::size_t n = std::min(kChunk, from.size() - at);
+    out.insert(out.end(), from.begin() + static_cast<std::ptrdiff_t>(at),
+               from.begin() + static_cast<std::ptrdiff_t>(at + n));
+    release_pages(from.data() + at, n * sizeof(T));
+  }
+}
+
 // The features of `parts` stacked (all dense or all CSR, with the same column count: checked).
 // Frees each part's features once they are copied, and a dense part's pages as they are copied
 // (release_pages, every 8 MB): with the result reserved but not yet touched, memory then stays
@@ -454,20 +490,26 @@ FeatureMatrix stack_features(std::vector<Dataset>& parts) {
     }
     return FeatureMatrix::dense(std::move(data), rows, cols);
   }
+  std::size_t nnz = 0;
+  for (const Dataset& p : parts) {
+    const CsrView v = p.features().csr_view();
+    nnz += static_cast<std::size_t>(v.indptr[v.rows] - v.indptr[0]);
+  }
   std::vector<std::int64_t> indptr{0};
   std::vector<std::int32_t> indices;
   std::vector<double> values;
   indptr.reserve(rows + 1);
+  indices.reserve(nnz);
+  values.reserve(nnz);
   for (Dataset& p : parts) {
     const CsrView v = p.features().csr_view();
     const std::int64_t base = indptr.back();
     for (std::size_t i = 1; i <= v.rows; ++i) indptr.push_back(base + v.indptr[i] - v.indptr[0]);
     const auto from = static_cast<std::size_t>(v.indptr[0]);
     const auto to = static_cast<std::size_t>(v.indptr[v.rows]);
-    indices.insert(indices.end(), v.indices.begin() + static_cast<std::ptrdiff_t>(from),
-                   v.indices.begin() + static_cast<std::ptrdiff_t>(to));
-    values.insert(values.end(), v.values.begin() + static_cast<std::ptrdiff_t>(from),
-                  v.values.begin() + static_cast<std::ptrdiff_t>(to));
+    release_pages(v.indptr.data(), v.indptr.size_bytes());
+    append_releasing(indices, v.indices.subspan(from, to - from));
+    append_releasing(values, v.values.subspan(from, to - from));
     p.features() = FeatureMatrix{};
   }
   return FeatureMatrix::csr(std::move(indptr), std::move(indices), std::move(values), cols);
@@ -478,6 +520,9 @@ Labels stack_labels(const std::vector<Dataset>& parts) {
   out.kind = parts.front().labels().kind;
   out.names = parts.front().labels().names;
   if (out.kind == LabelKind::kMultilabel) out.set_indptr.push_back(0);
+  std::size_t rows = 0;
+  for (const Dataset& p : parts) rows += p.labels().values.size();
+  out.values.reserve(rows);
   for (const Dataset& p : parts) {
     const Labels& y = p.labels();
     if (out.kind == LabelKind::kMultilabel) {
@@ -500,6 +545,10 @@ Column stack_column(const std::vector<Column*>& parts) {
   bool numeric = true;
   for (const Column* c : parts) numeric = numeric && c->is_numeric();
   std::map<std::string, std::int32_t, std::less<>> code_of;
+  std::size_t rows = 0;
+  for (const Column* c : parts) rows += c->codes.size();
+  out.codes.reserve(rows);
+  if (numeric) out.numeric.reserve(rows);
   for (Column* part : parts) {
     const Column& c = *part;
     std::vector<std::int32_t> remap(c.levels.size());
@@ -558,6 +607,9 @@ Dataset concat_rows(std::vector<Dataset> parts) {
   Labels labels = stack_labels(parts);
   std::vector<double> w;
   if (any_weights) {
+    std::size_t rows = 0;
+    for (const Dataset& p : parts) rows += p.num_rows();
+    w.reserve(rows);
     for (const Dataset& p : parts)
       for (std::size_t i = 0; i < p.num_rows(); ++i) w.push_back(p.weight(i));
   }
@@ -575,12 +627,14 @@ Dataset concat_rows(std::vector<Dataset> parts) {
   }
   Encoding encoding = first.encoding();
   std::string source = first.source();
+  std::vector<std::string> dropped = first.dropped_columns();
   Dataset out(stack_features(parts), std::move(labels));
   out.set_weights(std::move(w));
   for (Column& c : columns) out.add_column(std::move(c));
   out.encoding() = std::move(encoding);
   out.set_source(std::move(source));
   out.set_row_parts(std::move(row_parts));
+  out.dropped_columns_ = std::move(dropped);
   return out;
 }
 

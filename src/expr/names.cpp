@@ -69,6 +69,10 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+bool is_ranking_metric(std::string_view name) noexcept {
+  return std::find(kRankingNames.begin(), kRankingNames.end(), name) != kRankingNames.end();
+}
+
 std::optional<ResolvedName> resolve_rate_name(std::string_view name) {
   for (const ExtraName& extra : kExtraNames) {
     if (extra.name == name)

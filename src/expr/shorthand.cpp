@@ -242,6 +242,23 @@ std::string expand_group_shorthands(std::string_view text, std::span<const Named
       });
 }
 
+std::vector<std::string> slice_columns(std::string_view text) {
+  std::vector<std::string> columns;
+  const auto add = [&](std::string_view column) {
+    if (std::find(columns.begin(), columns.end(), column) == columns.end())
+      columns.emplace_back(column);
+  };
+  // The shorthands' columns as they are met; two stand-in values make the text parse.
+  const ColumnLevels record = [&](std::string_view, std::string_view column) {
+    add(column);
+    return std::vector<std::string>{"a", "b"};
+  };
+  const Expression expr = Expression::parse(expand_group_shorthands(text, record));
+  for (const RateRef& rate : expr.rates())
+    for (const Condition& c : rate.slice.conditions) add(c.column);
+  return columns;
+}
+
 std::vector<std::string> column_levels(const Dataset& data, std::string_view column) {
   const Column& c = data.column(column);  // NotFound lists the columns
   std::vector<char> seen(c.levels.size(), 0);

@@ -431,7 +431,8 @@ Encoding read_dataset_binary_encoding(const std::string& path) {
   }
 }
 
-Dataset read_dataset_binary(const std::string& path, const Encoding* encoding) {
+Dataset read_dataset_binary(const std::string& path, const Encoding* encoding,
+                            const std::vector<std::string>* keep_columns) {
   require_little_endian();
   BinaryReader r(path);
   read_header(r);
@@ -441,8 +442,17 @@ Dataset read_dataset_binary(const std::string& path, const Encoding* encoding) {
   std::vector<double> weights = r.array<double>("weights");
   const auto n_columns = r.count(32, "columns");  // a column takes at least 32 bytes
   std::vector<Column> columns;
+  std::vector<std::string> dropped;  // names of the columns not kept
   columns.reserve(n_columns);
-  for (std::uint64_t k = 0; k < n_columns; ++k) columns.push_back(read_column(r, rows));
+  for (std::uint64_t k = 0; k < n_columns; ++k) {
+    Column c = read_column(r, rows);
+    if (keep_columns == nullptr ||
+        std::find(keep_columns->begin(), keep_columns->end(), c.name) != keep_columns->end()) {
+      columns.push_back(std::move(c));
+    } else {
+      dropped.push_back(std::move(c.name));
+    }
+  }
   const std::string stored_encoding = r.string("encoding");
   r.check_crc();
   Dataset ds;
@@ -450,6 +460,7 @@ Dataset read_dataset_binary(const std::string& path, const Encoding* encoding) {
     ds = Dataset(std::move(x), std::move(y));
     ds.set_weights(std::move(weights));
     for (Column& c : columns) ds.add_column(std::move(c));
+    if (keep_columns != nullptr) ds.keep_columns(*keep_columns, dropped);
     ds.encoding() = Encoding::from_json(stored_encoding);
   } catch (const InvalidArgument& e) {
     r.fail(e.what());

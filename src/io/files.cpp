@@ -199,8 +199,9 @@ Dataset read_arff(const std::string& path, const ArffOptions& options, ReadStats
   return read_arff_with(path, options, nullptr, stats);
 }
 
-Dataset read_dataset(const std::string& path, const ReadOptions& options, ReadStats* stats) {
-  if (is_dataset_binary(path)) return read_dataset_binary(path, options.encoding);
+namespace {
+
+Dataset read_dataset_text(const std::string& path, const ReadOptions& options, ReadStats* stats) {
   FileFormat format = options.format;
   if (format == FileFormat::kAuto) format = format_from_name(path);
   switch (format) {
@@ -218,6 +219,16 @@ Dataset read_dataset(const std::string& path, const ReadOptions& options, ReadSt
     }
   }
   throw InvalidArgument("read_dataset: unknown file format");
+}
+
+}  // namespace
+
+Dataset read_dataset(const std::string& path, const ReadOptions& options, ReadStats* stats) {
+  const std::vector<std::string>* keep = options.keep_columns ? &*options.keep_columns : nullptr;
+  if (is_dataset_binary(path)) return read_dataset_binary(path, options.encoding, keep);
+  Dataset ds = read_dataset_text(path, options, stats);
+  if (keep != nullptr) ds.keep_columns(*keep);
+  return ds;
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "common/check.hpp"
+#include "common/csr.hpp"
 
 namespace rateopt::io_detail {
 
@@ -126,8 +127,10 @@ FeatureMatrix make_matrix(SparseRows&& rows, std::size_t cols, Storage storage) 
   bool dense = storage == Storage::kDense;
   if (storage == Storage::kAuto) {
     const double cells = static_cast<double>(n) * static_cast<double>(cols);
+    // The solvers' own threshold (kSparseCopyDensity): a matrix they would fit from a CSR copy
+    // is kept as CSR, so that no process ever holds both.
     dense = cells <= static_cast<double>(1 << 22) ||
-            static_cast<double>(rows.indices.size()) >= 0.1 * cells;
+            static_cast<double>(rows.indices.size()) > detail::kSparseCopyDensity * cells;
   }
   if (!dense) {
     return FeatureMatrix::csr(std::move(rows.indptr), std::move(rows.indices),

@@ -86,7 +86,7 @@ struct SparseRows {
 enum class Storage {
   kDense,   // always dense
   kSparse,  // always CSR
-  kAuto,    // CSR when rows * cols > 2^22 and fewer than 10% of the entries are nonzero
+  kAuto,    // CSR when rows * cols > 2^22 and at most 30% of the entries are nonzero
 };
 
 // The feature matrix of `rows` with `cols` columns in the requested storage.

@@ -323,9 +323,15 @@ bool find_feature(const Dataset& data, std::string_view name, std::size_t& index
   } else {
     features = "none";
   }
-  throw NotFound(fmt::format("{}: no column or feature '{}' in {} (columns: {}; features: {})",
-                             what, cond.column, dataset_name(data), join_truncated(names),
-                             features));
+  std::string dropped;  // columns the command did not keep (Dataset::keep_columns)
+  if (!data.dropped_columns().empty()) {
+    std::vector<std::string> quoted;
+    for (const auto& c : data.dropped_columns()) quoted.push_back(quote_if_needed(c));
+    dropped = "; not kept, as no expression names them: " + join_truncated(quoted);
+  }
+  throw NotFound(fmt::format("{}: no column or feature '{}' in {} (columns: {}; features: {}{})",
+                             what, cond.column, dataset_name(data), join_truncated(names), features,
+                             dropped));
 }
 
 void condition_mask(const Dataset& data, const Condition& cond, std::vector<std::uint8_t>& out) {

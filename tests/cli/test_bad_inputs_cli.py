@@ -233,6 +233,10 @@ CASES = [
                              "--pred", "{preds}", "--metric", "tpr[g=a"], 2, ["']'"]),
     ("expr-unknown-group-column", ["eval", "--data", "{good}", "--label", "y", "--pred",
                                    "{preds}", "--metric", "tpr[sex=F]"], 2, ["sex"]),
+    # Only the columns the expressions name are kept: the message lists the others as not kept.
+    ("expr-unknown-column-lists-unkept", ["eval", "--data", "{good}", "--label", "y", "--groups",
+                                          "g", "--model", "{model}", "--metric", "tpr[gg=a]"],
+     2, ["no column or feature 'gg'", "columns: label;", "not kept", "x1, x2, g, y"]),
     ("expr-unknown-group-value", ["eval", "--data", "{good}", "--label", "y", "--groups", "g",
                                   "--pred", "{preds}", "--metric", "tpr[g=zzz]"], 2, ["zzz"]),
     ("expr-trailing-operator", ["eval", "--data", "{good}", "--label", "y", "--pred", "{preds}",

@@ -198,31 +198,73 @@ TEST(ConcatRows, StacksFeaturesLabelsWeightsAndMergesColumnLevels) {
   }
 }
 
-// Parts larger than the 8 MB chunks whose pages are given back while they are copied: every
-// value arrives, and the row parts record each part's rows.
-TEST(ConcatRows, LargeDensePartsArriveWholeWhileTheirPagesAreReleased) {
+// Parts larger than the 8 MB chunks whose pages are given back while they are copied (dense
+// rows; CSR indptr, indices and values): every value arrives, and the row parts record each
+// part's rows.
+TEST(ConcatRows, LargePartsArriveWholeWhileTheirPagesAreReleased) {
   const std::size_t cols = 60;
   const std::vector<std::size_t> rows{20000, 3, 41000};
+  for (const bool sparse : {false, true}) {
+    std::vector<Dataset> parts;
+    std::size_t first = 0;
+    for (const std::size_t n : rows) {
+      std::vector<double> x(n * cols);
+      for (std::size_t k = 0; k < x.size(); ++k) {
+        const std::size_t at = first * cols + k;
+        x[k] = sparse && at % 3 == 0 ? 0.0 : static_cast<double>(at);  // a third of zeros in CSR
+      }
+      std::vector<std::int32_t> y(n, 0);
+      y[n - 1] = 1;
+      std::vector<std::string> g(n, "a");
+      parts.push_back(concat_part(x, cols, sparse, y, g));
+      first += n;
+    }
+    const Dataset d = concat_rows(std::move(parts));
+    ASSERT_EQ(d.num_rows(), first);
+    ASSERT_EQ(d.features().is_sparse(), sparse);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < d.num_rows(); ++i)
+      for (std::size_t j = 0; j < cols; ++j) {
+        const std::size_t at = i * cols + j;
+        const double want = sparse && at % 3 == 0 ? 0.0 : static_cast<double>(at);
+        wrong += d.features().at(i, j) == want ? 0 : 1;
+      }
+    EXPECT_EQ(wrong, 0u) << (sparse ? "csr" : "dense");
+    if (sparse) EXPECT_EQ(d.features().nnz(), first * cols - (first * cols + 2) / 3);
+    EXPECT_EQ(std::vector<std::size_t>(d.row_parts().begin(), d.row_parts().end()), rows);
+    EXPECT_EQ(d.column("g").codes.size(), first);
+    EXPECT_EQ(d.labels().values[rows[0] - 1], 1);
+    EXPECT_EQ(d.labels().values[first - 1], 1);
+    EXPECT_EQ(d.labels().values[first - 2], 0);
+  }
+}
+
+// keep_columns drops the columns not named; a lookup of a dropped one says it was not kept,
+// also after concat_rows.
+TEST(Dataset, KeepColumnsDropsTheOthersAndNamesThemWhenOneIsAskedFor) {
   std::vector<Dataset> parts;
-  std::size_t first = 0;
-  for (const std::size_t n : rows) {
-    std::vector<double> x(n * cols);
-    for (std::size_t k = 0; k < x.size(); ++k) x[k] = static_cast<double>(first * cols + k);
-    std::vector<std::int32_t> y(n, 0);
-    std::vector<std::string> g(n, "a");
-    parts.push_back(concat_part(x, cols, false, y, g));
-    first += n;
+  for (int k = 0; k < 2; ++k) {
+    Dataset d = concat_part({1, 2}, 2, false, {1}, {"a"});
+    Column h;
+    h.name = "h";
+    h.push_back("x");
+    d.add_column(std::move(h));
+    d.keep_columns(std::vector<std::string>{"h", "absent"}, std::vector<std::string>{"before"});
+    parts.push_back(std::move(d));
   }
   const Dataset d = concat_rows(std::move(parts));
-  ASSERT_EQ(d.num_rows(), first);
-  const DenseView v = d.features().dense_view();
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < v.rows; ++i)
-    for (std::size_t j = 0; j < cols; ++j)
-      wrong += v.data[i * v.row_stride + j] == static_cast<double>(i * cols + j) ? 0 : 1;
-  EXPECT_EQ(wrong, 0u);
-  EXPECT_EQ(std::vector<std::size_t>(d.row_parts().begin(), d.row_parts().end()), rows);
-  EXPECT_EQ(d.column("g").codes.size(), first);
+  ASSERT_EQ(d.columns().size(), 1u);
+  EXPECT_EQ(d.columns()[0].name, "h");
+  EXPECT_EQ(d.dropped_columns(), (std::vector<std::string>{"before", "g"}));
+  try {
+    (void)d.column("g");
+    FAIL() << "expected NotFound";
+  } catch (const NotFound& e) {
+    EXPECT_NE(std::string(e.what()).find("(available: h; not kept by this command, which reads "
+                                         "only the columns its expressions name: before, g)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(ConcatRows, PartsReadWithDifferentEncodingsAreAnError) {

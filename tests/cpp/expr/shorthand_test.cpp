@@ -116,5 +116,17 @@ TEST(GroupShorthands, ParityTrainsAsThePairwiseConstraints) {
   EXPECT_NEAR(a.stochastic.objective, b.stochastic.objective, 1e-9);
 }
 
+// The slice columns of a text: conditions and shorthand columns, once each, in order of first
+// appearance; a text that does not parse throws.
+TEST(SliceColumns, NamesConditionAndShorthandColumnsOnce) {
+  EXPECT_EQ(slice_columns("error"), std::vector<std::string>{});
+  EXPECT_EQ(slice_columns("ppr[sex=Female] >= 0.8 * ppr[sex=Male]"),
+            std::vector<std::string>{"sex"});
+  EXPECT_EQ(slice_columns("parity(tpr[age=old], race) + fpr@valid[sex=F & \"my col\"=x]"),
+            (std::vector<std::string>{"race", "age", "sex", "my col"}));
+  EXPECT_THROW((void)slice_columns("ppr[sex=Female"), ParseError);
+  EXPECT_THROW((void)slice_columns("parity(ppr)"), ParseError);
+}
+
 }  // namespace
 }  // namespace rateopt

@@ -86,6 +86,29 @@ TEST(BinaryDataset, RoundTripsCsrMultilabel) {
   expect_same(ds, read_dataset(path));
 }
 
+// ReadOptions::keep_columns: the binary reader drops the columns not named as it reads them
+// (the CSV reader after its read), and the dataset names them when one is asked for.
+TEST(BinaryDataset, KeepColumnsDropsTheOthersInBothReaders) {
+  const std::string path = ::testing::TempDir() + "keep.rods";
+  write_dataset_binary(small_csv(), path);
+  const std::string csv =
+      write_temp("keep.csv", "x,sex,age,color,w,y\n1.5,F,30,red,1,yes\n-2,M,41,blue,2.5,no\n");
+  ReadOptions o;
+  o.csv.label_column = "y";
+  o.csv.group_columns = {"sex", "age"};
+  o.keep_columns = std::vector<std::string>{"age", "not-a-column"};
+  for (const std::string& file : {path, csv}) {
+    const Dataset d = read_dataset(file, o);
+    ASSERT_EQ(d.columns().size(), 1u) << file;
+    EXPECT_EQ(d.columns()[0].name, "age");
+    EXPECT_EQ(d.column("age").codes.size(), d.num_rows());
+    EXPECT_EQ(d.dropped_columns(), (std::vector<std::string>{"x", "sex", "color", "w", "y"}));
+    EXPECT_THROW((void)d.column("sex"), NotFound);
+  }
+  o.keep_columns.reset();
+  EXPECT_EQ(read_dataset(path, o).columns().size(), 6u);
+}
+
 TEST(BinaryDataset, TextFilesAreNotBinary) {
   const std::string path = write_temp("not_binary.csv", "a,y\n1,0\n");
   EXPECT_FALSE(is_dataset_binary(path));

@@ -359,6 +359,28 @@ TEST(CsvReader, WideSparseOneHotUsesCsr) {
   EXPECT_EQ(ds.features().nnz(), 3000u + 2000u);
 }
 
+// The storage rule: more than 2^22 cells with at most 30% non-zero (the solvers' own CSR
+// threshold) is CSR, above 30% dense; up to 2^22 cells dense whatever the density.
+TEST(CsvReader, StorageIsCsrUpToThirtyPercentNonZeroOnLargeFiles) {
+  // Ten one-hot features (a level per row out of ten) and a numeric column: 2 of 11 non-zero.
+  const auto make = [](int rows, int levels) {
+    std::string text = "c,x,y\n";
+    for (int i = 0; i < rows; ++i) text += fmt::format("L{},{},{}\n", i % levels, i % 7, i % 2);
+    return text;
+  };
+  CsvOptions o;
+  o.label_column = "y";
+  o.standardize = false;
+  const Dataset big = parse_csv(make(400000, 10), o);  // 4.4e6 cells, 2/11 = 18% non-zero
+  EXPECT_TRUE(big.features().is_sparse());
+  EXPECT_DOUBLE_EQ(big.features().at(13, 3), 1.0);
+  EXPECT_DOUBLE_EQ(big.features().at(13, 10), 6.0);
+  const Dataset dense = parse_csv(make(1500000, 2), o);  // 4.5e6 cells, 2/3 non-zero
+  EXPECT_FALSE(dense.features().is_sparse());
+  const Dataset small = parse_csv(make(300000, 10), o);  // 3.3e6 cells
+  EXPECT_FALSE(small.features().is_sparse());
+}
+
 TEST(CsvReader, HeaderOnlyAndEmptyWithColumnNames) {
   const Dataset ds = parse_csv("a,b\n", CsvOptions{});
   EXPECT_EQ(ds.num_rows(), 0u);
