@@ -172,6 +172,10 @@ struct Encoding {
   static Encoding for_matrix(std::size_t cols, std::vector<std::string> feature_names = {});
 };
 
+// The storage of concat_rows' result: as the parts (CSR when any part is), or always dense, or
+// always CSR (values unchanged either way).
+enum class ConcatStorage { kAsParts, kDense, kCsr };
+
 class Dataset {
  public:
   Dataset() = default;
@@ -233,7 +237,7 @@ class Dataset {
   std::map<std::string, std::size_t, std::less<>> column_index_;  // name -> index in columns_
   std::vector<std::string> dropped_columns_;
   Encoding encoding_;
-  friend Dataset concat_rows(std::vector<Dataset> parts);
+  friend Dataset concat_rows(std::vector<Dataset> parts, ConcatStorage storage);
   std::string source_;
   std::vector<std::size_t> row_parts_;
 };
@@ -245,6 +249,7 @@ class Dataset {
 // converted, values unchanged. Weights are 1 where a part has none;
 // a slice column's levels are merged in order of first appearance. The result keeps the first
 // part's encoding. Throws InvalidArgument naming the first part that differs (by its source).
-[[nodiscard]] Dataset concat_rows(std::vector<Dataset> parts);
+[[nodiscard]] Dataset concat_rows(std::vector<Dataset> parts,
+                                  ConcatStorage storage = ConcatStorage::kAsParts);
 
 }  // namespace rateopt

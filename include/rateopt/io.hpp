@@ -212,6 +212,8 @@ class LineReader {
   LineReader& operator=(const LineReader&) = delete;
   // The next line (valid until the next call), false at the end of the input.
   bool next(std::string_view& line);
+  // The same with a '\r' before the '\n' kept (the line exactly as in the file).
+  bool next_raw(std::string_view& line);
   // The 1-based number of the line `next` returned last.
   [[nodiscard]] std::size_t line_number() const noexcept;
 

@@ -467,11 +467,24 @@ void append_releasing(std::vector<T>& out, std::span<const T> from) {
 // Frees each part's features once they are copied, and a dense part's pages as they are copied
 // (release_pages, every 8 MB): with the result reserved but not yet touched, memory then stays
 // near the total, not twice the total.
-FeatureMatrix stack_features(std::vector<Dataset>& parts) {
-  const bool sparse = parts.front().features().is_sparse();
+FeatureMatrix stack_features(std::vector<Dataset>& parts, bool sparse) {
   const std::size_t cols = parts.front().features().cols();
   std::size_t rows = 0;
   for (const Dataset& p : parts) rows += p.num_rows();
+  if (!sparse && parts.front().features().is_sparse()) {
+    // CSR parts into a dense result: each part's rows, the part freed once copied.
+    std::vector<double> data(rows * cols, 0.0);
+    std::size_t at = 0;
+    for (Dataset& p : parts) {
+      const CsrView v = p.features().csr_view();
+      for (std::size_t i = 0; i < v.rows; ++i, ++at)
+        for (auto k = v.indptr[i]; k < v.indptr[i + 1]; ++k)
+          data[at * cols + static_cast<std::size_t>(v.indices[static_cast<std::size_t>(k)])] =
+              v.values[static_cast<std::size_t>(k)];
+      p.features() = FeatureMatrix{};
+    }
+    return FeatureMatrix::dense(std::move(data), rows, cols);
+  }
   if (!sparse) {
     std::vector<double> data;
     data.reserve(rows * cols);
@@ -542,8 +555,16 @@ Labels stack_labels(const std::vector<Dataset>& parts) {
 Column stack_column(const std::vector<Column*>& parts) {
   Column out;
   out.name = parts.front()->name;
-  bool numeric = true;
-  for (const Column* c : parts) numeric = numeric && c->is_numeric();
+  // Numeric when every part with rows is (a part without rows says nothing, as in one read).
+  bool numeric = false;
+  for (const Column* c : parts) {
+    if (c->codes.empty()) continue;
+    if (!c->is_numeric()) {
+      numeric = false;
+      break;
+    }
+    numeric = true;
+  }
   std::map<std::string, std::int32_t, std::less<>> code_of;
   std::size_t rows = 0;
   for (const Column* c : parts) rows += c->codes.size();
@@ -566,9 +587,9 @@ Column stack_column(const std::vector<Column*>& parts) {
 
 }  // namespace
 
-Dataset concat_rows(std::vector<Dataset> parts) {
+Dataset concat_rows(std::vector<Dataset> parts, ConcatStorage storage) {
   RATEOPT_CHECK(!parts.empty(), "concat_rows needs at least one part");
-  if (parts.size() == 1) return std::move(parts.front());
+  if (parts.size() == 1 && storage == ConcatStorage::kAsParts) return std::move(parts.front());
   const Dataset& first = parts.front();
   auto name = [](const Dataset& d) {
     return d.source().empty() ? std::string("a part") : d.source();
@@ -591,10 +612,16 @@ Dataset concat_rows(std::vector<Dataset> parts) {
                     c.name, name(first));
     any_weights = any_weights || !p.weights().empty();
   }
-  // One storage kind: CSR when any part is (a small file read dense beside large sparse ones).
-  if (std::ranges::any_of(parts, [](const Dataset& p) { return p.features().is_sparse(); }))
+  // One storage kind: CSR when any part is (a small file read dense beside large sparse ones),
+  // unless asked otherwise; dense results from CSR parts are stacked part by part.
+  const bool any_sparse =
+      std::ranges::any_of(parts, [](const Dataset& p) { return p.features().is_sparse(); });
+  const bool sparse = storage == ConcatStorage::kCsr ||
+                      (storage == ConcatStorage::kAsParts && any_sparse);
+  if (sparse || any_sparse) {
     for (Dataset& p : parts)
       if (!p.features().is_sparse()) p.features() = p.features().to_csr();
+  }
   // Everything but the features first: stacking the features empties the parts.
   std::vector<std::size_t> row_parts;
   for (const Dataset& p : parts) {
@@ -628,7 +655,7 @@ Dataset concat_rows(std::vector<Dataset> parts) {
   Encoding encoding = first.encoding();
   std::string source = first.source();
   std::vector<std::string> dropped = first.dropped_columns();
-  Dataset out(stack_features(parts), std::move(labels));
+  Dataset out(stack_features(parts, sparse), std::move(labels));
   out.set_weights(std::move(w));
   for (Column& c : columns) out.add_column(std::move(c));
   out.encoding() = std::move(encoding);

@@ -21,6 +21,9 @@ class CsvTokenizer {
                const std::string& name, TextArena& arena)
       : text_(text), delim_(delimiter), comment_(comment_prefix), name_(name), arena_(arena) {}
 
+  // Numbers the next line `line` (a chunk of a file starts at the file's line).
+  void set_line(std::size_t line) { line_ = line; }
+
   void skip_lines(std::size_t n) {
     for (std::size_t k = 0; k < n && pos_ < text_.size(); ++k) {
       const std::size_t eol = line_end(text_, pos_);
@@ -144,6 +147,30 @@ class CsvTokenizer {
   std::size_t line_start_ = 0;
 };
 
+// The label values a "matches none" warning shows.
+constexpr std::size_t kValuesShown = 5;
+
+// Values quoted and joined by ", ", with ", ..." when there are more.
+template <class Value>
+std::string quoted_values(const std::vector<Value>& values, bool more) {
+  std::string out;
+  for (const auto& v : values) out += (out.empty() ? "" : ", ") + io_detail::quoted(v);
+  return more ? out + ", ..." : out;
+}
+
+std::string no_positive_warning(const std::string& name, const std::string& positive,
+                                std::size_t rows, const std::string& column,
+                                const std::string& values) {
+  return fmt::format(
+      "{}: the positive label value {} matches none of the {} rows of column '{}' (values "
+      "seen: {}; matching is exact and case-sensitive): every label is 0",
+      name, io_detail::quoted(positive), rows, column, values);
+}
+
+std::string zero_weights_warning(const std::string& name, const std::string& column) {
+  return fmt::format("{}: every weight in column '{}' is 0", name, column);
+}
+
 enum class Role { kFeature, kLabel, kGroup, kWeight, kIgnored, kOther };
 
 // A feature built from one raw column.
@@ -197,8 +224,13 @@ char pick_delimiter(const CsvOptions& o, const std::string& name) {
 class CsvReader {
  public:
   CsvReader(const CsvOptions& options, const std::string& name, const Encoding* encoding,
-            ReadStats& stats)
-      : o_(options), name_(name), encoding_(encoding), st_(stats), missing_(o_.missing_values) {}
+            ReadStats& stats, CsvChunkState* chunk = nullptr)
+      : o_(options),
+        name_(name),
+        encoding_(encoding),
+        st_(stats),
+        missing_(o_.missing_values),
+        chunk_(chunk) {}
 
   Dataset read(std::string_view text) {
     tokenize(text);
@@ -230,11 +262,19 @@ class CsvReader {
 
   void tokenize(std::string_view text) {
     CsvTokenizer tok(text, pick_delimiter(o_, name_), o_.comment_prefix, name_, arena_);
-    tok.skip_lines(o_.skip_lines);
-    ncols_ = o_.column_names.size();
-    if (o_.has_header) read_header(tok);
-    if (!o_.column_names.empty()) names_ = o_.column_names;
-    names_ = unique_names(std::move(names_));
+    if (chunk_ != nullptr) tok.set_line(chunk_->first_line);
+    if (chunk_ != nullptr && !chunk_->first) {
+      // A later chunk of a file: records only, with the first chunk's columns.
+      names_ = chunk_->names;
+      ncols_ = names_.size();
+    } else {
+      tok.skip_lines(o_.skip_lines);
+      ncols_ = o_.column_names.size();
+      if (o_.has_header) read_header(tok);
+      if (!o_.column_names.empty()) names_ = o_.column_names;
+      names_ = unique_names(std::move(names_));
+      if (chunk_ != nullptr) chunk_->names = names_;
+    }
     std::size_t line = 0;
     while (true) {
       const std::size_t before = fields_.size();
@@ -383,9 +423,7 @@ class CsvReader {
       }
       seen.push_back(v);
     }
-    std::string out;
-    for (const auto v : seen) out += (out.empty() ? "" : ", ") + io_detail::quoted(v);
-    return more ? out + ", ..." : out;
+    return quoted_values(seen, more);
   }
 
   // A column that would be numeric but for a few stray tokens (at most 1% of its values) is read
@@ -533,7 +571,9 @@ class CsvReader {
       if (imputed) ++st_.rows_imputed_missing;
       append_row(rows, entries);
     }
-    return make_matrix(std::move(rows), num_features_, Storage::kAuto);
+    // A chunk is CSR; read_csv_chunked picks the file's storage once every chunk is read.
+    return make_matrix(std::move(rows), num_features_,
+                       chunk_ != nullptr ? Storage::kSparse : Storage::kAuto);
   }
 
   // Adds the feature entries of feature f in kept row k.
@@ -608,7 +648,9 @@ class CsvReader {
   // Binary labels: 1 where the value is one of positive_values; returns them joined by '|'.
   std::string read_positive_labels(Labels& labels) {
     labels.kind = LabelKind::kBinary;
-    std::vector<std::string> negatives;
+    // Over a chunked file the negatives and the values seen are the file's so far.
+    std::vector<std::string> local_negatives;
+    std::vector<std::string>& negatives = chunk_ != nullptr ? chunk_->negatives : local_negatives;
     for (std::size_t r : kept_) {
       const std::string_view v = field(r, label_col_);
       const bool pos = std::find(o_.positive_values.begin(), o_.positive_values.end(), v) !=
@@ -617,15 +659,20 @@ class CsvReader {
       if (!pos && negatives.size() < 2 &&
           std::find(negatives.begin(), negatives.end(), v) == negatives.end())
         negatives.emplace_back(v);
+      if (chunk_ != nullptr) {
+        chunk_->any_positive = chunk_->any_positive || pos;
+        std::vector<std::string>& seen = chunk_->label_values;
+        if (seen.size() <= kValuesShown && std::find(seen.begin(), seen.end(), v) == seen.end())
+          seen.emplace_back(v);
+      }
     }
     std::string positive = join(o_.positive_values, "|");
     labels.names = {negatives.size() == 1 ? negatives[0] : "not " + positive, positive};
-    if (n_ > 0 && std::find(labels.values.begin(), labels.values.end(), 1) == labels.values.end())
-      st_.warnings.push_back(fmt::format(
-          "{}: the positive label value {} matches none of the {} rows of column '{}' (values "
-          "seen: {}; matching is exact and case-sensitive): every label is 0",
-          name_, io_detail::quoted(positive), n_, names_[label_col_],
-          distinct_values(label_col_, 5)));
+    // A chunk leaves the warning to read_csv_chunked, which knows the whole file.
+    if (chunk_ == nullptr && n_ > 0 &&
+        std::find(labels.values.begin(), labels.values.end(), 1) == labels.values.end())
+      st_.warnings.push_back(no_positive_warning(name_, positive, n_, names_[label_col_],
+                                                 distinct_values(label_col_, kValuesShown)));
     return positive;
   }
 
@@ -644,9 +691,9 @@ class CsvReader {
       }
       w.push_back(x);
     }
-    if (n_ > 0 && std::all_of(w.begin(), w.end(), [](double x) { return x == 0.0; }))
-      st_.warnings.push_back(
-          fmt::format("{}: every weight in column '{}' is 0", name_, names_[weight_col_]));
+    if (chunk_ == nullptr && n_ > 0 &&
+        std::all_of(w.begin(), w.end(), [](double x) { return x == 0.0; }))
+      st_.warnings.push_back(zero_weights_warning(name_, names_[weight_col_]));
     ds.set_weights(std::move(w));
   }
 
@@ -674,6 +721,7 @@ class CsvReader {
   const Encoding* encoding_;
   ReadStats& st_;
   MissingTokens missing_;
+  CsvChunkState* chunk_ = nullptr;  // set when the text is one chunk of a file
   TextArena arena_;  // unescaped fields
   std::vector<std::string> names_;
   std::size_t ncols_ = 0;
@@ -692,6 +740,127 @@ class CsvReader {
 };
 
 }  // namespace
+
+namespace {
+
+// Follows a CSV line's quotes as CsvTokenizer reads them: `in_quotes` tells whether a quoted
+// field is still open at the line's end (the record goes on), and `records` counts the records
+// that start on the line (not blank, not a comment).
+void scan_csv_line(std::string_view line, char delim, std::string_view comment, bool& in_quotes,
+                   std::size_t& records) {
+  if (!in_quotes) {
+    if (trim(line).empty() || (!comment.empty() && line.starts_with(comment))) return;
+    ++records;
+  }
+  const auto blank = [delim](char c) { return (c == ' ' || c == '\t') && c != delim; };
+  bool field_start = !in_quotes;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (in_quotes) {
+      if (c != '"') continue;
+      if (i + 1 < line.size() && line[i + 1] == '"') {
+        ++i;  // a doubled quote inside the field
+      } else {
+        in_quotes = false;  // the closing quote
+      }
+      continue;
+    }
+    if (field_start) {
+      if (blank(c)) continue;
+      field_start = false;
+      if (c == '"') {
+        in_quotes = true;
+        continue;
+      }
+    }
+    if (c == delim) field_start = true;
+  }
+}
+
+}  // namespace
+
+bool csv_reads_in_chunks(const CsvOptions& options, const Encoding* encoding) noexcept {
+  return encoding != nullptr && (!options.positive_values.empty() || options.label_column.empty());
+}
+
+Dataset read_csv_chunked(const std::string& path, const CsvOptions& options,
+                         const Encoding& encoding, ReadStats* stats,
+                         const std::vector<std::string>* keep, std::size_t chunk_bytes) {
+  check_encoding(encoding, "csv");
+  RATEOPT_CHECK(options.has_header || !options.column_names.empty(),
+                "CsvOptions: a file without a header row needs column_names");
+  RATEOPT_CHECK(csv_reads_in_chunks(options, &encoding),
+                "read_csv_chunked needs positive_values or no label column");
+  ReadStats local_stats;
+  ReadStats& st = stats != nullptr ? *stats : local_stats;
+  st = ReadStats{};
+  CsvChunkState state;
+  std::vector<Dataset> parts;
+  std::vector<std::string> label_names;  // the last chunk's: the whole file's so far
+  std::string text;
+  std::size_t text_lines = 0;
+  std::size_t records = 0;  // records started in `text`
+  bool in_quotes = false;
+  const auto flush = [&] {
+    ReadStats chunk_stats;
+    chunk_stats.lines = text_lines;
+    Dataset part = CsvReader(options, path, &encoding, chunk_stats, &state).read(text);
+    if (keep != nullptr) part.keep_columns(*keep);
+    label_names = part.labels().names;
+    st.lines += text_lines;
+    st.rows_dropped_missing += chunk_stats.rows_dropped_missing;
+    st.rows_imputed_missing += chunk_stats.rows_imputed_missing;
+    st.unseen_levels += chunk_stats.unseen_levels;
+    for (std::string& w : chunk_stats.warnings) st.warnings.push_back(std::move(w));
+    parts.push_back(std::move(part));
+    state.first = false;
+    state.first_line += text_lines;
+    text.clear();
+    text_lines = 0;
+    records = 0;
+  };
+  const char delim = pick_delimiter(options, path);
+  std::size_t to_skip = options.skip_lines;
+  LineReader reader(path);
+  std::string_view line;
+  while (reader.next_raw(line)) {
+    if (reader.line_number() == 1) line = skip_bom(line);
+    text.append(line).push_back('\n');
+    ++text_lines;
+    if (to_skip > 0) {
+      --to_skip;
+      continue;
+    }
+    scan_csv_line(line, delim, options.comment_prefix, in_quotes, records);
+    // The first chunk holds the header and a record at least.
+    const std::size_t wanted = state.first && options.has_header ? 2 : 1;
+    if (!in_quotes && records >= wanted && text.size() >= chunk_bytes) flush();
+  }
+  if (!text.empty() || parts.empty()) flush();
+
+  // The whole file's storage, names and warnings.
+  std::size_t rows = 0;
+  std::size_t nnz = 0;
+  for (const Dataset& p : parts) {
+    rows += p.num_rows();
+    nnz += p.features().nnz();
+  }
+  const bool dense = keep_dense(rows, encoding.num_features, nnz);
+  Dataset ds = concat_rows(std::move(parts), dense ? ConcatStorage::kDense : ConcatStorage::kCsr);
+  ds.set_row_parts({});
+  if (ds.labels().kind == LabelKind::kBinary) ds.labels().names = std::move(label_names);
+  if (!options.label_column.empty() && rows > 0 && !state.any_positive) {
+    const bool more = state.label_values.size() > kValuesShown;
+    if (more) state.label_values.resize(kValuesShown);
+    st.warnings.push_back(no_positive_warning(path, join(options.positive_values, "|"), rows,
+                                              options.label_column,
+                                              quoted_values(state.label_values, more)));
+  }
+  if (!options.weight_column.empty() && !ds.weights().empty() &&
+      std::ranges::all_of(ds.weights(), [](double w) { return w == 0.0; }))
+    st.warnings.push_back(zero_weights_warning(path, options.weight_column));
+  return ds;
+}
 
 Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const std::string& name,
                        const Encoding* encoding, ReadStats* stats) {

@@ -163,12 +163,32 @@ Dataset parse_arff(std::string_view text, const ArffOptions& options, const std:
   return io_detail::parse_arff_impl(text, options, name, xml_labels, nullptr, nullptr);
 }
 
-Dataset read_csv(const std::string& path, const CsvOptions& options, const Encoding* encoding,
-                 ReadStats* stats) {
-  const std::string text = read_text_file(path);
-  Dataset ds = io_detail::parse_csv_impl(text, options, path, encoding, stats);
+namespace {
+
+// read_csv, keeping only the slice columns `keep` names (when given) as it reads. With an
+// encoding and labels known without the whole file, the file is read in chunks (memory: the
+// dataset and one chunk); else its whole text is parsed.
+Dataset read_csv_keeping(const std::string& path, const CsvOptions& options,
+                         const Encoding* encoding, ReadStats* stats,
+                         const std::vector<std::string>* keep) {
+  Dataset ds;
+  if (io_detail::csv_reads_in_chunks(options, encoding)) {
+    ds = io_detail::read_csv_chunked(path, options, *encoding, stats, keep,
+                                     io_detail::kCsvChunkBytes);
+  } else {
+    const std::string text = read_text_file(path);
+    ds = io_detail::parse_csv_impl(text, options, path, encoding, stats);
+    if (keep != nullptr) ds.keep_columns(*keep);
+  }
   ds.set_source(path);
   return ds;
+}
+
+}  // namespace
+
+Dataset read_csv(const std::string& path, const CsvOptions& options, const Encoding* encoding,
+                 ReadStats* stats) {
+  return read_csv_keeping(path, options, encoding, stats, nullptr);
 }
 
 Dataset read_libsvm(const std::string& path, const LibsvmOptions& options, ReadStats* stats) {
@@ -206,7 +226,8 @@ Dataset read_dataset_text(const std::string& path, const ReadOptions& options, R
   if (format == FileFormat::kAuto) format = format_from_name(path);
   switch (format) {
     case FileFormat::kCsv:
-      return read_csv(path, options.csv, options.encoding, stats);
+      return read_csv_keeping(path, options.csv, options.encoding, stats,
+                              options.keep_columns ? &*options.keep_columns : nullptr);
     case FileFormat::kArff:
       return read_arff_with(path, options.arff, options.encoding, stats);
     case FileFormat::kLibsvm:
@@ -547,6 +568,12 @@ std::size_t LineReader::line_number() const noexcept {
 }
 
 bool LineReader::next(std::string_view& line) {
+  if (!next_raw(line)) return false;
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return true;
+}
+
+bool LineReader::next_raw(std::string_view& line) {
   Impl& r = *impl_;
   while (true) {
     const char* begin = r.text.data() + r.pos;
@@ -569,7 +596,6 @@ bool LineReader::next(std::string_view& line) {
     }
     r.scanned = r.pos;
     line = std::string_view(begin, len);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     ++r.line_no;
     return true;
   }

@@ -122,16 +122,18 @@ std::size_t count_lines(std::string_view text) noexcept {
 
 // ---- feature matrices and encodings -------------------------------------------------------------
 
+bool keep_dense(std::size_t rows, std::size_t cols, std::size_t nnz) noexcept {
+  const double cells = static_cast<double>(rows) * static_cast<double>(cols);
+  // The solvers' own threshold (kSparseCopyDensity): a matrix they would fit from a CSR copy is
+  // kept as CSR, so that no process ever holds both.
+  return cells <= static_cast<double>(1 << 22) ||
+         static_cast<double>(nnz) > detail::kSparseCopyDensity * cells;
+}
+
 FeatureMatrix make_matrix(SparseRows&& rows, std::size_t cols, Storage storage) {
   const std::size_t n = rows.indptr.size() - 1;
   bool dense = storage == Storage::kDense;
-  if (storage == Storage::kAuto) {
-    const double cells = static_cast<double>(n) * static_cast<double>(cols);
-    // The solvers' own threshold (kSparseCopyDensity): a matrix they would fit from a CSR copy
-    // is kept as CSR, so that no process ever holds both.
-    dense = cells <= static_cast<double>(1 << 22) ||
-            static_cast<double>(rows.indices.size()) > detail::kSparseCopyDensity * cells;
-  }
+  if (storage == Storage::kAuto) dense = keep_dense(n, cols, rows.indices.size());
   if (!dense) {
     return FeatureMatrix::csr(std::move(rows.indptr), std::move(rows.indices),
                               std::move(rows.values), cols);

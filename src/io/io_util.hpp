@@ -89,6 +89,9 @@ enum class Storage {
   kAuto,    // CSR when rows * cols > 2^22 and at most 30% of the entries are nonzero
 };
 
+// kAuto's rule: dense up to 2^22 cells, or above kSparseCopyDensity non-zero; else CSR.
+[[nodiscard]] bool keep_dense(std::size_t rows, std::size_t cols, std::size_t nnz) noexcept;
+
 // The feature matrix of `rows` with `cols` columns in the requested storage.
 [[nodiscard]] FeatureMatrix make_matrix(SparseRows&& rows, std::size_t cols, Storage storage);
 
@@ -110,6 +113,33 @@ using TextArena = std::deque<std::string>;
                                       const std::string& name,
                                       const std::vector<std::string>* xml_labels,
                                       const Encoding* encoding, ReadStats* stats);
+
+// What the chunks of one CSV file share while read_csv_chunked reads them (csv_reader.cpp).
+struct CsvChunkState {
+  std::size_t first_line = 1;      // the file's number of the chunk's first line
+  bool first = true;               // the file's first chunk (skipped lines and header in it)
+  std::vector<std::string> names;  // the file's columns (from the first chunk)
+  // Binary labels from positive_values, over the chunks so far: the first two distinct negative
+  // values (the negative class's name), the first distinct values (a warning's), any positive.
+  std::vector<std::string> negatives;
+  std::vector<std::string> label_values;
+  bool any_positive = false;
+};
+
+// Whether read_csv_chunked reads a CSV file with these options: with an encoding to apply and
+// labels that need no look at the whole file (positive_values given, or no label column).
+[[nodiscard]] bool csv_reads_in_chunks(const CsvOptions& options, const Encoding* encoding) noexcept;
+
+// The dataset parse_csv_impl gives for the whole text of `path` with `encoding`, read in chunks of
+// about `chunk_bytes` of text (whole records; gzip inflated as it is read) so that neither the
+// text nor a reader's working set for all of it is ever held: memory is the dataset plus one
+// chunk's. Storage: the rule make_matrix applies to the whole file (keep_dense). `keep` (optional)
+// drops the other slice columns chunk by chunk. Requires csv_reads_in_chunks.
+[[nodiscard]] Dataset read_csv_chunked(const std::string& path, const CsvOptions& options,
+                                       const Encoding& encoding, ReadStats* stats,
+                                       const std::vector<std::string>* keep,
+                                       std::size_t chunk_bytes);
+inline constexpr std::size_t kCsvChunkBytes = std::size_t{4} << 20;
 
 // The MULAN XML next to an ARFF file (`name-train.arff` -> `name.xml`), or "" when none exists.
 [[nodiscard]] std::string find_sibling_mulan_xml(const std::string& arff_path);

@@ -1,0 +1,206 @@
+// Reading a CSV file in chunks (read_csv_chunked, what read_csv does with an encoding) against the
+// oracle of parsing its whole text with the same encoding: the same dataset bit for bit (features,
+// storage, labels and their names, weights, slice columns, encoding), the same statistics and
+// warnings, and the same error (file and line) for bad input, for chunk sizes from one byte to
+// the whole file, on texts with quoted fields holding delimiters, doubled quotes and line breaks,
+// CRLF endings, comments, blank lines, skipped banner lines, a byte-order mark and missing values.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "io/io_util.hpp"
+#include "rateopt/error.hpp"
+#include "rateopt/io.hpp"
+#include "test_util.hpp"
+
+namespace rateopt {
+namespace {
+
+using test::same_bits;
+using test::write_temp;
+
+// A CSV text with every construct the tokenizer knows, `rows` records, from `seed`.
+std::string tricky_csv(std::uint32_t seed, int rows, bool crlf) {
+  std::mt19937 rng(seed);
+  const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  const std::string eol = crlf ? "\r\n" : "\n";
+  std::string text = "\xEF\xBB\xBF" "banner with a \" quote" + eol;  // BOM, skipped line
+  text += "# a comment" + eol + "num,cat,grp,w,y,ign" + eol;
+  const std::vector<std::string> cats{"red",      "\"blue, dark\"", "\"say \"\"hi\"\"\"",
+                                      "\"two" + eol + "lines\"", " green ", "?"};
+  for (int i = 0; i < rows; ++i) {
+    if (pick(17) == 0) text += (pick(2) != 0 ? "" : "# note, \"quoted\"") + eol;
+    const std::string num = pick(13) == 0 ? "NA" : fmt::format("{}", pick(1000) / 7.0 - 40);
+    text += num + "," + cats[static_cast<std::size_t>(pick(6))] + "," + "g" +
+            std::to_string(pick(3)) + "," + std::to_string(pick(4)) + "," +
+            (pick(3) == 0 ? ">50K" : pick(2) != 0 ? "<=50K" : "\"<=50K.\"") + "," +
+            "\"x" + std::to_string(i) + "\"" + eol;
+  }
+  return text;
+}
+
+CsvOptions tricky_options(MissingPolicy missing) {
+  CsvOptions o;
+  o.skip_lines = 1;
+  o.comment_prefix = "#";
+  o.label_column = "y";
+  o.positive_values = {">50K"};
+  o.group_columns = {"grp"};
+  o.weight_column = "w";
+  o.ignore_columns = {"ign"};
+  o.missing = missing;
+  return o;
+}
+
+void expect_same(const Dataset& a, const Dataset& b, const std::string& what) {
+  SCOPED_TRACE(what);
+  ASSERT_EQ(a.num_rows(), b.num_rows());
+  ASSERT_EQ(a.num_features(), b.num_features());
+  EXPECT_EQ(a.features().is_sparse(), b.features().is_sparse());
+  EXPECT_EQ(a.features().nnz(), b.features().nnz());
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < a.num_rows(); ++i)
+    for (std::size_t j = 0; j < a.num_features(); ++j)
+      differ += same_bits({a.features().at(i, j)}, {b.features().at(i, j)}) ? 0 : 1;
+  EXPECT_EQ(differ, 0u);
+  EXPECT_EQ(a.labels().kind, b.labels().kind);
+  EXPECT_EQ(a.labels().values, b.labels().values);
+  EXPECT_EQ(a.labels().names, b.labels().names);
+  EXPECT_TRUE(same_bits(std::vector<double>(a.weights().begin(), a.weights().end()),
+                        std::vector<double>(b.weights().begin(), b.weights().end())));
+  ASSERT_EQ(a.columns().size(), b.columns().size());
+  for (std::size_t k = 0; k < a.columns().size(); ++k) {
+    EXPECT_EQ(a.columns()[k].name, b.columns()[k].name);
+    EXPECT_EQ(a.columns()[k].levels, b.columns()[k].levels);
+    EXPECT_EQ(a.columns()[k].codes, b.columns()[k].codes);
+    EXPECT_TRUE(same_bits(a.columns()[k].numeric, b.columns()[k].numeric));
+  }
+  EXPECT_EQ(a.encoding().to_json(), b.encoding().to_json());
+  EXPECT_TRUE(b.row_parts().empty());
+}
+
+void expect_same_stats(const ReadStats& a, const ReadStats& b) {
+  EXPECT_EQ(a.lines, b.lines);
+  EXPECT_EQ(a.rows_dropped_missing, b.rows_dropped_missing);
+  EXPECT_EQ(a.rows_imputed_missing, b.rows_imputed_missing);
+  EXPECT_EQ(a.unseen_levels, b.unseen_levels);
+  EXPECT_EQ(a.warnings, b.warnings);
+}
+
+const std::vector<std::size_t> kChunkSizes{1, 7, 64, 500, 4096, std::size_t{1} << 24};
+
+TEST(CsvChunked, EqualsTheWholeTextBitForBitForEveryChunkSize) {
+  for (const bool crlf : {false, true}) {
+    for (const MissingPolicy missing : {MissingPolicy::kDrop, MissingPolicy::kZero}) {
+      const std::string text = tricky_csv(crlf ? 7 : 11, 300, crlf);
+      const std::string path = write_temp("chunked.csv", text);
+      const CsvOptions o = tricky_options(missing);
+      // The encoding from another sample, so that some of this file's levels are unseen.
+      const Dataset trained = parse_csv(tricky_csv(3, 40, crlf), o, "train.csv");
+      const Encoding& enc = trained.encoding();
+      ReadStats whole_stats;
+      const Dataset whole = parse_csv(text, o, path, &enc, &whole_stats);
+      ASSERT_GT(whole.num_rows(), 200u);
+      for (const std::size_t chunk : kChunkSizes) {
+        ReadStats stats;
+        const Dataset got = io_detail::read_csv_chunked(path, o, enc, &stats, nullptr, chunk);
+        expect_same(whole, got, fmt::format("crlf {} missing {} chunk {}", crlf,
+                                            static_cast<int>(missing), chunk));
+        expect_same_stats(whole_stats, stats);
+      }
+    }
+  }
+}
+
+TEST(CsvChunked, LabelNamesAndWarningsAreTheWholeFiles) {
+  // The only negative value appears late, after chunks of positives; then a second one.
+  std::string text = "x,y\n";
+  for (int i = 0; i < 50; ++i) text += fmt::format("{},yes\n", i);
+  text += "50,no\n";
+  CsvOptions o;
+  o.label_column = "y";
+  o.positive_values = {"yes"};
+  const Encoding enc = parse_csv(text, o).encoding();
+  for (const std::size_t chunk : kChunkSizes) {
+    const Dataset got =
+        io_detail::read_csv_chunked(write_temp("late.csv", text), o, enc, nullptr, nullptr, chunk);
+    EXPECT_EQ(got.labels().names, (std::vector<std::string>{"no", "yes"})) << chunk;
+  }
+  text += "51,maybe\n";
+  const Dataset two = io_detail::read_csv_chunked(write_temp("two.csv", text), o, enc, nullptr,
+                                                  nullptr, 5);
+  EXPECT_EQ(two.labels().names, (std::vector<std::string>{"not yes", "yes"}));
+  // No positive at all, and every weight 0: one warning each, as for the whole text.
+  std::string none = "x,w,y\n";
+  for (int i = 0; i < 40; ++i) none += fmt::format("{},0,v{}\n", i, i % 7);
+  o.weight_column = "w";
+  ReadStats whole_stats;
+  (void)parse_csv(none, o, "none.csv", &enc, &whole_stats);
+  ASSERT_EQ(whole_stats.warnings.size(), 2u);
+  ReadStats stats;
+  (void)io_detail::read_csv_chunked(write_temp("none.csv", none), o, enc, &stats, nullptr, 9);
+  EXPECT_EQ(stats.warnings.size(), 2u);
+  for (std::size_t k = 0; k < 2 && k < stats.warnings.size(); ++k)
+    EXPECT_EQ(stats.warnings[k].substr(stats.warnings[k].find(':')),
+              whole_stats.warnings[k].substr(whole_stats.warnings[k].find(':')));
+}
+
+TEST(CsvChunked, BadInputGivesTheWholeTextsErrorWithTheFilesLine) {
+  const std::string good = tricky_csv(5, 120, false);
+  const CsvOptions o = tricky_options(MissingPolicy::kZero);  // a missing label is an error
+  const Encoding enc = parse_csv(good, o).encoding();
+  const auto error_of = [&](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const ParseError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // A record with a field too many near the end, an unclosed quote at the end, a label missing.
+  const std::vector<std::string> bad{good + "1,red,g1,2,>50K,x,extra\n" + "2,red,g0,1,>50K,z\n",
+                                     good + "3,\"red,g1,1,>50K,z\n", good + "4,red,g1,1,?,z\n"};
+  for (const std::string& text : bad) {
+    const std::string path = write_temp("bad.csv", text);
+    const std::string want = error_of([&] { (void)parse_csv(text, o, path, &enc); });
+    ASSERT_NE(want, "no error");
+    for (const std::size_t chunk : kChunkSizes)
+      EXPECT_EQ(error_of([&] {
+                  (void)io_detail::read_csv_chunked(path, o, enc, nullptr, nullptr, chunk);
+                }),
+                want)
+          << chunk;
+  }
+}
+
+TEST(CsvChunked, KeepsOnlyTheNamedColumnsAndTheWholeFilesStorage) {
+  // 2^22 cells and more, 2 of 11 features non-zero: CSR, as make_matrix decides for the whole text.
+  std::string text = "c,x,y\n";
+  for (int i = 0; i < 400000; ++i) text += fmt::format("L{},{},{}\n", i % 10, i % 7, i % 2);
+  CsvOptions o;
+  o.label_column = "y";
+  o.positive_values = {"1"};
+  o.standardize = false;
+  const Encoding enc = parse_csv(text, o).encoding();
+  const std::string path = write_temp("big.csv", text);
+  const std::vector<std::string> keep{"c"};
+  const Dataset got = io_detail::read_csv_chunked(path, o, enc, nullptr, &keep, 1 << 16);
+  EXPECT_TRUE(got.features().is_sparse());
+  EXPECT_EQ(got.num_rows(), 400000u);
+  EXPECT_DOUBLE_EQ(got.features().at(399999, 9), 1.0);
+  EXPECT_DOUBLE_EQ(got.features().at(399999, 10), static_cast<double>(399999 % 7));
+  ASSERT_EQ(got.columns().size(), 1u);
+  EXPECT_EQ(got.columns()[0].name, "c");
+  EXPECT_EQ(got.dropped_columns(), (std::vector<std::string>{"x", "y"}));
+  // Few cells: dense, as the whole text.
+  const std::string small = write_temp("small.csv", "c,x,y\nL1,2,1\nL3,0,0\n");
+  EXPECT_FALSE(
+      io_detail::read_csv_chunked(small, o, enc, nullptr, nullptr, 1).features().is_sparse());
+}
+
+}  // namespace
+}  // namespace rateopt
