@@ -306,16 +306,12 @@ Encoding shared_encoding(const std::vector<std::string>& files, const ReaderFlag
   }
   // Text files: the encoding a single reading of all the files in order would infer (each file
   // read once to infer its own, then merged over files and ranks).
+  // CSV files with --positive are inferred chunk by chunk (infer_encoding_parts), so that this
+  // pass holds one chunk, not a whole file.
   std::vector<InferredEncoding> mine;
-  ReadOptions options = to_read_options(flags);
-  for (const std::string& f : files) {
-    ReadStats stats;
-    InferredEncoding e;
-    e.encoding = read_dataset(f, options, &stats).encoding();
-    e.moments = std::move(stats.moments);
-    e.source = f;
-    mine.push_back(std::move(e));
-  }
+  const ReadOptions options = to_read_options(flags);
+  for (const std::string& f : files)
+    for (InferredEncoding& e : infer_encoding_parts(f, options)) mine.push_back(std::move(e));
   return agree_encoding_over_ranks(mine, !flags.no_standardize);
 }
 

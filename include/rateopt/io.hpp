@@ -134,6 +134,13 @@ struct InferredEncoding {
 // bit, whatever the rank count.
 [[nodiscard]] Encoding agree_encoding_over_ranks(std::span<const InferredEncoding> mine,
                                                  bool standardize);
+// What reading `path` infers, as parts for merge_encodings, in order. A CSV file read with
+// positive_values (or without a label column) is inferred a few MB of text at a time, its chunks'
+// moments and levels then merged as files are (equal to one pass over the whole text to
+// rounding); memory is one chunk's reading. When its chunks disagree on a column's type or one
+// warns (a mostly numeric column), and for other formats, the file is read whole: one part.
+[[nodiscard]] std::vector<InferredEncoding> infer_encoding_parts(const std::string& path,
+                                                                 const ReadOptions& options);
 
 [[nodiscard]] Dataset read_dataset(const std::string& path, const ReadOptions& options = {},
                                    ReadStats* stats = nullptr);

@@ -2,7 +2,9 @@
 // standardisation, one-hot encoding, missing-value policies and encoding reuse.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "common/check.hpp"
@@ -722,7 +724,7 @@ class CsvReader {
   ReadStats& st_;
   MissingTokens missing_;
   CsvChunkState* chunk_ = nullptr;  // set when the text is one chunk of a file
-  TextArena arena_;  // unescaped fields
+  TextArena arena_;                 // unescaped fields
   std::vector<std::string> names_;
   std::size_t ncols_ = 0;
   std::vector<std::string_view> fields_;  // record r, column c at r * ncols_ + c
@@ -779,40 +781,26 @@ void scan_csv_line(std::string_view line, char delim, std::string_view comment, 
 
 }  // namespace
 
-bool csv_reads_in_chunks(const CsvOptions& options, const Encoding* encoding) noexcept {
-  return encoding != nullptr && (!options.positive_values.empty() || options.label_column.empty());
+bool csv_reads_in_chunks(const CsvOptions& options) noexcept {
+  return !options.positive_values.empty() || options.label_column.empty();
 }
 
-Dataset read_csv_chunked(const std::string& path, const CsvOptions& options,
-                         const Encoding& encoding, ReadStats* stats,
-                         const std::vector<std::string>* keep, std::size_t chunk_bytes) {
-  check_encoding(encoding, "csv");
-  RATEOPT_CHECK(options.has_header || !options.column_names.empty(),
-                "CsvOptions: a file without a header row needs column_names");
-  RATEOPT_CHECK(csv_reads_in_chunks(options, &encoding),
-                "read_csv_chunked needs positive_values or no label column");
-  ReadStats local_stats;
-  ReadStats& st = stats != nullptr ? *stats : local_stats;
-  st = ReadStats{};
-  CsvChunkState state;
-  std::vector<Dataset> parts;
-  std::vector<std::string> label_names;  // the last chunk's: the whole file's so far
+namespace {
+
+// Calls on_chunk(text, lines) with the text of `path` in chunks of whole records of about
+// `chunk_bytes` (the first holds the skipped lines, the header and a record at least), updating
+// `state`'s first line and first flag after each; one call with "" for an empty file.
+void for_each_csv_chunk(const std::string& path, const CsvOptions& options, std::size_t chunk_bytes,
+                        CsvChunkState& state,
+                        const std::function<void(const std::string&, std::size_t)>& on_chunk) {
   std::string text;
   std::size_t text_lines = 0;
   std::size_t records = 0;  // records started in `text`
   bool in_quotes = false;
+  bool any = false;
   const auto flush = [&] {
-    ReadStats chunk_stats;
-    chunk_stats.lines = text_lines;
-    Dataset part = CsvReader(options, path, &encoding, chunk_stats, &state).read(text);
-    if (keep != nullptr) part.keep_columns(*keep);
-    label_names = part.labels().names;
-    st.lines += text_lines;
-    st.rows_dropped_missing += chunk_stats.rows_dropped_missing;
-    st.rows_imputed_missing += chunk_stats.rows_imputed_missing;
-    st.unseen_levels += chunk_stats.unseen_levels;
-    for (std::string& w : chunk_stats.warnings) st.warnings.push_back(std::move(w));
-    parts.push_back(std::move(part));
+    on_chunk(text, text_lines);
+    any = true;
     state.first = false;
     state.first_line += text_lines;
     text.clear();
@@ -832,11 +820,46 @@ Dataset read_csv_chunked(const std::string& path, const CsvOptions& options,
       continue;
     }
     scan_csv_line(line, delim, options.comment_prefix, in_quotes, records);
-    // The first chunk holds the header and a record at least.
     const std::size_t wanted = state.first && options.has_header ? 2 : 1;
     if (!in_quotes && records >= wanted && text.size() >= chunk_bytes) flush();
   }
-  if (!text.empty() || parts.empty()) flush();
+  if (!text.empty() || !any) flush();
+}
+
+void check_csv_options(const CsvOptions& options) {
+  RATEOPT_CHECK(options.has_header || !options.column_names.empty(),
+                "CsvOptions: a file without a header row needs column_names");
+  RATEOPT_CHECK(csv_reads_in_chunks(options),
+                "a CSV file is read in chunks with positive_values or without a label column");
+}
+
+}  // namespace
+
+Dataset read_csv_chunked(const std::string& path, const CsvOptions& options,
+                         const Encoding& encoding, ReadStats* stats,
+                         const std::vector<std::string>* keep, std::size_t chunk_bytes) {
+  check_encoding(encoding, "csv");
+  check_csv_options(options);
+  ReadStats local_stats;
+  ReadStats& st = stats != nullptr ? *stats : local_stats;
+  st = ReadStats{};
+  CsvChunkState state;
+  std::vector<Dataset> parts;
+  std::vector<std::string> label_names;  // the last chunk's: the whole file's so far
+  for_each_csv_chunk(
+      path, options, chunk_bytes, state, [&](const std::string& text, std::size_t text_lines) {
+        ReadStats chunk_stats;
+        chunk_stats.lines = text_lines;
+        Dataset part = CsvReader(options, path, &encoding, chunk_stats, &state).read(text);
+        if (keep != nullptr) part.keep_columns(*keep);
+        label_names = part.labels().names;
+        st.lines += text_lines;
+        st.rows_dropped_missing += chunk_stats.rows_dropped_missing;
+        st.rows_imputed_missing += chunk_stats.rows_imputed_missing;
+        st.unseen_levels += chunk_stats.unseen_levels;
+        for (std::string& w : chunk_stats.warnings) st.warnings.push_back(std::move(w));
+        parts.push_back(std::move(part));
+      });
 
   // The whole file's storage, names and warnings.
   std::size_t rows = 0;
@@ -860,6 +883,40 @@ Dataset read_csv_chunked(const std::string& path, const CsvOptions& options,
       std::ranges::all_of(ds.weights(), [](double w) { return w == 0.0; }))
     st.warnings.push_back(zero_weights_warning(path, options.weight_column));
   return ds;
+}
+
+std::optional<std::vector<InferredEncoding>> infer_csv_chunked(const std::string& path,
+                                                               const CsvOptions& options,
+                                                               std::size_t chunk_bytes) {
+  check_csv_options(options);
+  CsvChunkState state;
+  std::vector<InferredEncoding> parts;
+  bool warned = false;
+  for_each_csv_chunk(
+      path, options, chunk_bytes, state, [&](const std::string& text, std::size_t text_lines) {
+        ReadStats chunk_stats;
+        chunk_stats.lines = text_lines;
+        InferredEncoding e;
+        e.encoding = CsvReader(options, path, nullptr, chunk_stats, &state).read(text).encoding();
+        e.moments = std::move(chunk_stats.moments);
+        e.source = path;
+        warned = warned || !chunk_stats.warnings.empty();
+        parts.push_back(std::move(e));
+      });
+  if (warned) return std::nullopt;
+  // A column numeric in one chunk (with values) and categorical in another: the whole text
+  // decides.
+  for (std::size_t k = 0; k < parts.front().encoding.specs.size(); ++k) {
+    bool one_hot = false;
+    bool numeric = false;
+    for (const InferredEncoding& p : parts) {
+      const FeatureSpec& spec = p.encoding.specs[k];
+      one_hot = one_hot || spec.kind == FeatureSpec::Kind::kOneHot;
+      numeric = numeric || (spec.kind == FeatureSpec::Kind::kNumeric && p.moments[k].count > 0);
+    }
+    if (one_hot && numeric) return std::nullopt;
+  }
+  return parts;
 }
 
 Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const std::string& name,

@@ -172,7 +172,7 @@ Dataset read_csv_keeping(const std::string& path, const CsvOptions& options,
                          const Encoding* encoding, ReadStats* stats,
                          const std::vector<std::string>* keep) {
   Dataset ds;
-  if (io_detail::csv_reads_in_chunks(options, encoding)) {
+  if (encoding != nullptr && io_detail::csv_reads_in_chunks(options)) {
     ds = io_detail::read_csv_chunked(path, options, *encoding, stats, keep,
                                      io_detail::kCsvChunkBytes);
   } else {
@@ -243,6 +243,25 @@ Dataset read_dataset_text(const std::string& path, const ReadOptions& options, R
 }
 
 }  // namespace
+
+std::vector<InferredEncoding> infer_encoding_parts(const std::string& path,
+                                                   const ReadOptions& options) {
+  const FileFormat format =
+      options.format == FileFormat::kAuto ? format_from_name(path) : options.format;
+  if (format == FileFormat::kCsv && options.encoding == nullptr &&
+      io_detail::csv_reads_in_chunks(options.csv) && !is_dataset_binary(path)) {
+    if (auto parts = io_detail::infer_csv_chunked(path, options.csv, io_detail::kCsvChunkBytes))
+      return std::move(*parts);
+  }
+  ReadOptions o = options;
+  o.keep_columns = std::vector<std::string>{};  // the encoding needs no slice column
+  ReadStats stats;
+  InferredEncoding e;
+  e.encoding = read_dataset(path, o, &stats).encoding();
+  e.moments = std::move(stats.moments);
+  e.source = path;
+  return {std::move(e)};
+}
 
 Dataset read_dataset(const std::string& path, const ReadOptions& options, ReadStats* stats) {
   const std::vector<std::string>* keep = options.keep_columns ? &*options.keep_columns : nullptr;

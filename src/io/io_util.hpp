@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -126,9 +127,9 @@ struct CsvChunkState {
   bool any_positive = false;
 };
 
-// Whether read_csv_chunked reads a CSV file with these options: with an encoding to apply and
-// labels that need no look at the whole file (positive_values given, or no label column).
-[[nodiscard]] bool csv_reads_in_chunks(const CsvOptions& options, const Encoding* encoding) noexcept;
+// Whether a CSV file can be read in chunks with these options: its labels need no look at the
+// whole file (positive_values given, or no label column).
+[[nodiscard]] bool csv_reads_in_chunks(const CsvOptions& options) noexcept;
 
 // The dataset parse_csv_impl gives for the whole text of `path` with `encoding`, read in chunks of
 // about `chunk_bytes` of text (whole records; gzip inflated as it is read) so that neither the
@@ -140,6 +141,13 @@ struct CsvChunkState {
                                        const std::vector<std::string>* keep,
                                        std::size_t chunk_bytes);
 inline constexpr std::size_t kCsvChunkBytes = std::size_t{4} << 20;
+
+// The encodings each chunk of `path` infers (no encoding given), in order, for merge_encodings;
+// memory: one chunk's reading. Nothing when the chunks cannot stand for one reading of the whole
+// text: a chunk warned (a mostly numeric column), or a column is numeric in one chunk and
+// categorical in another. Requires csv_reads_in_chunks.
+[[nodiscard]] std::optional<std::vector<InferredEncoding>> infer_csv_chunked(
+    const std::string& path, const CsvOptions& options, std::size_t chunk_bytes);
 
 // The MULAN XML next to an ARFF file (`name-train.arff` -> `name.xml`), or "" when none exists.
 [[nodiscard]] std::string find_sibling_mulan_xml(const std::string& arff_path);

@@ -28,17 +28,22 @@ std::string tricky_csv(std::uint32_t seed, int rows, bool crlf) {
   std::mt19937 rng(seed);
   const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
   const std::string eol = crlf ? "\r\n" : "\n";
-  std::string text = "\xEF\xBB\xBF" "banner with a \" quote" + eol;  // BOM, skipped line
+  std::string text =
+      "\xEF\xBB\xBF"
+      "banner with a \" quote" +
+      eol;  // BOM, skipped line
   text += "# a comment" + eol + "num,cat,grp,w,y,ign" + eol;
-  const std::vector<std::string> cats{"red",      "\"blue, dark\"", "\"say \"\"hi\"\"\"",
-                                      "\"two" + eol + "lines\"", " green ", "?"};
+  const std::vector<std::string> cats{
+      "red", "\"blue, dark\"", "\"say \"\"hi\"\"\"", "\"two" + eol + "lines\"", " green ", "?"};
   for (int i = 0; i < rows; ++i) {
     if (pick(17) == 0) text += (pick(2) != 0 ? "" : "# note, \"quoted\"") + eol;
     const std::string num = pick(13) == 0 ? "NA" : fmt::format("{}", pick(1000) / 7.0 - 40);
     text += num + "," + cats[static_cast<std::size_t>(pick(6))] + "," + "g" +
             std::to_string(pick(3)) + "," + std::to_string(pick(4)) + "," +
-            (pick(3) == 0 ? ">50K" : pick(2) != 0 ? "<=50K" : "\"<=50K.\"") + "," +
-            "\"x" + std::to_string(i) + "\"" + eol;
+            (pick(3) == 0   ? ">50K"
+             : pick(2) != 0 ? "<=50K"
+                            : "\"<=50K.\"") +
+            "," + "\"x" + std::to_string(i) + "\"" + eol;
   }
   return text;
 }
@@ -108,8 +113,9 @@ TEST(CsvChunked, EqualsTheWholeTextBitForBitForEveryChunkSize) {
       for (const std::size_t chunk : kChunkSizes) {
         ReadStats stats;
         const Dataset got = io_detail::read_csv_chunked(path, o, enc, &stats, nullptr, chunk);
-        expect_same(whole, got, fmt::format("crlf {} missing {} chunk {}", crlf,
-                                            static_cast<int>(missing), chunk));
+        expect_same(
+            whole, got,
+            fmt::format("crlf {} missing {} chunk {}", crlf, static_cast<int>(missing), chunk));
         expect_same_stats(whole_stats, stats);
       }
     }
@@ -131,8 +137,8 @@ TEST(CsvChunked, LabelNamesAndWarningsAreTheWholeFiles) {
     EXPECT_EQ(got.labels().names, (std::vector<std::string>{"no", "yes"})) << chunk;
   }
   text += "51,maybe\n";
-  const Dataset two = io_detail::read_csv_chunked(write_temp("two.csv", text), o, enc, nullptr,
-                                                  nullptr, 5);
+  const Dataset two =
+      io_detail::read_csv_chunked(write_temp("two.csv", text), o, enc, nullptr, nullptr, 5);
   EXPECT_EQ(two.labels().names, (std::vector<std::string>{"not yes", "yes"}));
   // No positive at all, and every weight 0: one warning each, as for the whole text.
   std::string none = "x,w,y\n";
@@ -200,6 +206,54 @@ TEST(CsvChunked, KeepsOnlyTheNamedColumnsAndTheWholeFilesStorage) {
   const std::string small = write_temp("small.csv", "c,x,y\nL1,2,1\nL3,0,0\n");
   EXPECT_FALSE(
       io_detail::read_csv_chunked(small, o, enc, nullptr, nullptr, 1).features().is_sparse());
+}
+
+// Inferring the encoding chunk by chunk and merging the chunks (infer_csv_chunked +
+// merge_encodings) gives one reading's encoding: the same columns, kinds and levels in order,
+// scaling equal to rounding; a column numeric in one chunk and categorical in another, or a chunk
+// that warns, gives nothing (the caller reads the whole text).
+TEST(CsvChunked, InferredChunksMergeToTheWholeTextsEncoding) {
+  const std::string text = tricky_csv(21, 400, false);
+  const std::string path = write_temp("infer.csv", text);
+  for (const MissingPolicy missing : {MissingPolicy::kDrop, MissingPolicy::kZero}) {
+    const CsvOptions o = tricky_options(missing);
+    const Encoding whole = parse_csv(text, o, path).encoding();
+    for (const std::size_t chunk : kChunkSizes) {
+      const auto parts = io_detail::infer_csv_chunked(path, o, chunk);
+      ASSERT_TRUE(parts.has_value()) << chunk;
+      if (chunk >= text.size()) EXPECT_EQ(parts->size(), 1u);
+      const Encoding merged = merge_encodings(*parts, o.standardize);
+      ASSERT_EQ(merged.specs.size(), whole.specs.size());
+      EXPECT_EQ(merged.feature_names, whole.feature_names);
+      for (std::size_t k = 0; k < whole.specs.size(); ++k) {
+        EXPECT_EQ(merged.specs[k].kind, whole.specs[k].kind);
+        EXPECT_EQ(merged.specs[k].levels, whole.specs[k].levels);
+        EXPECT_NEAR(merged.specs[k].offset, whole.specs[k].offset, 1e-12);
+        EXPECT_NEAR(merged.specs[k].scale, whole.specs[k].scale, 1e-12);
+        EXPECT_NEAR(merged.specs[k].impute, whole.specs[k].impute, 1e-12);
+      }
+      if (chunk >= text.size()) EXPECT_EQ(merged.to_json(), whole.to_json());
+    }
+  }
+  // A column whose text values all come late: numeric chunks, then categorical ones.
+  std::string late = "a,y\n";
+  for (int i = 0; i < 300; ++i) late += fmt::format("{},yes\n", i < 200 ? std::to_string(i) : "t");
+  CsvOptions o;
+  o.label_column = "y";
+  o.positive_values = {"yes"};
+  const std::string late_path = write_temp("late_text.csv", late);
+  EXPECT_FALSE(io_detail::infer_csv_chunked(late_path, o, 100).has_value());
+  EXPECT_TRUE(io_detail::infer_csv_chunked(late_path, o, 1 << 20).has_value());
+  // The public entry falls back to one reading: the whole text's encoding, one part.
+  const std::vector<InferredEncoding> parts =
+      infer_encoding_parts(late_path, ReadOptions{.format = FileFormat::kCsv, .csv = o});
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].encoding.to_json(), parse_csv(late, o, late_path).encoding().to_json());
+  // One stray token among numbers: the chunk holding it warns, so the whole text decides.
+  std::string stray = "a,y\n";
+  for (int i = 0; i < 300; ++i)
+    stray += fmt::format("{},yes\n", i == 150 ? std::string("x") : std::to_string(i));
+  EXPECT_FALSE(io_detail::infer_csv_chunked(write_temp("stray.csv", stray), o, 100).has_value());
 }
 
 }  // namespace
