@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "rateopt/dataset.hpp"
 #include "rateopt/error.hpp"
 
 namespace rateopt::test {
@@ -103,6 +104,35 @@ inline std::string write_temp(const std::string& name, const std::string& conten
   const std::string path = ::testing::TempDir() + name;
   std::ofstream(path, std::ios::binary) << content;
   return path;
+}
+
+// Expects two datasets to hold the same data bit for bit: features (values and storage), labels
+// with their names, weights, slice columns (levels, codes, numbers) and encoding.
+inline void expect_same_dataset(const Dataset& a, const Dataset& b) {
+  ASSERT_EQ(a.num_rows(), b.num_rows());
+  ASSERT_EQ(a.num_features(), b.num_features());
+  EXPECT_EQ(a.features().is_sparse(), b.features().is_sparse());
+  EXPECT_EQ(a.features().nnz(), b.features().nnz());
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < a.num_rows(); ++i)
+    for (std::size_t j = 0; j < a.num_features(); ++j)
+      differ += same_bits({a.features().at(i, j)}, {b.features().at(i, j)}) ? 0 : 1;
+  EXPECT_EQ(differ, 0u) << "feature values differ";
+  EXPECT_EQ(a.labels().kind, b.labels().kind);
+  EXPECT_EQ(a.labels().values, b.labels().values);
+  EXPECT_EQ(a.labels().set_indptr, b.labels().set_indptr);
+  EXPECT_EQ(a.labels().set_indices, b.labels().set_indices);
+  EXPECT_EQ(a.labels().names, b.labels().names);
+  EXPECT_TRUE(same_bits(std::vector<double>(a.weights().begin(), a.weights().end()),
+                        std::vector<double>(b.weights().begin(), b.weights().end())));
+  ASSERT_EQ(a.columns().size(), b.columns().size());
+  for (std::size_t k = 0; k < a.columns().size(); ++k) {
+    EXPECT_EQ(a.columns()[k].name, b.columns()[k].name);
+    EXPECT_EQ(a.columns()[k].levels, b.columns()[k].levels);
+    EXPECT_EQ(a.columns()[k].codes, b.columns()[k].codes);
+    EXPECT_TRUE(same_bits(a.columns()[k].numeric, b.columns()[k].numeric));
+  }
+  EXPECT_EQ(a.encoding().to_json(), b.encoding().to_json());
 }
 
 }  // namespace rateopt::test

@@ -22,32 +22,7 @@ using test::write_temp;
 
 using test::slurp;
 
-using test::same_bits;
-
-void expect_same(const Dataset& a, const Dataset& b) {
-  ASSERT_EQ(a.num_rows(), b.num_rows());
-  ASSERT_EQ(a.num_features(), b.num_features());
-  EXPECT_EQ(a.features().is_sparse(), b.features().is_sparse());
-  EXPECT_EQ(a.features().nnz(), b.features().nnz());
-  for (std::size_t i = 0; i < a.num_rows(); ++i)
-    for (std::size_t j = 0; j < a.num_features(); ++j)
-      EXPECT_EQ(a.features().at(i, j), b.features().at(i, j)) << i << "," << j;
-  EXPECT_EQ(a.labels().kind, b.labels().kind);
-  EXPECT_EQ(a.labels().values, b.labels().values);
-  EXPECT_EQ(a.labels().set_indptr, b.labels().set_indptr);
-  EXPECT_EQ(a.labels().set_indices, b.labels().set_indices);
-  EXPECT_EQ(a.labels().names, b.labels().names);
-  EXPECT_EQ(std::vector<double>(a.weights().begin(), a.weights().end()),
-            std::vector<double>(b.weights().begin(), b.weights().end()));
-  ASSERT_EQ(a.columns().size(), b.columns().size());
-  for (std::size_t k = 0; k < a.columns().size(); ++k) {
-    EXPECT_EQ(a.columns()[k].name, b.columns()[k].name);
-    EXPECT_EQ(a.columns()[k].levels, b.columns()[k].levels);
-    EXPECT_EQ(a.columns()[k].codes, b.columns()[k].codes);
-    EXPECT_TRUE(same_bits(a.columns()[k].numeric, b.columns()[k].numeric));
-  }
-  EXPECT_EQ(a.encoding().to_json(), b.encoding().to_json());
-}
+using test::expect_same_dataset;
 
 Dataset small_csv() {
   CsvOptions o;
@@ -72,8 +47,8 @@ TEST(BinaryDataset, RoundTripsDenseCsvWithColumnsWeightsAndEncoding) {
   const std::string path = ::testing::TempDir() + "rt_dense.rods";
   write_dataset_binary(ds, path);
   EXPECT_TRUE(is_dataset_binary(path));
-  expect_same(ds, read_dataset_binary(path));
-  expect_same(ds, read_dataset(path));  // found by its magic bytes, whatever its name
+  expect_same_dataset(ds, read_dataset_binary(path));
+  expect_same_dataset(ds, read_dataset(path));  // found by its magic bytes, whatever its name
   EXPECT_EQ(read_dataset(path).source(), path);
 }
 
@@ -83,7 +58,7 @@ TEST(BinaryDataset, RoundTripsCsrMultilabel) {
   ASSERT_EQ(ds.labels().kind, LabelKind::kMultilabel);
   const std::string path = ::testing::TempDir() + "rt_csr.bin";
   write_dataset_binary(ds, path);
-  expect_same(ds, read_dataset(path));
+  expect_same_dataset(ds, read_dataset(path));
 }
 
 // ReadOptions::keep_columns: the binary reader drops the columns not named as it reads them

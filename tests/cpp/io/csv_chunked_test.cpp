@@ -20,7 +20,6 @@
 namespace rateopt {
 namespace {
 
-using test::same_bits;
 using test::write_temp;
 
 // A CSV text with every construct the tokenizer knows, `rows` records, from `seed`.
@@ -63,28 +62,7 @@ CsvOptions tricky_options(MissingPolicy missing) {
 
 void expect_same(const Dataset& a, const Dataset& b, const std::string& what) {
   SCOPED_TRACE(what);
-  ASSERT_EQ(a.num_rows(), b.num_rows());
-  ASSERT_EQ(a.num_features(), b.num_features());
-  EXPECT_EQ(a.features().is_sparse(), b.features().is_sparse());
-  EXPECT_EQ(a.features().nnz(), b.features().nnz());
-  std::size_t differ = 0;
-  for (std::size_t i = 0; i < a.num_rows(); ++i)
-    for (std::size_t j = 0; j < a.num_features(); ++j)
-      differ += same_bits({a.features().at(i, j)}, {b.features().at(i, j)}) ? 0 : 1;
-  EXPECT_EQ(differ, 0u);
-  EXPECT_EQ(a.labels().kind, b.labels().kind);
-  EXPECT_EQ(a.labels().values, b.labels().values);
-  EXPECT_EQ(a.labels().names, b.labels().names);
-  EXPECT_TRUE(same_bits(std::vector<double>(a.weights().begin(), a.weights().end()),
-                        std::vector<double>(b.weights().begin(), b.weights().end())));
-  ASSERT_EQ(a.columns().size(), b.columns().size());
-  for (std::size_t k = 0; k < a.columns().size(); ++k) {
-    EXPECT_EQ(a.columns()[k].name, b.columns()[k].name);
-    EXPECT_EQ(a.columns()[k].levels, b.columns()[k].levels);
-    EXPECT_EQ(a.columns()[k].codes, b.columns()[k].codes);
-    EXPECT_TRUE(same_bits(a.columns()[k].numeric, b.columns()[k].numeric));
-  }
-  EXPECT_EQ(a.encoding().to_json(), b.encoding().to_json());
+  test::expect_same_dataset(a, b);
   EXPECT_TRUE(b.row_parts().empty());
 }
 
