@@ -107,13 +107,20 @@ struct AffineForm {
 struct Atom {
   std::size_t dataset = 0;        // index into RateProblem::data()
   std::vector<std::size_t> rows;  // rows of the cell, increasing
-  std::vector<double> coef;       // per row: weight / total weight of the slice
-  double capacity = 0;            // sum of coef: the atom's value when every row is positive
-  std::string description;        // e.g. "train[sex=Female] label=1"
-  int label = 0;                  // label of the cell's rows (unlabelled data: 0)
+  // Per row: weight / total weight of the slice; empty when every row's is unit_coef (data
+  // without weights), which saves 8 bytes per row and atom. Read it with coef_at.
+  std::vector<double> coef;
+  double unit_coef = 0;
+  double capacity = 0;      // sum of coef: the atom's value when every row is positive
+  std::string description;  // e.g. "train[sex=Female] label=1"
+  int label = 0;            // label of the cell's rows (unlabelled data: 0)
   // The atom of the same dataset, slice and baseline with the other label (labelled data), or
   // SIZE_MAX when that cell is empty or not used.
   std::size_t sibling = SIZE_MAX;
+  // The coefficient of the atom's r-th row.
+  [[nodiscard]] double coef_at(std::size_t r) const noexcept {
+    return coef.empty() ? unit_coef : coef[r];
+  }
 };
 
 // One function of the problem: the objective (to minimise; negated when maximising) or one

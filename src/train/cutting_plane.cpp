@@ -397,7 +397,7 @@ class CuttingPlane {
       if (beta[k] == 0) continue;
       const Atom& a = p_.atoms[k];
       const std::size_t off = offsets_[a.dataset];
-      for (std::size_t r = 0; r < a.rows.size(); ++r) c[off + a.rows[r]] += beta[k] * a.coef[r];
+      for (std::size_t r = 0; r < a.rows.size(); ++r) c[off + a.rows[r]] += beta[k] * a.coef_at(r);
     }
     return c;
   }
@@ -456,8 +456,11 @@ class CuttingPlane {
     m.scores(*x_, s, o_.n_threads);
     // Rows without cost do not matter (nor move the cut: zero-weight rows change nothing).
     std::vector<ScoredRow> rows;
+    rows.reserve(static_cast<std::size_t>(
+        std::count_if(cost.begin(), cost.end(), [](double c) { return c != 0; })));
     for (std::size_t i = 0; i < rows_; ++i)
       if (cost[i] != 0) rows.push_back({s[i], cost[i], static_cast<double>(first_row_ + i)});
+    std::vector<double>().swap(s);  // memory: the search holds the rows only
     LinearModel out = m;
     if (!is_distributed()) {
       if (const std::optional<double> cut = best_cut(rows)) out.bias -= *cut;
@@ -513,7 +516,7 @@ class CuttingPlane {
 
   // The oracle's answers at mu (one or two models).
   std::vector<LinearModel> oracle(std::span<const double> mu) {
-    const std::vector<double> cost = row_costs(mu);
+    std::vector<double> cost = row_costs(mu);
     if (o_.oracle) {
       // A user oracle gets per-dataset row costs.
       std::vector<std::vector<double>> per(p_.data.size());
@@ -541,11 +544,17 @@ class CuttingPlane {
       go.group_features = group_features_;
       go.plugin = false;
       go.n_threads = o_.n_threads;
+      // The costs split by dataset (one dataset: the costs themselves, not a copy; they are not
+      // needed after this step).
       std::vector<std::vector<double>> per(p_.data.size());
-      for (std::size_t d = 0; d < p_.data.size(); ++d)
-        per[d].assign(
-            cost.begin() + static_cast<std::ptrdiff_t>(offsets_[d]),
-            cost.begin() + static_cast<std::ptrdiff_t>(offsets_[d] + p_.data[d].data->num_rows()));
+      if (p_.data.size() == 1) {
+        per[0] = std::move(cost);
+      } else {
+        for (std::size_t d = 0; d < p_.data.size(); ++d)
+          per[d].assign(cost.begin() + static_cast<std::ptrdiff_t>(offsets_[d]),
+                        cost.begin() +
+                            static_cast<std::ptrdiff_t>(offsets_[d] + p_.data[d].data->num_rows()));
+      }
       out.push_back(group_threshold_oracle(go)(problem_, OracleCosts{per, {}}));
     }
     return out;

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numeric>
+#include <span>
 #include <vector>
 
 #include "common/check.hpp"
@@ -17,9 +19,11 @@ namespace rateopt {
 namespace {
 
 // Group of each row: index into group_features, or group_features.size() for "no indicator".
-std::vector<std::size_t> row_groups(const FeatureMatrix& x, std::span<const std::size_t> features,
-                                    std::size_t dataset) {
-  std::vector<std::size_t> group(x.rows(), features.size());
+std::vector<std::uint32_t> row_groups(const FeatureMatrix& x, std::span<const std::size_t> features,
+                                      std::size_t dataset) {
+  RATEOPT_CHECK(features.size() < std::numeric_limits<std::uint32_t>::max(),
+                "group_threshold_oracle: {} group features are too many", features.size());
+  std::vector<std::uint32_t> group(x.rows(), static_cast<std::uint32_t>(features.size()));
   for (std::size_t g = 0; g < features.size(); ++g) {
     RATEOPT_CHECK(features[g] < x.cols(),
                   "group_threshold_oracle: group feature {} is not a column (dataset {} has {})",
@@ -35,7 +39,7 @@ std::vector<std::size_t> row_groups(const FeatureMatrix& x, std::span<const std:
                     "group_threshold_oracle: row {} of dataset {} has two group indicators ({} "
                     "and {})",
                     i, dataset, features[group[i]], features[g]);
-      group[i] = g;
+      group[i] = static_cast<std::uint32_t>(g);
     }
   }
   return group;
@@ -89,9 +93,11 @@ CostSensitiveOracle group_threshold_oracle(GroupThresholdOracleOptions options) 
       const FeatureMatrix& x = data[d].data->features();
       std::vector<double> s(x.rows());
       o.probability_model.scores(x, s, o.n_threads);
-      const std::vector<std::size_t> group = row_groups(x, o.group_features, d);
-      std::vector<double> a(x.rows(), 0.0);
+      const std::vector<std::uint32_t> group = row_groups(x, o.group_features, d);
+      std::vector<double> plugin_costs;  // the plug-in costs; else the given row costs are used
+      std::span<const double> a;
       if (o.plugin) {
+        plugin_costs.assign(x.rows(), 0.0);
         // c(y) per row from the atom costs: a row of atom k (label y) adds beta_k coef to c(y)
         // and beta_sibling(k) coef to c(1 - y).
         std::vector<double> c0(x.rows(), 0.0), c1(x.rows(), 0.0);
@@ -103,20 +109,24 @@ CostSensitiveOracle group_threshold_oracle(GroupThresholdOracleOptions options) 
           std::vector<double>& cy = atom.label == 1 ? c1 : c0;
           std::vector<double>& cn = atom.label == 1 ? c0 : c1;
           for (std::size_t r = 0; r < atom.rows.size(); ++r) {
-            cy[atom.rows[r]] += own * atom.coef[r];
-            cn[atom.rows[r]] += other * atom.coef[r];
+            cy[atom.rows[r]] += own * atom.coef_at(r);
+            cn[atom.rows[r]] += other * atom.coef_at(r);
           }
         }
-        for (std::size_t i = 0; i < a.size(); ++i) {
+        for (std::size_t i = 0; i < plugin_costs.size(); ++i) {
           const double eta = 1 / (1 + std::exp(-s[i]));
-          a[i] = eta * c1[i] + (1 - eta) * c0[i];
+          plugin_costs[i] = eta * c1[i] + (1 - eta) * c0[i];
         }
+        a = plugin_costs;
       } else {
         RATEOPT_CHECK(costs.rows[d].size() == x.rows(),
                       "group_threshold_oracle: {} row costs for dataset {}, expected {}",
                       costs.rows[d].size(), d, x.rows());
         a = costs.rows[d];
       }
+      std::vector<std::size_t> count(ng, 0);
+      for (const std::uint32_t g : group) ++count[g];
+      for (std::size_t g = 0; g < ng; ++g) per_group[g].reserve(per_group[g].size() + count[g]);
       for (std::size_t i = 0; i < a.size(); ++i) per_group[group[i]].push_back({s[i], a[i]});
     }
     std::vector<double> t(ng);

@@ -241,7 +241,7 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
     const Atom& atom = atoms[a];
     for (std::size_t p = 0; p < atom.rows.size(); ++p) {
       const std::size_t r = offset[atom.dataset] + atom.rows[p];
-      for (const auto& [f, coef] : atom_fn[a]) u[f * total + r] += coef * atom.coef[p];
+      for (const auto& [f, coef] : atom_fn[a]) u[f * total + r] += coef * atom.coef_at(p);
     }
   }
 

@@ -115,7 +115,7 @@ class Builder {
 
  private:
   std::size_t atom_of(std::size_t d, const std::string& slice_key, int y, int b,
-                      std::vector<std::size_t> rows, std::vector<double> coef,
+                      std::vector<std::size_t> rows, std::vector<double> coef, double unit_coef,
                       const std::string& description) {
     const std::string key = fmt::format("{}|{}|{}|{}", d, slice_key, y, b);
     if (auto it = atom_index_.find(key); it != atom_index_.end()) return it->second;
@@ -123,14 +123,15 @@ class Builder {
     a.dataset = d;
     a.rows = std::move(rows);
     a.coef = std::move(coef);
+    a.unit_coef = unit_coef;
     // sum of coef over every part and rank (rows of later parts have larger indices).
-    a.capacity = sum_over_parts(p_.data[d].data->row_parts(), p_.data[d].data->num_rows(), 1,
-                                [&](std::size_t begin, std::size_t end, std::span<double> out) {
-                                  const auto first =
-                                      std::lower_bound(a.rows.begin(), a.rows.end(), begin);
-                                  for (auto it = first; it != a.rows.end() && *it < end; ++it)
-                                    out[0] += a.coef[static_cast<std::size_t>(it - a.rows.begin())];
-                                })[0];
+    a.capacity =
+        sum_over_parts(p_.data[d].data->row_parts(), p_.data[d].data->num_rows(), 1,
+                       [&](std::size_t begin, std::size_t end, std::span<double> out) {
+                         const auto first = std::lower_bound(a.rows.begin(), a.rows.end(), begin);
+                         for (auto it = first; it != a.rows.end() && *it < end; ++it)
+                           out[0] += a.coef_at(static_cast<std::size_t>(it - a.rows.begin()));
+                       })[0];
     a.description = description;
     a.label = y;
     const std::size_t index = p_.atoms.size();
@@ -187,11 +188,21 @@ class Builder {
       }
       return leaf.has_baseline ? 2 * y + b : y;
     };
+    // Each cell's rows, and their weights when the data has any (else every row weighs 1 and
+    // each atom keeps one coefficient); reserved exactly, since they live through training.
+    const bool weighted = !ds.weights().empty();
+    std::size_t count[4] = {0, 0, 0, 0};
+    for (std::size_t i = 0; i < mask.size(); ++i)
+      if (mask[i] != 0) ++count[static_cast<std::size_t>(cell_of(i))];
+    for (std::size_t c = 0; c < 4; ++c) {
+      rows[c].reserve(count[c]);
+      if (weighted) wts[c].reserve(count[c]);
+    }
     for (std::size_t i = 0; i < mask.size(); ++i) {
       if (mask[i] == 0) continue;
       const auto c = static_cast<std::size_t>(cell_of(i));
       rows[c].push_back(i);
-      wts[c].push_back(ds.weight(i));
+      if (weighted) wts[c].push_back(ds.weight(i));
     }
     // The weights per cell and of the slice over every part and rank (sum_over_parts): [cell
     // weight x4, total, positives, negatives, row count per cell x4].
@@ -218,13 +229,14 @@ class Builder {
     for (int c = 0; c < (leaf.has_baseline ? 4 : 2); ++c) {
       if (sums[7 + static_cast<std::size_t>(c)] == 0) continue;  // no row on any rank
       for (double& w : wts[c]) w /= leaf.total;
+      const double unit_coef = 1.0 / leaf.total;  // a weight of 1 over the slice's
       const int y = leaf.has_baseline ? c / 2 : c;
       const int b = leaf.has_baseline ? c % 2 : -1;
       std::string desc = fmt::format("{}[{}] {}", p_.data[leaf.dataset].name, slice_key,
                                      labelled ? fmt::format("label={}", y) : "unlabelled");
       if (b >= 0) desc += fmt::format(" baseline={}", b);
-      const std::size_t atom =
-          atom_of(leaf.dataset, slice_key, y, b, std::move(rows[c]), std::move(wts[c]), desc);
+      const std::size_t atom = atom_of(leaf.dataset, slice_key, y, b, std::move(rows[c]),
+                                       std::move(wts[c]), weighted ? 0.0 : unit_coef, desc);
       leaf.cells.push_back({atom, y, b, cell_weight[c]});
     }
     analyse(leaf);
@@ -871,7 +883,7 @@ std::vector<double> RateProblem::atom_values(
                            double s = 0;
                            std::size_t r = next[j];
                            for (; r < a.rows.size() && a.rows[r] < end; ++r)
-                             s += a.coef[r] * pred[a.rows[r]];
+                             s += a.coef_at(r) * pred[a.rows[r]];
                            next[j] = r;
                            part[j] = s;
                          }

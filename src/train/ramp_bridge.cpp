@@ -37,7 +37,7 @@ RowCombination rows_of(const RateProblem& problem, const AffineForm& form) {
   for (const AtomTerm& t : form.terms) {
     const Atom& a = problem.atoms()[t.atom];
     for (std::size_t r = 0; r < a.rows.size(); ++r)
-      c.coef[a.dataset][a.rows[r]] += t.coef * a.coef[r];
+      c.coef[a.dataset][a.rows[r]] += t.coef * a.coef_at(r);
   }
   return c;
 }

@@ -400,7 +400,7 @@ OracleCosts function_costs(const RateProblem& p, const AffineForm& f,
   for (std::size_t k = 0; k < beta.size(); ++k) {
     const Atom& a = p.atoms()[k];
     for (std::size_t r = 0; r < a.rows.size(); ++r)
-      rows[a.dataset][a.rows[r]] += beta[k] * a.coef[r];
+      rows[a.dataset][a.rows[r]] += beta[k] * a.coef_at(r);
   }
   return OracleCosts{rows, beta};
 }

@@ -48,6 +48,36 @@ TEST(RateProblem, AtomsReproduceCatalogueValues) {
   }
 }
 
+// Unweighted data keeps one coefficient per atom (1 / slice weight), weighted data one per row;
+// both give the catalogue's values, and the same atom values as every row's own coefficient.
+TEST(RateProblem, UnweightedAtomsKeepOneCoefficient) {
+  Dataset plain = test::synthetic(200, 5, true);
+  Dataset weighted = test::synthetic(200, 5, true);
+  std::vector<double> w(weighted.num_rows());
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.5 + static_cast<double>(i % 3);
+  weighted.set_weights(w);
+  std::vector<double> pred(plain.num_rows());
+  for (std::size_t i = 0; i < pred.size(); ++i) pred[i] = (i * 7) % 5 < 2 ? 1.0 : 0.0;
+  Predictions P;
+  P.prob_positive = pred;
+  for (const Dataset* ds : {&plain, &weighted}) {
+    const RateProblem problem =
+        RateProblem::build(test::spec("error[g=a] + 0.3 * fpr + churn"), {{"train", ds}});
+    for (const Atom& a : problem.atoms()) {
+      EXPECT_EQ(a.coef.empty(), ds == &plain) << a.description;
+      double direct = 0;
+      for (std::size_t r = 0; r < a.rows.size(); ++r) direct += a.coef_at(r);
+      EXPECT_NEAR(a.capacity, direct, 1e-12) << a.description;
+      if (ds == &plain) EXPECT_GT(a.unit_coef, 0.0);
+    }
+    const NamedData nd[] = {{"train", ds, &P}};
+    const std::vector<std::vector<double>> preds{pred};
+    EXPECT_NEAR(problem.evaluate(problem.atom_values(preds)).objective,
+                evaluate_expression(Expression::parse("error[g=a] + 0.3 * fpr + churn"), nd).value,
+                1e-12);
+  }
+}
+
 // Linear forms reproduce the value exactly (they are affine in atoms).
 TEST(RateProblem, LinearFormsMatchValues) {
   const Dataset ds = test::synthetic(200, 11, true);
