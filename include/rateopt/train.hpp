@@ -105,8 +105,8 @@ struct AffineForm {
 };
 
 struct Atom {
-  std::size_t dataset = 0;        // index into RateProblem::data()
-  std::vector<std::size_t> rows;  // rows of the cell, increasing
+  std::size_t dataset = 0;          // index into RateProblem::data()
+  std::vector<std::uint32_t> rows;  // rows of the cell, increasing (a dataset holds < 2^32 rows)
   // Per row: weight / total weight of the slice; empty when every row's is unit_coef (data
   // without weights), which saves 8 bytes per row and atom. Read it with coef_at.
   std::vector<double> coef;

@@ -115,7 +115,7 @@ class Builder {
 
  private:
   std::size_t atom_of(std::size_t d, const std::string& slice_key, int y, int b,
-                      std::vector<std::size_t> rows, std::vector<double> coef, double unit_coef,
+                      std::vector<std::uint32_t> rows, std::vector<double> coef, double unit_coef,
                       const std::string& description) {
     const std::string key = fmt::format("{}|{}|{}|{}", d, slice_key, y, b);
     if (auto it = atom_index_.find(key); it != atom_index_.end()) return it->second;
@@ -176,7 +176,11 @@ class Builder {
     }
     const bool labelled = ds.labels().kind == LabelKind::kBinary;
     // cell index = 2 * label + baseline (or label alone).
-    std::vector<std::size_t> rows[4];
+    RATEOPT_CHECK(ds.num_rows() < (std::size_t{1} << 32),
+                  "{} has {} rows; rate-constrained training takes fewer than 2^32 per dataset "
+                  "(per rank over MPI)",
+                  label, ds.num_rows());
+    std::vector<std::uint32_t> rows[4];
     std::vector<double> wts[4];
     const auto cell_of = [&](std::size_t i) {
       const int y = labelled ? ds.labels().values[i] : 0;
@@ -201,7 +205,7 @@ class Builder {
     for (std::size_t i = 0; i < mask.size(); ++i) {
       if (mask[i] == 0) continue;
       const auto c = static_cast<std::size_t>(cell_of(i));
-      rows[c].push_back(i);
+      rows[c].push_back(static_cast<std::uint32_t>(i));
       if (weighted) wts[c].push_back(ds.weight(i));
     }
     // The weights per cell and of the slice over every part and rank (sum_over_parts): [cell
