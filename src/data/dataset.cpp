@@ -616,8 +616,8 @@ Dataset concat_rows(std::vector<Dataset> parts, ConcatStorage storage) {
   // unless asked otherwise; dense results from CSR parts are stacked part by part.
   const bool any_sparse =
       std::ranges::any_of(parts, [](const Dataset& p) { return p.features().is_sparse(); });
-  const bool sparse = storage == ConcatStorage::kCsr ||
-                      (storage == ConcatStorage::kAsParts && any_sparse);
+  const bool sparse =
+      storage == ConcatStorage::kCsr || (storage == ConcatStorage::kAsParts && any_sparse);
   if (sparse || any_sparse) {
     for (Dataset& p : parts)
       if (!p.features().is_sparse()) p.features() = p.features().to_csr();
