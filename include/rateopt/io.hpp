@@ -18,6 +18,11 @@
 //   rateopt::Dataset train = rateopt::read_dataset("adult-train.csv.gz", o);
 //   o.encoding = &train.encoding();             // apply the same encoding to the test file
 //   rateopt::Dataset test = rateopt::read_dataset("adult-test.csv.gz", o);
+//
+// Memory: a CSV file read with an encoding and positive_values (or no label column), as the test
+// file above, is read a few MB of records at a time (the dataset plus one chunk's reading; the
+// result is the whole text's, bit for bit); other reads hold the decompressed text and its parsed
+// fields while the dataset is built (docs/data-formats.md, "Limits").
 #pragma once
 
 #include <cstddef>
