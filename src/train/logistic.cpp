@@ -435,7 +435,7 @@ double to_boundary(std::span<const double> s, std::span<const double> d, double 
 class NewtonSolver {
  public:
   NewtonSolver(const detail::LogisticObjective& f, const LogisticRegressionOptions& o)
-      : f_(f), o_(o), dim_(f.dim()), rows_(f.rows()) {}
+      : f_(f), o_(o), dim_(f.dim()) {}
 
   // Minimises from theta (overwritten with the last accepted iterate); grad, curvature and value
   // are those of theta on entry and on return. Stops when |grad|_2 <= threshold.
@@ -443,7 +443,9 @@ class NewtonSolver {
                     std::vector<double>& curvature, double& value, double threshold) {
     NewtonOutcome out;
     std::vector<double> step(dim_), residual(dim_), direction(dim_), hd(dim_);
-    std::vector<double> trial(dim_), trial_grad(dim_), trial_curvature(rows_);
+    // The trial point's curvature goes into `curvature` (no second vector of one entry per row);
+    // a rejected step computes theta's again, the same bits (it depends on theta alone).
+    std::vector<double> trial(dim_), trial_grad(dim_), scratch_grad(dim_);
     double gnorm = norm2(grad);
     double radius = gnorm;
     const std::size_t d = f_.dim() - (o_.fit_intercept ? 1 : 0);
@@ -465,7 +467,7 @@ class NewtonSolver {
         return out;
       }
       for (std::size_t j = 0; j < dim_; ++j) trial[j] = theta[j] + step[j];
-      const auto eval = f_.evaluate(trial, step, trial_grad, trial_curvature);
+      const auto eval = f_.evaluate(trial, step, trial_grad, curvature);
       ++out.iterations;
 
       // Reductions: actual (without cancellation, see LogisticObjective::Evaluation) and
@@ -504,12 +506,13 @@ class NewtonSolver {
       if (rho > kEta0) {
         theta.swap(trial);
         grad.swap(trial_grad);
-        curvature.swap(trial_curvature);
         value = eval.value;
         gnorm = norm2(grad);
         continue;
       }
-      // Rejected. A radius below the resolution of theta cannot move it any more.
+      // Rejected: theta's curvature back (the trial's overwrote it). A radius below the
+      // resolution of theta cannot move it any more.
+      (void)f_.evaluate(theta, {}, scratch_grad, curvature);
       if (!(radius > 1e-15 * std::max(1.0, norm2(theta)))) {
         out.status = Termination::kNumericalError;
         return out;
@@ -574,7 +577,6 @@ class NewtonSolver {
   const detail::LogisticObjective& f_;
   const LogisticRegressionOptions& o_;
   std::size_t dim_;
-  std::size_t rows_;
 };
 
 // ---- L-BFGS ------------------------------------------------------------------------------------

@@ -236,7 +236,11 @@ TEST(LogisticObjective, EvaluateMatchesValueAndGradient) {
         s[k] = scale * step[k];
         from[k] = theta[k] - s[k];
       }
-      const auto e = f.evaluate(theta, s, g_eval, curvature);
+      std::vector<double> with_step(p.rows);
+      const auto e = f.evaluate(theta, s, g_eval, with_step);
+      // The curvature depends on theta alone, bit for bit (the Newton solver recomputes theta's
+      // after a rejected step instead of keeping a second copy).
+      EXPECT_TRUE(test::same_bits(with_step, curvature));
       // penalty(from) - penalty(theta), then the loss part of f(from) - f(theta).
       double penalty_decrease = 0;
       for (std::size_t k = 0; k + 1 < f.dim(); ++k)
