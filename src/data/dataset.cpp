@@ -556,15 +556,14 @@ Column stack_column(const std::vector<Column*>& parts) {
   Column out;
   out.name = parts.front()->name;
   // Numeric when every part with rows is (a part without rows says nothing, as in one read).
-  bool numeric = false;
+  bool any_rows = false;
+  bool numeric = true;
   for (const Column* c : parts) {
     if (c->codes.empty()) continue;
-    if (!c->is_numeric()) {
-      numeric = false;
-      break;
-    }
-    numeric = true;
+    any_rows = true;
+    numeric = numeric && c->is_numeric();
   }
+  numeric = numeric && any_rows;
   std::map<std::string, std::int32_t, std::less<>> code_of;
   std::size_t rows = 0;
   for (const Column* c : parts) rows += c->codes.size();

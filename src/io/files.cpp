@@ -165,9 +165,9 @@ Dataset parse_arff(std::string_view text, const ArffOptions& options, const std:
 
 namespace {
 
-// read_csv, keeping only the slice columns `keep` names (when given) as it reads. With an
-// encoding and labels known without the whole file, the file is read in chunks (memory: the
-// dataset and one chunk); else its whole text is parsed.
+// read_csv. With an encoding and labels known without the whole file, the file is read in chunks
+// (memory: the dataset and one chunk), dropping the slice columns `keep` does not name chunk by
+// chunk; else its whole text is parsed (read_dataset then drops them).
 Dataset read_csv_keeping(const std::string& path, const CsvOptions& options,
                          const Encoding* encoding, ReadStats* stats,
                          const std::vector<std::string>* keep) {
@@ -178,7 +178,6 @@ Dataset read_csv_keeping(const std::string& path, const CsvOptions& options,
   } else {
     const std::string text = read_text_file(path);
     ds = io_detail::parse_csv_impl(text, options, path, encoding, stats);
-    if (keep != nullptr) ds.keep_columns(*keep);
   }
   ds.set_source(path);
   return ds;
