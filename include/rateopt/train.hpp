@@ -58,6 +58,8 @@
 //   r.classifier.save("fair.json");
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -104,9 +106,66 @@ struct AffineForm {
   [[nodiscard]] double evaluate(std::span<const double> atoms) const;
 };
 
+// The rows of one atom, increasing (a dataset holds fewer than 2^32 rows): a list of row
+// indices (4 bytes a member), or a bitmap over the dataset's rows (1 bit a row) when that is
+// smaller, as it is for an atom holding more than 1/32 of the rows. Read it with for_each.
+class RowSet {
+ public:
+  RowSet() = default;
+  // From increasing row indices of a dataset of num_rows rows; stored as a bitmap when that is
+  // smaller and `allow_bitmap`. Throws InvalidArgument when rows are not increasing or not below
+  // num_rows.
+  RowSet(std::vector<std::uint32_t> rows, std::size_t num_rows, bool allow_bitmap = true);
+
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+  [[nodiscard]] bool is_bitmap() const noexcept { return !bits_.empty(); }
+  // Bytes held (the list or the bitmap).
+  [[nodiscard]] std::size_t memory_bytes() const noexcept {
+    return list_.capacity() * sizeof(std::uint32_t) + bits_.capacity() * sizeof(std::uint64_t);
+  }
+  // f(position, row) for every member in increasing row order; position counts members from 0
+  // (the index of the member's coefficient in Atom::coef).
+  template <typename F>
+  void for_each(F&& f) const {
+    for_each_in(0, std::numeric_limits<std::size_t>::max(), f);
+  }
+  // The same for the members in [begin, end).
+  template <typename F>
+  void for_each_in(std::size_t begin, std::size_t end, F&& f) const {
+    if (bits_.empty()) {
+      std::size_t p = first_at_least(begin);
+      for (; p < list_.size() && list_[p] < end; ++p) f(p, list_[p]);
+      return;
+    }
+    std::size_t p = first_at_least(begin);
+    const std::size_t stop = std::min(end, bits_.size() * 64);
+    for (std::size_t w = begin / 64; w < bits_.size() && w * 64 < stop; ++w) {
+      std::uint64_t word = bits_[w];
+      if (w == begin / 64 && begin % 64 != 0) word &= ~std::uint64_t{0} << (begin % 64);
+      while (word != 0) {
+        const std::size_t row = w * 64 + static_cast<std::size_t>(std::countr_zero(word));
+        if (row >= stop) return;
+        f(p++, static_cast<std::uint32_t>(row));
+        word &= word - 1;
+      }
+    }
+  }
+  // The members as a list.
+  [[nodiscard]] std::vector<std::uint32_t> to_vector() const;
+
+ private:
+  // The position of the first member >= row.
+  [[nodiscard]] std::size_t first_at_least(std::size_t row) const noexcept;
+
+  std::vector<std::uint32_t> list_;  // members, when not a bitmap
+  std::vector<std::uint64_t> bits_;  // bit r of word r / 64: row r is a member
+  std::size_t size_ = 0;
+};
+
 struct Atom {
-  std::size_t dataset = 0;          // index into RateProblem::data()
-  std::vector<std::uint32_t> rows;  // rows of the cell, increasing (a dataset holds < 2^32 rows)
+  std::size_t dataset = 0;  // index into RateProblem::data()
+  RowSet rows;              // rows of the cell (increasing)
   // Per row: weight / total weight of the slice; empty when every row's is unit_coef (data
   // without weights), which saves 8 bytes per row and atom. Read it with coef_at.
   std::vector<double> coef;

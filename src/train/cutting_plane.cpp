@@ -397,7 +397,8 @@ class CuttingPlane {
       if (beta[k] == 0) continue;
       const Atom& a = p_.atoms[k];
       const std::size_t off = offsets_[a.dataset];
-      for (std::size_t r = 0; r < a.rows.size(); ++r) c[off + a.rows[r]] += beta[k] * a.coef_at(r);
+      a.rows.for_each(
+          [&](std::size_t r, std::uint32_t row) { c[off + row] += beta[k] * a.coef_at(r); });
     }
     return c;
   }

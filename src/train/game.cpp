@@ -393,7 +393,7 @@ std::vector<std::vector<double>> GameState::row_costs(const std::vector<double>&
     if (beta[k] == 0) continue;
     const Atom& a = p_.atoms[k];
     std::vector<double>& ck = c[a.dataset];
-    for (std::size_t r = 0; r < a.rows.size(); ++r) ck[a.rows[r]] += beta[k] * a.coef_at(r);
+    a.rows.for_each([&](std::size_t r, std::uint32_t row) { ck[row] += beta[k] * a.coef_at(r); });
   }
   return c;
 }

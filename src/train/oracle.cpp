@@ -108,10 +108,10 @@ CostSensitiveOracle group_threshold_oracle(GroupThresholdOracleOptions options) 
           const double other = atom.sibling != SIZE_MAX ? costs.atoms[atom.sibling] : own;
           std::vector<double>& cy = atom.label == 1 ? c1 : c0;
           std::vector<double>& cn = atom.label == 1 ? c0 : c1;
-          for (std::size_t r = 0; r < atom.rows.size(); ++r) {
-            cy[atom.rows[r]] += own * atom.coef_at(r);
-            cn[atom.rows[r]] += other * atom.coef_at(r);
-          }
+          atom.rows.for_each([&](std::size_t r, std::uint32_t row) {
+            cy[row] += own * atom.coef_at(r);
+            cn[row] += other * atom.coef_at(r);
+          });
         }
         for (std::size_t i = 0; i < plugin_costs.size(); ++i) {
           const double eta = 1 / (1 + std::exp(-s[i]));

@@ -239,10 +239,10 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
   for (std::size_t a = 0; a < atoms.size(); ++a) {
     if (atom_fn[a].empty()) continue;
     const Atom& atom = atoms[a];
-    for (std::size_t p = 0; p < atom.rows.size(); ++p) {
-      const std::size_t r = offset[atom.dataset] + atom.rows[p];
+    atom.rows.for_each([&](std::size_t p, std::uint32_t row) {
+      const std::size_t r = offset[atom.dataset] + row;
       for (const auto& [f, coef] : atom_fn[a]) u[f * total + r] += coef * atom.coef_at(p);
-    }
+    });
   }
 
   // ---- per group: rows by decreasing score, cuts, columns ----

@@ -1,5 +1,6 @@
 // RateProblem: parsing, binding to datasets, atoms and the analysis of each function.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -27,6 +28,44 @@ constexpr detail::EnumNames<FunctionKind, 4> kFunctionKindNames{
 
 std::string_view to_string(FunctionKind kind) noexcept {
   return detail::name_of(kFunctionKindNames, kind);
+}
+
+RowSet::RowSet(std::vector<std::uint32_t> rows, std::size_t num_rows, bool allow_bitmap)
+    : size_(rows.size()) {
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    RATEOPT_CHECK(rows[i] < num_rows && (i == 0 || rows[i - 1] < rows[i]),
+                  "RowSet: row {} at position {} is not increasing or not below {} rows", rows[i],
+                  i, num_rows);
+  const std::size_t words = (num_rows + 63) / 64;
+  if (!allow_bitmap || words * sizeof(std::uint64_t) >= rows.size() * sizeof(std::uint32_t)) {
+    list_ = std::move(rows);
+    list_.shrink_to_fit();
+    return;
+  }
+  bits_.assign(words, 0);
+  for (const std::uint32_t r : rows) bits_[r / 64] |= std::uint64_t{1} << (r % 64);
+}
+
+std::size_t RowSet::first_at_least(std::size_t row) const noexcept {
+  if (bits_.empty())
+    return static_cast<std::size_t>(
+        std::lower_bound(list_.begin(), list_.end(), row,
+                         [](std::uint32_t a, std::size_t b) { return a < b; }) -
+        list_.begin());
+  std::size_t p = 0;
+  const std::size_t whole = std::min(row / 64, bits_.size());
+  for (std::size_t w = 0; w < whole; ++w) p += static_cast<std::size_t>(std::popcount(bits_[w]));
+  if (whole < bits_.size() && row % 64 != 0)
+    p += static_cast<std::size_t>(
+        std::popcount(bits_[whole] & ((std::uint64_t{1} << (row % 64)) - 1)));
+  return p;
+}
+
+std::vector<std::uint32_t> RowSet::to_vector() const {
+  std::vector<std::uint32_t> out;
+  out.reserve(size_);
+  for_each([&](std::size_t /*position*/, std::uint32_t row) { out.push_back(row); });
+  return out;
 }
 
 double AffineForm::evaluate(std::span<const double> atoms) const {
@@ -121,17 +160,18 @@ class Builder {
     if (auto it = atom_index_.find(key); it != atom_index_.end()) return it->second;
     Atom a;
     a.dataset = d;
-    a.rows = std::move(rows);
+    // Weighted atoms keep a list (their coefficients take 8 bytes a member anyway).
+    const bool unit = coef.empty();
+    a.rows = RowSet(std::move(rows), p_.data[d].data->num_rows(), unit);
     a.coef = std::move(coef);
     a.unit_coef = unit_coef;
     // sum of coef over every part and rank (rows of later parts have larger indices).
-    a.capacity =
-        sum_over_parts(p_.data[d].data->row_parts(), p_.data[d].data->num_rows(), 1,
-                       [&](std::size_t begin, std::size_t end, std::span<double> out) {
-                         const auto first = std::lower_bound(a.rows.begin(), a.rows.end(), begin);
-                         for (auto it = first; it != a.rows.end() && *it < end; ++it)
-                           out[0] += a.coef_at(static_cast<std::size_t>(it - a.rows.begin()));
-                       })[0];
+    a.capacity = sum_over_parts(p_.data[d].data->row_parts(), p_.data[d].data->num_rows(), 1,
+                                [&](std::size_t begin, std::size_t end, std::span<double> out) {
+                                  a.rows.for_each_in(begin, end, [&](std::size_t r, std::uint32_t) {
+                                    out[0] += a.coef_at(r);
+                                  });
+                                })[0];
     a.description = description;
     a.label = y;
     const std::size_t index = p_.atoms.size();
@@ -877,18 +917,15 @@ std::vector<double> RateProblem::atom_values(
       if (p.atoms[k].dataset == d) mine.push_back(k);
     if (mine.empty()) continue;
     const std::vector<double>& pred = predictions[d];
-    // Where each atom's rows of the part being summed start (parts come in row order).
-    std::vector<std::size_t> next(mine.size(), 0);
     const std::vector<double> sums =
         sum_over_parts(p.data[d].data->row_parts(), p.data[d].data->num_rows(), mine.size(),
-                       [&](std::size_t /*begin*/, std::size_t end, std::span<double> part) {
+                       [&](std::size_t begin, std::size_t end, std::span<double> part) {
                          for (std::size_t j = 0; j < mine.size(); ++j) {
                            const Atom& a = p.atoms[mine[j]];
                            double s = 0;
-                           std::size_t r = next[j];
-                           for (; r < a.rows.size() && a.rows[r] < end; ++r)
-                             s += a.coef_at(r) * pred[a.rows[r]];
-                           next[j] = r;
+                           a.rows.for_each_in(begin, end, [&](std::size_t r, std::uint32_t row) {
+                             s += a.coef_at(r) * pred[row];
+                           });
                            part[j] = s;
                          }
                        });

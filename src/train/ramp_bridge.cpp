@@ -36,8 +36,8 @@ RowCombination rows_of(const RateProblem& problem, const AffineForm& form) {
     c.coef[d].assign(problem.data()[d].data->num_rows(), 0.0);
   for (const AtomTerm& t : form.terms) {
     const Atom& a = problem.atoms()[t.atom];
-    for (std::size_t r = 0; r < a.rows.size(); ++r)
-      c.coef[a.dataset][a.rows[r]] += t.coef * a.coef_at(r);
+    a.rows.for_each(
+        [&](std::size_t r, std::uint32_t row) { c.coef[a.dataset][row] += t.coef * a.coef_at(r); });
   }
   return c;
 }

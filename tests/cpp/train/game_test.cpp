@@ -399,8 +399,8 @@ OracleCosts function_costs(const RateProblem& p, const AffineForm& f,
   for (std::size_t d = 0; d < rows.size(); ++d) rows[d].assign(p.data()[d].data->num_rows(), 0.0);
   for (std::size_t k = 0; k < beta.size(); ++k) {
     const Atom& a = p.atoms()[k];
-    for (std::size_t r = 0; r < a.rows.size(); ++r)
-      rows[a.dataset][a.rows[r]] += beta[k] * a.coef_at(r);
+    a.rows.for_each(
+        [&](std::size_t r, std::uint32_t row) { rows[a.dataset][row] += beta[k] * a.coef_at(r); });
   }
   return OracleCosts{rows, beta};
 }

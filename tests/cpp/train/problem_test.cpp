@@ -18,6 +18,40 @@ namespace {
 using test::contains;
 using test::error_of;
 
+// RowSet against the plain list it stores: members, positions and ranges, for lists and bitmaps
+// (chosen by size), dense and sparse sets, ranges on and off word boundaries.
+TEST(RowSet, MatchesItsListForEveryRange) {
+  std::mt19937 rng(7);
+  for (const std::size_t n : {0UL, 1UL, 63UL, 64UL, 65UL, 200UL, 1000UL}) {
+    for (const double density : {0.0, 0.01, 0.2, 0.9, 1.0}) {
+      std::bernoulli_distribution in(density);
+      std::vector<std::uint32_t> rows;
+      for (std::size_t r = 0; r < n; ++r)
+        if (in(rng)) rows.push_back(static_cast<std::uint32_t>(r));
+      for (const bool allow : {false, true}) {
+        const RowSet set(rows, n, allow);
+        EXPECT_EQ(set.size(), rows.size());
+        EXPECT_EQ(set.to_vector(), rows);
+        // A bitmap when allowed and smaller than the list.
+        EXPECT_EQ(set.is_bitmap(), allow && (n + 63) / 64 * 8 < rows.size() * 4)
+            << n << " " << density;
+        for (std::size_t begin = 0; begin <= n; begin += 13) {
+          for (const std::size_t end : {begin, begin + 1, begin + 64, begin + 130, n + 5}) {
+            std::vector<std::pair<std::size_t, std::uint32_t>> want, got;
+            for (std::size_t p = 0; p < rows.size(); ++p)
+              if (rows[p] >= begin && rows[p] < end) want.emplace_back(p, rows[p]);
+            set.for_each_in(begin, end,
+                            [&](std::size_t p, std::uint32_t r) { got.emplace_back(p, r); });
+            EXPECT_EQ(got, want) << n << " " << density << " [" << begin << ", " << end << ")";
+          }
+        }
+      }
+    }
+  }
+  EXPECT_THROW(RowSet({3, 2}, 5), InvalidArgument);
+  EXPECT_THROW(RowSet({1, 5}, 5), InvalidArgument);
+}
+
 // For random hard and soft predictions, every rate evaluated through atoms equals
 // evaluate_expression on the same predictions (the catalogue is the oracle).
 TEST(RateProblem, AtomsReproduceCatalogueValues) {
@@ -66,7 +100,7 @@ TEST(RateProblem, UnweightedAtomsKeepOneCoefficient) {
     for (const Atom& a : problem.atoms()) {
       EXPECT_EQ(a.coef.empty(), ds == &plain) << a.description;
       double direct = 0;
-      for (std::size_t r = 0; r < a.rows.size(); ++r) direct += a.coef_at(r);
+      a.rows.for_each([&](std::size_t r, std::uint32_t /*row*/) { direct += a.coef_at(r); });
       EXPECT_NEAR(a.capacity, direct, 1e-12) << a.description;
       if (ds == &plain) EXPECT_GT(a.unit_coef, 0.0);
     }
