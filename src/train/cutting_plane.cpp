@@ -53,6 +53,8 @@
 #include "common/numeric.hpp"
 #include "rateopt/distributed.hpp"
 #include "rateopt/logistic.hpp"
+#include "train/class_threshold.hpp"
+#include "train/logistic_objective.hpp"
 #include "train/lp_limits.hpp"
 #include "train/train_impl.hpp"
 
@@ -305,6 +307,142 @@ std::optional<LogisticRegressionResult> weighted_fit(const FeatureMatrix& x,
   return fit_logistic_regression(x, labels, weights, lo);
 }
 
+// Rows in classes (unweighted data): the rows of one class share their dataset, their group (of
+// the group indicator features) and the atoms holding them, hence their cost at any multipliers,
+// the same bits as summing the atoms' coefficients row by row. One byte a row instead of the 8 of
+// a cost, the 12 of the fit's labels and weights, and the threshold searches' 24-40.
+struct RowClasses {
+  struct Class {
+    std::size_t group = 0;           // index into the group features; their count for none
+    std::vector<std::size_t> atoms;  // increasing
+  };
+  std::vector<std::uint8_t> of_row;  // per stacked row
+  std::vector<Class> classes;        // in the same order on every rank
+};
+
+// The classes of the stacked rows, or nothing when the data is weighted or has more than 255
+// classes (over every rank). group_of_row(i): the group of stacked row i.
+template <typename GroupOf>
+std::optional<RowClasses> row_classes(const RateProblem::Impl& p,
+                                      std::span<const std::size_t> offsets, std::size_t rows,
+                                      std::size_t groups, GroupOf&& group_of_row) {
+  constexpr std::size_t kMax = 255;
+  bool ok =
+      std::all_of(p.atoms.begin(), p.atoms.end(), [](const Atom& a) { return a.coef.empty(); });
+  RowClasses rc;
+  std::vector<RowClasses::Class> local;  // by first appearance on this rank
+  std::vector<std::size_t> dataset_of;   // of each local class
+  if (ok) {
+    rc.of_row.assign(rows, 0);
+    // Start: one class per (dataset, group); then every atom in turn moves its rows to the
+    // class with that atom added.
+    std::vector<std::size_t> start(p.data.size() * (groups + 1), SIZE_MAX);
+    for (std::size_t d = 0; d < p.data.size() && ok; ++d)
+      for (std::size_t i = offsets[d]; i < offsets[d] + p.data[d].data->num_rows(); ++i) {
+        std::size_t& id = start[d * (groups + 1) + group_of_row(i)];
+        if (id == SIZE_MAX) {
+          ok = local.size() < kMax;
+          if (!ok) break;
+          id = local.size();
+          local.push_back({group_of_row(i), {}});
+          dataset_of.push_back(d);
+        }
+        rc.of_row[i] = static_cast<std::uint8_t>(id);
+      }
+    for (std::size_t k = 0; k < p.atoms.size() && ok; ++k) {
+      const Atom& a = p.atoms[k];
+      const std::size_t off = offsets[a.dataset];
+      std::vector<std::size_t> moved(local.size(), SIZE_MAX);
+      a.rows.for_each([&](std::size_t /*position*/, std::uint32_t row) {
+        if (!ok) return;
+        std::uint8_t& id = rc.of_row[off + row];
+        std::size_t& to = moved[id];
+        if (to == SIZE_MAX) {
+          ok = local.size() < kMax;
+          if (!ok) return;
+          to = local.size();
+          RowClasses::Class c = local[id];
+          c.atoms.push_back(k);
+          local.push_back(std::move(c));
+          dataset_of.push_back(a.dataset);
+        }
+        id = static_cast<std::uint8_t>(to);
+      });
+    }
+  }
+  // The classes that hold rows, named "dataset|group|atoms", ordered by name over every rank.
+  std::vector<std::string> names;
+  std::vector<std::size_t> index(local.size(), SIZE_MAX);
+  if (ok) {
+    std::vector<bool> used(local.size(), false);
+    for (const std::uint8_t id : rc.of_row) used[id] = true;
+    for (std::size_t c = 0; c < local.size(); ++c) {
+      if (!used[c]) continue;
+      std::string name = fmt::format("{:08d}|{:08d}|", dataset_of[c], local[c].group);
+      for (const std::size_t k : local[c].atoms) name += fmt::format("{:08d},", k);
+      index[c] = names.size();
+      names.push_back(std::move(name));
+    }
+  }
+  if (is_distributed()) {
+    std::array<double, 1> bad{ok ? 0.0 : 1.0};
+    sum_over_ranks(bad);
+    ok = bad[0] == 0;
+  }
+  if (!ok) return std::nullopt;
+  std::vector<std::string> sorted = is_distributed() ? union_over_ranks(names) : names;
+  if (sorted.size() > kMax) return std::nullopt;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::uint8_t> to_global(local.size(), 0);
+  for (std::size_t c = 0; c < local.size(); ++c)
+    if (index[c] != SIZE_MAX)
+      to_global[c] = static_cast<std::uint8_t>(
+          std::lower_bound(sorted.begin(), sorted.end(), names[index[c]]) - sorted.begin());
+  // Each class's group and atoms from its name (some classes may be on other ranks only).
+  rc.classes.resize(sorted.size());
+  for (std::size_t g = 0; g < sorted.size(); ++g) {
+    const std::string& name = sorted[g];
+    rc.classes[g].group = static_cast<std::size_t>(std::stoul(name.substr(9, 8)));
+    for (std::size_t at = 18; at + 9 <= name.size(); at += 9)
+      rc.classes[g].atoms.push_back(static_cast<std::size_t>(std::stoul(name.substr(at, 8))));
+  }
+  for (std::uint8_t& id : rc.of_row) id = to_global[id];
+  return rc;
+}
+
+// weighted_fit for rows in classes: the same fit, bit for bit, from one byte a row.
+std::optional<LogisticRegressionResult> weighted_fit_by_class(
+    const FeatureMatrix& x, const RowClasses& rc, std::span<const double> class_cost, double c,
+    bool fit_intercept, int n_threads, const std::optional<LinearModel>& warm,
+    std::span<const std::size_t> parts) {
+  const std::vector<double> sums = sum_over_parts(
+      parts, rc.of_row.size(), 2, [&](std::size_t begin, std::size_t end, std::span<double> out) {
+        for (std::size_t i = begin; i < end; ++i) {
+          const double cost = class_cost[rc.of_row[i]];
+          out[0] += std::fabs(cost);
+          out[1] += cost != 0 ? 1 : 0;
+        }
+      });
+  const double total = sums[0];
+  const auto costed = static_cast<std::size_t>(sums[1]);
+  if (!(total > 0)) return std::nullopt;
+  std::vector<std::int32_t> labels(class_cost.size());
+  std::vector<double> weights(class_cost.size());
+  const double scale = static_cast<double>(costed) / total;
+  for (std::size_t k = 0; k < class_cost.size(); ++k) {
+    labels[k] = class_cost[k] < 0 ? 1 : 0;
+    weights[k] = std::fabs(class_cost[k]) * scale;
+  }
+  LogisticRegressionOptions lo;
+  lo.c = c;
+  lo.fit_intercept = fit_intercept;
+  lo.n_threads = n_threads;
+  lo.tol = 1e-3;
+  lo.initial = warm;
+  lo.row_parts.assign(parts.begin(), parts.end());
+  return detail::fit_logistic_regression_by_class(x, rc.of_row, labels, weights, lo);
+}
+
 class CuttingPlane {
  public:
   // With `predict`, the columns are the prediction oracle's answers (one per query) and the
@@ -338,6 +476,19 @@ class CuttingPlane {
         x_ = &*stacked_;
       }
       group_features_ = group_indicator_features();
+      if (!o_.oracle) {
+        const CsrView v = x_->csr_view();
+        const std::size_t none = group_features_.size();
+        classes_ = row_classes(p_, offsets_, rows_, none, [&](std::size_t i) {
+          for (auto k = v.indptr[i]; k < v.indptr[i + 1]; ++k) {
+            const auto j = static_cast<std::size_t>(v.indices[static_cast<std::size_t>(k)]);
+            if (v.values[static_cast<std::size_t>(k)] == 0) continue;
+            for (std::size_t g = 0; g < none; ++g)
+              if (group_features_[g] == j) return g;
+          }
+          return none;
+        });
+      }
     }
     // The stacked row index of this rank's first row over every rank (threshold searches break
     // ties by it, as one process holding every row would).
@@ -383,8 +534,8 @@ class CuttingPlane {
     return stop[0] != 0;
   }
 
-  // Per-row costs of L(h, mu) (stacked rows).
-  [[nodiscard]] std::vector<double> row_costs(std::span<const double> mu) const {
+  // The cost of each atom in L(h, mu).
+  [[nodiscard]] std::vector<double> atom_costs(std::span<const double> mu) const {
     std::vector<double> beta(p_.atoms.size(), 0.0);
     const auto add = [&](const AffineForm& form, double c) {
       for (const AtomTerm& t : form.terms) beta[t.atom] += c * t.coef;
@@ -392,6 +543,12 @@ class CuttingPlane {
     add(*p_.objective.info.linear, 1.0);
     for (std::size_t j = 0; j < mu.size(); ++j)
       if (mu[j] != 0) add(*p_.constraints[j].info.linear, mu[j]);
+    return beta;
+  }
+
+  // Per-row costs of L(h, mu) (stacked rows).
+  [[nodiscard]] std::vector<double> row_costs(std::span<const double> mu) const {
+    const std::vector<double> beta = atom_costs(mu);
     std::vector<double> c(rows_, 0.0);
     for (std::size_t k = 0; k < p_.atoms.size(); ++k) {
       if (beta[k] == 0) continue;
@@ -495,7 +652,7 @@ class CuttingPlane {
             names[f][col.size()] == '=')
           feats.push_back(f);
       if (feats.size() < 2) continue;
-      std::vector<int> set(rows_, 0);
+      std::vector<std::uint8_t> set(rows_, 0);
       bool ok = true;
       const CsrView v = x_->csr_view();
       for (std::size_t i = 0; i < v.rows && ok; ++i)
@@ -515,8 +672,63 @@ class CuttingPlane {
     return {};
   }
 
+  // Per class: the cost of each of its rows at mu (the sum row_costs makes, in its order).
+  [[nodiscard]] std::vector<double> class_costs(std::span<const double> mu) const {
+    const std::vector<double> beta = atom_costs(mu);
+    std::vector<double> out(classes_->classes.size(), 0.0);
+    for (std::size_t c = 0; c < out.size(); ++c)
+      for (const std::size_t k : classes_->classes[c].atoms)
+        if (beta[k] != 0) out[c] += beta[k] * p_.atoms[k].unit_coef;
+    return out;
+  }
+
+  // The oracle's answers at mu for rows in classes: the same as oracle's, with the threshold
+  // searches by class (class_threshold.hpp) instead of sorts.
+  std::vector<LinearModel> oracle_by_class(std::span<const double> mu) {
+    const std::vector<double> cost = class_costs(mu);
+    std::optional<LogisticRegressionResult> result = weighted_fit_by_class(
+        *x_, *classes_, cost, o_.c, o_.fit_intercept, o_.n_threads, warm_, parts_);
+    if (!result) return {LinearModel{std::vector<double>(p_.num_features, 0.0), -1}};
+    LogisticRegressionResult& fit = *result;
+    lr_iterations_ += fit.iterations;
+    ++oracle_calls_;
+    warm_ = fit.model;
+    std::vector<LinearModel> out{fit.model};
+    if (!o_.fit_intercept) return out;
+    // Search 0: the intercept (rows with a cost); searches 1.. : the group thresholds (every
+    // row of the group, as group_threshold_oracle takes them), the last for rows of no group.
+    const bool groups = !group_features_.empty();
+    detail::ClassThresholdSearch search;
+    search.classes = classes_->of_row;
+    search.cost = cost;
+    search.searches = groups ? group_features_.size() + 2 : 1;
+    for (std::size_t c = 0; c < cost.size(); ++c) {
+      std::vector<std::size_t> in;
+      if (cost[c] != 0) in.push_back(0);
+      if (groups) in.push_back(1 + classes_->classes[c].group);
+      search.searches_of.push_back(std::move(in));
+    }
+    const std::vector<std::optional<double>> t =
+        detail::class_thresholds(*x_, fit.model, search, o_.n_threads);
+    LinearModel shifted = fit.model;
+    if (t[0]) shifted.bias -= *t[0];
+    out.push_back(std::move(shifted));
+    if (groups) {
+      LinearModel m = fit.model;
+      m.weights.resize(p_.num_features, 0.0);
+      const std::size_t ng = group_features_.size();
+      const double t0 = t[1 + ng].value_or(0.0);
+      for (std::size_t g = 0; g < ng; ++g)
+        m.weights[group_features_[g]] -= t[1 + g].value_or(0.0) - t0;
+      m.bias -= t0;
+      out.push_back(std::move(m));
+    }
+    return out;
+  }
+
   // The oracle's answers at mu (one or two models).
   std::vector<LinearModel> oracle(std::span<const double> mu) {
+    if (classes_) return oracle_by_class(mu);
     std::vector<double> cost = row_costs(mu);
     if (o_.oracle) {
       // A user oracle gets per-dataset row costs.
@@ -572,6 +784,7 @@ class CuttingPlane {
   std::vector<std::size_t> offsets_;
   std::size_t rows_ = 0;
   std::vector<std::size_t> group_features_;
+  std::optional<RowClasses> classes_;  // the stacked rows' classes, when they have them
   std::optional<LinearModel> warm_;
   long lr_iterations_ = 0;
   int oracle_calls_ = 0;

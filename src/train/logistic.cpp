@@ -146,18 +146,29 @@ inline RowLoss row_loss(double m) {
 
 LogisticObjective::LogisticObjective(const FeatureMatrix& x, std::span<const std::int32_t> labels,
                                      std::span<const double> weights, double c, bool fit_intercept,
-                                     int n_threads, std::span<const std::size_t> row_parts)
+                                     int n_threads, std::span<const std::size_t> row_parts,
+                                     std::span<const std::uint8_t> classes)
     : x_(x),
       labels_(labels),
       weights_(weights),
+      classes_(classes),
       c_(c),
       fit_intercept_(fit_intercept),
       n_threads_(n_threads),
       dim_(x.cols() + (fit_intercept ? 1 : 0)) {
-  RATEOPT_CHECK(labels.size() == x.rows(), "labels have {} entries, features have {} rows",
-                labels.size(), x.rows());
-  RATEOPT_CHECK(weights.empty() || weights.size() == x.rows(),
-                "weights have {} entries, expected 0 or {}", weights.size(), x.rows());
+  if (classes.empty()) {
+    RATEOPT_CHECK(labels.size() == x.rows(), "labels have {} entries, features have {} rows",
+                  labels.size(), x.rows());
+    RATEOPT_CHECK(weights.empty() || weights.size() == x.rows(),
+                  "weights have {} entries, expected 0 or {}", weights.size(), x.rows());
+  } else {
+    RATEOPT_CHECK(classes.size() == x.rows(), "classes have {} entries, features have {} rows",
+                  classes.size(), x.rows());
+    RATEOPT_CHECK(weights.empty() || weights.size() == labels.size(),
+                  "{} class weights for {} class labels", weights.size(), labels.size());
+    for (const std::uint8_t k : classes)
+      RATEOPT_CHECK(k < labels.size(), "row class {} is not below {} classes", k, labels.size());
+  }
   std::size_t parts_rows = 0;
   for (const std::size_t r : row_parts) parts_rows += r;
   RATEOPT_CHECK(row_parts.empty() || parts_rows == x.rows(),
@@ -229,12 +240,13 @@ LogisticObjective::Evaluation LogisticObjective::evaluate(std::span<const double
     double* g = p.grad.data();
     double bias_grad = 0;
     for_each_row(x_, begin, end, [&](std::size_t i, const auto& row) {
-      const double w = unit_weights ? 1.0 : weights_[i];
+      const std::size_t k = target(i);
+      const double w = unit_weights ? 1.0 : weights_[k];
       if (w == 0) {
         if (store_curvature) curvature[i] = 0;
         return;
       }
-      const double t = labels_[i] == 1 ? 1.0 : -1.0;
+      const double t = labels_[k] == 1 ? 1.0 : -1.0;
       const double m = t * (row.dot(beta) + b);
       const RowLoss r = row_loss(m);
       p.loss += w * r.loss;
@@ -301,9 +313,10 @@ void LogisticObjective::gradient_at_zero(std::span<double> grad) const {
     double* g = p.grad.data();
     double bias = 0;
     for_each_row(x_, begin, end, [&](std::size_t i, const auto& row) {
-      const double w = unit_weights ? 1.0 : weights_[i];
+      const std::size_t k = target(i);
+      const double w = unit_weights ? 1.0 : weights_[k];
       if (w == 0) return;
-      const double coef = labels_[i] == 1 ? -0.5 * w : 0.5 * w;
+      const double coef = labels_[k] == 1 ? -0.5 * w : 0.5 * w;
       row.axpy(coef, g);
       bias += coef;
     });
@@ -335,8 +348,10 @@ double dot(std::span<const double> a, std::span<const double> b) {
 
 // Validates the inputs; returns the number of non-zero entries (counted while checking that
 // every entry is finite).
+// With classes (one per row), labels and weights are per class.
 std::size_t validate_inputs(const FeatureMatrix& x, std::span<const std::int32_t> labels,
-                            std::span<const double> weights, const LogisticRegressionOptions& o) {
+                            std::span<const double> weights, const LogisticRegressionOptions& o,
+                            std::span<const std::uint8_t> classes = {}) {
   RATEOPT_CHECK(std::isfinite(o.c) && o.c > 0, "c is {}, expected a finite value > 0", o.c);
   RATEOPT_CHECK(std::isfinite(o.tol) && o.tol > 0, "tol is {}, expected a finite value > 0", o.tol);
   RATEOPT_CHECK(o.max_iter > 0, "max_iter is {}, expected > 0", o.max_iter);
@@ -345,11 +360,16 @@ std::size_t validate_inputs(const FeatureMatrix& x, std::span<const std::int32_t
                 "solver is {}, expected kNewton or kLbfgs", static_cast<int>(o.solver));
   // Over several ranks, a rank may hold no rows (its files had none left) while others do.
   RATEOPT_CHECK(x.rows() > 0 || is_distributed(), "the feature matrix has no rows");
-  RATEOPT_CHECK(labels.size() == x.rows(), "labels have {} entries, features have {} rows",
+  const std::size_t targets = classes.empty() ? x.rows() : labels.size();
+  RATEOPT_CHECK(classes.empty() || classes.size() == x.rows(),
+                "classes have {} entries, features have {} rows", classes.size(), x.rows());
+  for (const std::uint8_t k : classes)
+    RATEOPT_CHECK(k < labels.size(), "row class {} is not below {} classes", k, labels.size());
+  RATEOPT_CHECK(labels.size() == targets, "labels have {} entries, features have {} rows",
                 labels.size(), x.rows());
-  RATEOPT_CHECK(weights.empty() || weights.size() == x.rows(),
-                "weights have {} entries, expected 0 (unit weights) or one per row ({})",
-                weights.size(), x.rows());
+  RATEOPT_CHECK(weights.empty() || weights.size() == targets,
+                "weights have {} entries, expected 0 (unit weights) or one per {} ({})",
+                weights.size(), classes.empty() ? "row" : "class", targets);
   for (std::size_t i = 0; i < labels.size(); ++i)
     RATEOPT_CHECK(labels[i] == 0 || labels[i] == 1, "label of row {} is {}, expected 0 or 1", i,
                   labels[i]);
@@ -386,12 +406,16 @@ std::size_t validate_inputs(const FeatureMatrix& x, std::span<const std::int32_t
 // The scale of the stopping test (see LogisticRegressionOptions::tol): with unit weights
 // max(min(#positive, #negative), 1) / #rows, LIBLINEAR's factor; with weights the same with
 // weight sums, "1" being the mean weight of a row with non-zero weight.
-double class_balance_factor(std::span<const std::int32_t> labels, std::span<const double> weights) {
+// With classes, labels and weights are per class (row i's are those of classes[i]).
+double class_balance_factor(std::span<const std::int32_t> labels, std::span<const double> weights,
+                            std::span<const std::uint8_t> classes) {
   // One pass in row order, continued rank after rank over several ranks (the same bits).
+  const std::size_t rows = classes.empty() ? labels.size() : classes.size();
   const std::vector<double> sums = fold_over_ranks({0.0, 0.0, 0.0}, [&](std::vector<double>& v) {
-    for (std::size_t i = 0; i < labels.size(); ++i) {
-      const double w = weights.empty() ? 1.0 : weights[i];
-      v[labels[i] == 1 ? 0 : 1] += w;
+    for (std::size_t i = 0; i < rows; ++i) {
+      const std::size_t k = classes.empty() ? i : classes[i];
+      const double w = weights.empty() ? 1.0 : weights[k];
+      v[labels[k] == 1 ? 0 : 1] += w;
       v[2] += w > 0 ? 1 : 0;
     }
   });
@@ -610,9 +634,10 @@ LbfgsOutcome run_lbfgs(const detail::LogisticObjective& objective,
 
 LogisticRegressionResult fit(const FeatureMatrix& x, std::span<const std::int32_t> labels,
                              std::span<const double> weights,
-                             const LogisticRegressionOptions& options) {
+                             const LogisticRegressionOptions& options,
+                             std::span<const std::uint8_t> classes) {
   const detail::LogisticObjective objective(x, labels, weights, options.c, options.fit_intercept,
-                                            options.n_threads, options.row_parts);
+                                            options.n_threads, options.row_parts, classes);
   const std::size_t dim = objective.dim();
   const std::size_t d = x.cols();
 
@@ -647,7 +672,7 @@ LogisticRegressionResult fit(const FeatureMatrix& x, std::span<const std::int32_
   } else {
     g0 = norm2(grad);
   }
-  const double threshold = options.tol * class_balance_factor(labels, weights) * g0;
+  const double threshold = options.tol * class_balance_factor(labels, weights, classes) * g0;
 
   if (newton) {
     NewtonSolver solver(objective, options);
@@ -682,11 +707,14 @@ LogisticRegressionResult fit(const FeatureMatrix& x, std::span<const std::int32_
 
 }  // namespace
 
-LogisticRegressionResult fit_logistic_regression(const FeatureMatrix& x,
-                                                 std::span<const std::int32_t> labels,
-                                                 std::span<const double> weights,
-                                                 const LogisticRegressionOptions& options) {
-  const std::size_t nnz = validate_inputs(x, labels, weights, options);
+namespace {
+
+LogisticRegressionResult validate_and_fit(const FeatureMatrix& x,
+                                          std::span<const std::int32_t> labels,
+                                          std::span<const double> weights,
+                                          const LogisticRegressionOptions& options,
+                                          std::span<const std::uint8_t> classes) {
+  const std::size_t nnz = validate_inputs(x, labels, weights, options, classes);
   // The storage decision is the same on every rank (dense and CSR rows sum in different orders).
   const std::vector<double> counts = fold_over_ranks({0.0, 0.0}, [&](std::vector<double>& v) {
     v[0] += static_cast<double>(nnz);
@@ -694,8 +722,26 @@ LogisticRegressionResult fit_logistic_regression(const FeatureMatrix& x,
   });
   if (!x.is_sparse() &&
       counts[0] <= detail::kSparseCopyDensity * counts[1] * static_cast<double>(x.cols()))
-    return fit(detail::dense_to_csr_matrix(x.dense_view(), nnz), labels, weights, options);
-  return fit(x, labels, weights, options);
+    return fit(detail::dense_to_csr_matrix(x.dense_view(), nnz), labels, weights, options, classes);
+  return fit(x, labels, weights, options, classes);
+}
+
+}  // namespace
+
+LogisticRegressionResult fit_logistic_regression(const FeatureMatrix& x,
+                                                 std::span<const std::int32_t> labels,
+                                                 std::span<const double> weights,
+                                                 const LogisticRegressionOptions& options) {
+  return validate_and_fit(x, labels, weights, options, {});
+}
+
+LogisticRegressionResult detail::fit_logistic_regression_by_class(
+    const FeatureMatrix& x, std::span<const std::uint8_t> classes,
+    std::span<const std::int32_t> class_labels, std::span<const double> class_weights,
+    const LogisticRegressionOptions& options) {
+  RATEOPT_CHECK(classes.size() == x.rows(), "classes have {} entries, features have {} rows",
+                classes.size(), x.rows());
+  return validate_and_fit(x, class_labels, class_weights, options, classes);
 }
 
 }  // namespace rateopt

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "rateopt/dataset.hpp"
+#include "rateopt/logistic.hpp"
 
 namespace rateopt::detail {
 
@@ -51,9 +52,12 @@ class LogisticObjective {
   // weights empty: all 1. n_threads <= 0: all cores. row_parts: see
   // LogisticRegressionOptions::row_parts (empty: one part). Over several ranks (a collective):
   // every sum is over every rank's rows, folded in rank order.
+  // classes non-empty (one per row): labels and weights are per class, row i taking those of
+  // class classes[i] (1 byte a row instead of 12; the same bits as the per-row values).
   LogisticObjective(const FeatureMatrix& x, std::span<const std::int32_t> labels,
                     std::span<const double> weights, double c, bool fit_intercept, int n_threads,
-                    std::span<const std::size_t> row_parts = {});
+                    std::span<const std::size_t> row_parts = {},
+                    std::span<const std::uint8_t> classes = {});
 
   // Number of parameters: x.cols() (+ 1 with an intercept).
   [[nodiscard]] std::size_t dim() const noexcept { return dim_; }
@@ -93,6 +97,7 @@ class LogisticObjective {
   const FeatureMatrix& x_;
   std::span<const std::int32_t> labels_;
   std::span<const double> weights_;
+  std::span<const std::uint8_t> classes_;
   double c_;
   bool fit_intercept_;
   int n_threads_;
@@ -100,9 +105,20 @@ class LogisticObjective {
   std::size_t block_rows_ = 0;
   std::vector<std::pair<std::size_t, std::size_t>> blocks_;  // [begin, end) row ranges, in order
 
+  // Where row i's label and weight are (row i itself, or its class).
+  [[nodiscard]] std::size_t target(std::size_t i) const noexcept {
+    return classes_.empty() ? i : classes_[i];
+  }
   // The sum of block(begin, end) over every block (and over ranks), folded in block order.
   template <typename BlockFn>
   [[nodiscard]] auto reduce(BlockFn&& block) const;
 };
+
+// fit_logistic_regression for rows in classes (see the LogisticObjective constructor): the same
+// result, bit for bit, as per-row labels[classes[i]] and weights[classes[i]].
+[[nodiscard]] LogisticRegressionResult fit_logistic_regression_by_class(
+    const FeatureMatrix& x, std::span<const std::uint8_t> classes,
+    std::span<const std::int32_t> class_labels, std::span<const double> class_weights,
+    const LogisticRegressionOptions& options);
 
 }  // namespace rateopt::detail

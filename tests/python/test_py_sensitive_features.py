@@ -163,17 +163,22 @@ def test_random_state_and_n_jobs_are_the_sklearn_names_of_seed_and_n_threads():
         rateopt.RateConstrainedClassifier(n_jobs=1.5, **kw).fit(X, y, groups)
 
 
+# Six groups with every pair's rates within 0.0001: tolerance 0 then keeps both solvers busy
+# for hours (with two groups the cutting-plane solver can certify a gap of exactly 0 within a
+# few rounds and return before the signal).
 CHILD = textwrap.dedent("""
-    import sys, time
+    import itertools, sys, time
     import numpy as np
     import rateopt
     rng = np.random.default_rng(0)
     n = 200000
-    g = rng.choice(["a", "b"], size=n)
+    levels = list("abcdef")
+    g = rng.choice(levels, size=n)
     X = rng.normal(size=(n, 20))
     y = (X[:, 0] + rng.normal(size=n) > 0).astype(int)
     est = rateopt.RateConstrainedClassifier(
-        constraints=["ppr[g=a] - ppr[g=b] <= 0.001", "ppr[g=b] - ppr[g=a] <= 0.001"],
+        constraints=[f"ppr[g={{a}}] - ppr[g={{b}}] <= 0.0001"
+                     for a, b in itertools.permutations(levels, 2)],
         solver="{solver}", iterations=10**7, tolerance=0.0, n_jobs=1)
     print("fitting", flush=True)
     try:
