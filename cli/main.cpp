@@ -6,6 +6,9 @@
 #include <array>
 #include <cerrno>
 #include <csignal>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -79,6 +82,13 @@ int main(int argc, char** argv) {
   using rateopt::cli::kExitUsage;
   std::signal(SIGINT, on_terminating_signal);
   std::signal(SIGTERM, on_terminating_signal);
+#ifdef __GLIBC__
+  // Arrays of 1 MiB or more (per-row vectors, file parts) get pages of their own, given back to
+  // the system when freed. glibc's default raises this threshold up to 32 MiB as large blocks are
+  // freed, after which per-file and per-round vectors land in the heap and freeing them leaves
+  // holes the peak memory keeps (measured: about 80 MB over 10^7 rows read from four files).
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
   if (argc < 2) {
     print_usage();
     return kExitUsage;
