@@ -303,6 +303,41 @@ void LogisticObjective::hessian_product(std::span<const double> curvature,
   if (fit_intercept_) out[d] = c_ * sum.grad[d];
 }
 
+void LogisticObjective::hessian_product_at(std::span<const double> theta, std::span<const double> v,
+                                           std::span<double> out) const {
+  RATEOPT_CHECK(theta.size() == dim_ && v.size() == dim_ && out.size() == dim_,
+                "theta, v and out have {}, {} and {} entries, expected {}", theta.size(), v.size(),
+                out.size(), dim_);
+  const std::size_t d = x_.cols();
+  const double* beta = theta.data();
+  const double b = fit_intercept_ ? theta[d] : 0.0;
+  const double vb = fit_intercept_ ? v[d] : 0.0;
+  const bool unit_weights = weights_.empty();
+  auto block = [&](std::size_t begin, std::size_t end) {
+    Partial p;
+    p.grad.assign(dim_, 0.0);
+    double* g = p.grad.data();
+    double bias = 0;
+    for_each_row(x_, begin, end, [&](std::size_t i, const auto& row) {
+      const std::size_t k = target(i);
+      const double w = unit_weights ? 1.0 : weights_[k];
+      if (w == 0) return;
+      // evaluate's curvature, the same expression
+      const double t = labels_[k] == 1 ? 1.0 : -1.0;
+      const double h = w * row_loss(t * (row.dot(beta) + b)).curvature;
+      if (h == 0) return;
+      const double coef = h * (row.dot(v.data()) + vb);
+      row.axpy(coef, g);
+      bias += coef;
+    });
+    if (fit_intercept_) g[d] = bias;
+    return p;
+  };
+  auto sum = reduce(block);
+  for (std::size_t j = 0; j < d; ++j) out[j] = c_ * sum.grad[j] + v[j];
+  if (fit_intercept_) out[d] = c_ * sum.grad[d];
+}
+
 void LogisticObjective::gradient_at_zero(std::span<double> grad) const {
   RATEOPT_CHECK(grad.size() == dim_, "grad has {} entries, expected {}", grad.size(), dim_);
   const std::size_t d = x_.cols();
@@ -484,8 +519,8 @@ class NewtonSolver {
       }
       // Approximate minimiser of the quadratic model within the trust region.
       bool ok = true;
-      out.cg_iterations +=
-          conjugate_gradient(grad, gnorm, curvature, radius, step, residual, direction, hd, ok);
+      out.cg_iterations += conjugate_gradient(theta, grad, gnorm, curvature, radius, step, residual,
+                                              direction, hd, ok);
       if (!ok) {
         out.status = Termination::kNumericalError;
         return out;
@@ -536,7 +571,7 @@ class NewtonSolver {
       }
       // Rejected: theta's curvature back (the trial's overwrote it). A radius below the
       // resolution of theta cannot move it any more.
-      (void)f_.evaluate(theta, {}, scratch_grad, curvature);
+      if (!curvature.empty()) (void)f_.evaluate(theta, {}, scratch_grad, curvature);
       if (!(radius > 1e-15 * std::max(1.0, norm2(theta)))) {
         out.status = Termination::kNumericalError;
         return out;
@@ -548,7 +583,8 @@ class NewtonSolver {
   // Steihaug's truncated conjugate gradient on H s = -g inside |s| <= radius (the paper's
   // algorithm 2). Writes the step and its residual r = -g - H s; returns the number of Hessian
   // products. ok = false when a curvature is not finite.
-  int conjugate_gradient(std::span<const double> grad, double gnorm,
+  // With curvature empty, each product computes theta's curvature again.
+  int conjugate_gradient(std::span<const double> theta, std::span<const double> grad, double gnorm,
                          std::span<const double> curvature, double radius, std::vector<double>& s,
                          std::vector<double>& r, std::vector<double>& dir, std::vector<double>& hd,
                          bool& ok) const {
@@ -561,7 +597,11 @@ class NewtonSolver {
     const std::size_t max_steps = 2 * dim_ + 10;
     int products = 0;
     for (std::size_t it = 0; it < max_steps && std::sqrt(rr) > stop; ++it) {
-      f_.hessian_product(curvature, dir, hd);
+      if (curvature.empty()) {
+        f_.hessian_product_at(theta, dir, hd);
+      } else {
+        f_.hessian_product(curvature, dir, hd);
+      }
       ++products;
       const double dhd = dot(dir, hd);
       if (!std::isfinite(dhd)) {
@@ -658,7 +698,7 @@ LogisticRegressionResult fit(const FeatureMatrix& x, std::span<const std::int32_
   }
   const bool newton = options.solver == LogisticSolver::kNewton;
   std::vector<double> grad(dim);
-  std::vector<double> curvature(newton ? x.rows() : 0);
+  std::vector<double> curvature(newton && x.rows() <= options.curvature_rows_limit ? x.rows() : 0);
   LogisticRegressionResult result;
   result.objective = objective.evaluate(theta, {}, grad, curvature).value;
 

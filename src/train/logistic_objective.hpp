@@ -89,6 +89,9 @@ class LogisticObjective {
   // out = H v with the curvature stored by evaluate (v and out: dim() entries; no aliasing).
   void hessian_product(std::span<const double> curvature, std::span<const double> v,
                        std::span<double> out) const;
+  // out = H v at theta, each row's curvature computed again (the bits evaluate stores).
+  void hessian_product_at(std::span<const double> theta, std::span<const double> v,
+                          std::span<double> out) const;
 
   // The gradient at theta = 0 (no exp: every row's loss derivative is -t_i w_i / 2).
   void gradient_at_zero(std::span<double> grad) const;

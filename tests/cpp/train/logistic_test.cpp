@@ -405,6 +405,57 @@ TEST(LogisticRegression, ThreadCountDoesNotChangeTheResult) {
   }
 }
 
+// Curvature kept per row or computed again in every Hessian product (curvature_rows_limit): the
+// same iterations and bits, with weights, a warm start, dense and CSR rows; and rows in classes
+// (fit_logistic_regression_by_class) the bits of the same labels and weights given per row.
+TEST(LogisticRegression, CurvatureRecomputedOrByClassGivesTheSameBits) {
+  const Problem p = random_problem(2 * 4096 + 77, 12, 43, 0.5);
+  for (bool sparse : {false, true}) {
+    SCOPED_TRACE(::testing::Message() << "sparse=" << sparse);
+    const FeatureMatrix x = sparse ? p.csr_matrix() : p.dense_matrix();
+    LogisticRegressionOptions o;
+    o.c = 10;  // a harder fit: more Newton and conjugate-gradient steps
+    o.tol = 1e-10;
+    const auto kept = fit_logistic_regression(x, p.labels, p.weights, o);
+    o.curvature_rows_limit = 0;
+    const auto again = fit_logistic_regression(x, p.labels, p.weights, o);
+    EXPECT_GT(kept.inner_iterations, 5);
+    EXPECT_EQ(kept.iterations, again.iterations);
+    EXPECT_EQ(kept.inner_iterations, again.inner_iterations);
+    EXPECT_TRUE(
+        test::same_bits({kept.objective, kept.model.bias}, {again.objective, again.model.bias}));
+    EXPECT_TRUE(test::same_bits(kept.model.weights, again.model.weights));
+    // Warm-started from a point away from the optimum.
+    o.initial = LinearModel{std::vector<double>(p.cols, 0.5), -1.0};
+    const auto warm = fit_logistic_regression(x, p.labels, p.weights, o);
+    o.curvature_rows_limit = std::size_t{1} << 22;
+    const auto warm_kept = fit_logistic_regression(x, p.labels, p.weights, o);
+    EXPECT_TRUE(test::same_bits(warm.model.weights, warm_kept.model.weights));
+    // Three classes of (label, weight): per row and by class.
+    std::vector<std::uint8_t> cls(p.rows);
+    const std::vector<std::int32_t> class_labels{0, 1, 1};
+    const std::vector<double> class_weights{0.7, 1.3, 0.0};
+    std::vector<std::int32_t> labels(p.rows);
+    std::vector<double> weights(p.rows);
+    for (std::size_t i = 0; i < p.rows; ++i) {
+      cls[i] = static_cast<std::uint8_t>((p.labels[i] + i) % 3);
+      labels[i] = class_labels[cls[i]];
+      weights[i] = class_weights[cls[i]];
+    }
+    o.initial.reset();
+    const auto rows = fit_logistic_regression(x, labels, weights, o);
+    const auto classes =
+        detail::fit_logistic_regression_by_class(x, cls, class_labels, class_weights, o);
+    EXPECT_EQ(rows.iterations, classes.iterations);
+    EXPECT_TRUE(test::same_bits(rows.model.weights, classes.model.weights));
+    EXPECT_TRUE(test::same_bits({rows.model.bias}, {classes.model.bias}));
+    const std::vector<std::uint8_t> bad(p.rows, 3);
+    EXPECT_THROW(
+        (void)detail::fit_logistic_regression_by_class(x, bad, class_labels, class_weights, o),
+        InvalidArgument);
+  }
+}
+
 TEST(LogisticRegression, KktConditionHoldsAtTheSolution) {
   const Problem p = random_problem(400, 9, 51);
   for (const LogisticSolver solver : kSolvers) {
