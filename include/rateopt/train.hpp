@@ -232,6 +232,10 @@ class RateProblem {
   // dataset, each with the dataset's row count).
   [[nodiscard]] std::vector<double> atom_values(
       std::span<const std::vector<double>> predictions) const;
+  // The same for hard predictions, 1 byte a row (0 or 1; others throw InvalidArgument): the bits
+  // of the double overload with 0.0 / 1.0.
+  [[nodiscard]] std::vector<double> atom_values(
+      std::span<const std::vector<std::uint8_t>> predictions) const;
   // Exact values (catalogue conventions) at the given atoms.
   [[nodiscard]] ProblemValues evaluate(std::span<const double> atoms) const;
   // Lines describing the analysis, for reports.

@@ -51,6 +51,7 @@
 #include "common/check.hpp"
 #include "common/distributed.hpp"
 #include "common/numeric.hpp"
+#include "common/parallel.hpp"
 #include "rateopt/distributed.hpp"
 #include "rateopt/logistic.hpp"
 #include "train/class_threshold.hpp"
@@ -217,6 +218,8 @@ std::optional<double> best_cut(std::vector<ScoredRow>& rows) {
   if (best_k == n) return rows[n - 1].score - 1;
   return 0.5 * (rows[best_k - 1].score + rows[best_k].score);
 }
+
+constexpr std::size_t kScoreBlock = 4096;  // rows per task when a column's rows are scored
 
 double lagrangian(const MasterColumn& c, std::span<const double> mu) {
   double v = c.f;
@@ -592,12 +595,19 @@ class CuttingPlane {
 
   [[nodiscard]] MasterColumn evaluate(LinearModel model) const {
     MasterColumn c;
-    std::vector<std::vector<double>> pred(p_.data.size());
+    // Hard predictions, 1 byte a row, scored a block of rows at a time.
+    std::vector<std::vector<std::uint8_t>> pred(p_.data.size());
     for (std::size_t d = 0; d < p_.data.size(); ++d) {
       const FeatureMatrix& x = p_.data[d].data->features();
       pred[d].resize(x.rows());
-      model.scores(x, pred[d], o_.n_threads);
-      for (double& v : pred[d]) v = v > 0 ? 1.0 : 0.0;
+      const std::span<const double> w(model.weights);
+      const auto used = w.first(std::min(x.cols(), w.size()));
+      detail::parallel_for((x.rows() + kScoreBlock - 1) / kScoreBlock, o_.n_threads,
+                           [&](std::size_t b) {
+                             for (std::size_t i = b * kScoreBlock;
+                                  i < std::min(x.rows(), (b + 1) * kScoreBlock); ++i)
+                               pred[d][i] = x.row_dot(i, used) + model.bias > 0 ? 1 : 0;
+                           });
     }
     c.atoms = problem_.atom_values(pred);
     const ProblemValues v = problem_.evaluate(c.atoms);

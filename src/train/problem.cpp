@@ -899,9 +899,12 @@ std::size_t RateProblem::num_features() const noexcept {
   return impl_->num_features;
 }
 
-std::vector<double> RateProblem::atom_values(
-    std::span<const std::vector<double>> predictions) const {
-  const Impl& p = *impl_;
+namespace {
+
+// RateProblem::atom_values for predictions of type T (double, or 0/1 bytes: the same bits).
+template <typename T>
+std::vector<double> atom_values_of(const RateProblem::Impl& p,
+                                   std::span<const std::vector<T>> predictions) {
   RATEOPT_CHECK(predictions.size() == p.data.size(),
                 "atom_values needs one prediction vector per dataset: got {}, expected {}",
                 predictions.size(), p.data.size());
@@ -916,7 +919,7 @@ std::vector<double> RateProblem::atom_values(
     for (std::size_t k = 0; k < p.atoms.size(); ++k)
       if (p.atoms[k].dataset == d) mine.push_back(k);
     if (mine.empty()) continue;
-    const std::vector<double>& pred = predictions[d];
+    const std::vector<T>& pred = predictions[d];
     const std::vector<double> sums =
         sum_over_parts(p.data[d].data->row_parts(), p.data[d].data->num_rows(), mine.size(),
                        [&](std::size_t begin, std::size_t end, std::span<double> part) {
@@ -924,7 +927,7 @@ std::vector<double> RateProblem::atom_values(
                            const Atom& a = p.atoms[mine[j]];
                            double s = 0;
                            a.rows.for_each_in(begin, end, [&](std::size_t r, std::uint32_t row) {
-                             s += a.coef_at(r) * pred[row];
+                             s += a.coef_at(r) * static_cast<double>(pred[row]);
                            });
                            part[j] = s;
                          }
@@ -932,6 +935,21 @@ std::vector<double> RateProblem::atom_values(
     for (std::size_t j = 0; j < mine.size(); ++j) out[mine[j]] = sums[j];
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<double> RateProblem::atom_values(
+    std::span<const std::vector<double>> predictions) const {
+  return atom_values_of(*impl_, predictions);
+}
+
+std::vector<double> RateProblem::atom_values(
+    std::span<const std::vector<std::uint8_t>> predictions) const {
+  for (const std::vector<std::uint8_t>& pred : predictions)
+    for (const std::uint8_t v : pred)
+      RATEOPT_CHECK(v <= 1, "atom_values: a hard prediction is {}, expected 0 or 1", v);
+  return atom_values_of(*impl_, predictions);
 }
 
 ProblemValues RateProblem::evaluate(std::span<const double> atoms) const {

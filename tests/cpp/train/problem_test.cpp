@@ -75,9 +75,17 @@ TEST(RateProblem, AtomsReproduceCatalogueValues) {
     for (const std::string& e : exprs) {
       const RateProblem problem = RateProblem::build(test::spec(e), {{"train", &ds}});
       const std::vector<std::vector<double>> preds{pred};
-      const ProblemValues v = problem.evaluate(problem.atom_values(preds));
+      const std::vector<double> atoms = problem.atom_values(preds);
+      const ProblemValues v = problem.evaluate(atoms);
       const double expected = evaluate_expression(Expression::parse(e), nd).value;
       EXPECT_NEAR(v.objective, expected, 1e-12) << e << " trial " << trial;
+      if (trial < 2) {  // hard predictions as bytes: the same bits
+        std::vector<std::vector<std::uint8_t>> bytes(1);
+        for (const double p : pred) bytes[0].push_back(p == 1.0 ? 1 : 0);
+        EXPECT_TRUE(test::same_bits(problem.atom_values(bytes), atoms)) << e;
+        bytes[0][0] = 2;
+        EXPECT_THROW((void)problem.atom_values(bytes), InvalidArgument);
+      }
     }
   }
 }
