@@ -210,8 +210,9 @@ int run_eval(int argc, const char* const* argv) {
   std::size_t total_rows = 0;
   if (!model_path.empty()) {
     const Classifier model = Classifier::load(model_path);
+    const PredictMode predict_mode = parse_predict_mode(mode);
     if (process_group().rank() == 0)
-      warn_if_deterministic_infeasible(model, parse_predict_mode(mode), model_path);
+      warn_if_deterministic_infeasible(model, predict_mode, model_path);
     keep_slice_columns(reader, metrics, model.group_columns);
     DataShard shard = load_data_shard(data_path, reader, &model.encoding);
     ds = std::move(shard.data);
@@ -219,8 +220,14 @@ int run_eval(int argc, const char* const* argv) {
     if (ds.labels().kind == LabelKind::kMultilabel || ds.labels().kind == LabelKind::kMulticlass)
       throw InvalidArgument(fmt::format("--model needs binary or unlabelled data; {} has {} labels",
                                         data_path, to_string(ds.labels().kind)));
-    pred.prob_positive.resize(ds.num_rows());
-    model.predict(ds, parse_predict_mode(mode), pred.prob_positive, seed, threads);
+    if (predict_mode != PredictMode::kProbability) {
+      // 0/1 predictions at 1 byte a row (the same rates as 0.0 / 1.0 doubles).
+      pred.positive.resize(ds.num_rows());
+      model.predict_positive(ds, predict_mode, pred.positive, seed, threads);
+    } else {
+      pred.prob_positive.resize(ds.num_rows());
+      model.predict(ds, predict_mode, pred.prob_positive, seed, threads);
+    }
     if (ranking) {
       pred.scores.resize(ds.num_rows());
       model.decision_function(ds, pred.scores, threads);

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <span>
@@ -101,12 +102,17 @@ class Expression {
 // ---- binding expressions to data ---------------------------------------------------------------
 
 // What a model predicted on one dataset. Fill what applies to its label kind:
-//   binary / unlabelled: prob_positive (0/1 or probabilities), optional scores for ranking metrics
-//                        (when empty, prob_positive is used as the score);
+//   binary / unlabelled: prob_positive (0/1 or probabilities) or, for hard predictions, positive
+//                        (1 byte a row instead of 8: 1 = predicted positive, 0 = negative; read
+//                        only when prob_positive is empty, the same rates as prob_positive with
+//                        the same 0/1 values); optional scores for ranking metrics (when empty,
+//                        prob_positive is used as the score: ranking metrics do not read
+//                        positive);
 //   multilabel:          predicted label sets (CSR);
 //   multiclass:          predicted class per example.
 struct Predictions {
   std::vector<double> prob_positive;
+  std::vector<std::uint8_t> positive;
   std::vector<double> scores;
   std::vector<std::int64_t> set_indptr;
   std::vector<std::int32_t> set_indices;

@@ -100,6 +100,11 @@ struct SliceCounts {
 // same files.
 [[nodiscard]] SliceCounts count_slice(const Dataset& data, std::span<const std::uint8_t> mask,
                                       std::span<const double> predictions);
+// The same for hard predictions at 1 byte a row: positive[i] is 1 when row i is predicted
+// positive, 0 otherwise (any other value throws InvalidArgument). The counts equal, bit for bit,
+// those of the double overload with predictions 0.0 / 1.0 (the same sums in the same order).
+[[nodiscard]] SliceCounts count_slice(const Dataset& data, std::span<const std::uint8_t> mask,
+                                      std::span<const std::uint8_t> positive);
 
 // ---- metric catalogue -------------------------------------------------------------------------
 

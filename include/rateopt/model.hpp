@@ -94,6 +94,13 @@ struct Classifier {
   // one is absent, a row's value is missing or its group has no rule). O(rows * features).
   void predict(const Dataset& data, PredictMode mode, std::span<double> out, std::uint64_t seed = 0,
                int n_threads = 0) const;
+  // Hard predictions at 1 byte a row, for the modes whose predictions are all 0 or 1
+  // (deterministic, stochastic): out[i] = 1 where predict(data, mode, ..., seed) gives 1.0, else
+  // 0. out has data.num_rows() entries. Predicts a block of rows at a time, holding O(block)
+  // doubles rather than one per row (eval's Predictions::positive). Throws InvalidArgument for
+  // kProbability, and what predict throws (a row's error may surface after an earlier block's).
+  void predict_positive(const Dataset& data, PredictMode mode, std::span<std::uint8_t> out,
+                        std::uint64_t seed = 0, int n_threads = 0) const;
   // Raw score of the deterministic component (for ranking metrics); with group rules the score
   // minus the row's deterministic threshold (group columns: the Dataset overload only).
   void decision_function(const FeatureMatrix& x, std::span<double> out, int n_threads = 0) const;

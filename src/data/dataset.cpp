@@ -9,8 +9,12 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <span>
+#include <type_traits>
 
 #include "common/check.hpp"
 #include "common/csr.hpp"
@@ -450,16 +454,20 @@ void release_pages(const void* data, std::size_t bytes) {
 #endif
 }
 
-// Appends `from` to `out` (reserved by the caller), giving `from`'s pages back as they are
-// copied (every 8 MB): `from` is never read again.
-template <class T>
-void append_releasing(std::vector<T>& out, std::span<const T> from) {
+// Appends `from` to `out` (reserved by the caller), each value through `map`, giving `from`'s
+// pages back as they are copied (every 8 MB): `from` is never read again. Freeing `from` alone
+// would not do: a freed block inside the heap stays with the process.
+template <class T, class Map = std::identity>
+void append_releasing(std::vector<T>& out, std::span<const T> from, Map map = {}) {
   constexpr std::size_t kChunk = (std::size_t{8} << 20) / sizeof(T);
   for (std::size_t at = 0; at < from.size(); at += kChunk) {
-    const std::size_t n = std::min(kChunk, from.size() - at);
-    out.insert(out.end(), from.begin() + static_cast<std::ptrdiff_t>(at),
-               from.begin() + static_cast<std::ptrdiff_t>(at + n));
-    release_pages(from.data() + at, n * sizeof(T));
+    const auto chunk = from.subspan(at, std::min(kChunk, from.size() - at));
+    if constexpr (std::is_same_v<Map, std::identity>) {
+      out.insert(out.end(), chunk.begin(), chunk.end());
+    } else {
+      std::ranges::transform(chunk, std::back_inserter(out), map);
+    }
+    release_pages(chunk.data(), chunk.size_bytes());
   }
 }
 
@@ -517,10 +525,11 @@ FeatureMatrix stack_features(std::vector<Dataset>& parts, bool sparse) {
   for (Dataset& p : parts) {
     const CsrView v = p.features().csr_view();
     const std::int64_t base = indptr.back();
-    for (std::size_t i = 1; i <= v.rows; ++i) indptr.push_back(base + v.indptr[i] - v.indptr[0]);
-    const auto from = static_cast<std::size_t>(v.indptr[0]);
+    const std::int64_t start = v.indptr[0];
+    const auto from = static_cast<std::size_t>(start);
     const auto to = static_cast<std::size_t>(v.indptr[v.rows]);
-    release_pages(v.indptr.data(), v.indptr.size_bytes());
+    append_releasing(indptr, v.indptr.subspan(1),
+                     [&](std::int64_t end) { return base + end - start; });
     append_releasing(indices, v.indices.subspan(from, to - from));
     append_releasing(values, v.values.subspan(from, to - from));
     p.features() = FeatureMatrix{};
@@ -528,7 +537,9 @@ FeatureMatrix stack_features(std::vector<Dataset>& parts, bool sparse) {
   return FeatureMatrix::csr(std::move(indptr), std::move(indices), std::move(values), cols);
 }
 
-Labels stack_labels(const std::vector<Dataset>& parts) {
+// The labels of `parts` stacked; each part's values are given back as they are copied (never read
+// again).
+Labels stack_labels(std::vector<Dataset>& parts) {
   Labels out;
   out.kind = parts.front().labels().kind;
   out.names = parts.front().labels().names;
@@ -536,15 +547,16 @@ Labels stack_labels(const std::vector<Dataset>& parts) {
   std::size_t rows = 0;
   for (const Dataset& p : parts) rows += p.labels().values.size();
   out.values.reserve(rows);
-  for (const Dataset& p : parts) {
-    const Labels& y = p.labels();
+  for (Dataset& p : parts) {
+    Labels& y = p.labels();
     if (out.kind == LabelKind::kMultilabel) {
       const std::int64_t base = out.set_indptr.back();
       for (std::size_t i = 1; i < y.set_indptr.size(); ++i)
         out.set_indptr.push_back(base + y.set_indptr[i] - y.set_indptr[0]);
       out.set_indices.insert(out.set_indices.end(), y.set_indices.begin(), y.set_indices.end());
     } else {
-      out.values.insert(out.values.end(), y.values.begin(), y.values.end());
+      append_releasing(out.values, std::span<const std::int32_t>(y.values));
+      y.values = {};
     }
   }
   return out;
@@ -577,8 +589,10 @@ Column stack_column(const std::vector<Column*>& parts) {
       if (added) out.levels.push_back(c.levels[k]);
       remap[k] = it->second;
     }
-    for (const std::int32_t code : c.codes) out.codes.push_back(code < 0 ? -1 : remap[code]);
-    if (numeric) out.numeric.insert(out.numeric.end(), c.numeric.begin(), c.numeric.end());
+    append_releasing(out.codes, std::span<const std::int32_t>(c.codes), [&](std::int32_t code) {
+      return code < 0 ? -1 : remap[static_cast<std::size_t>(code)];
+    });
+    if (numeric) append_releasing(out.numeric, std::span<const double>(c.numeric));
     *part = Column{};
   }
   return out;
@@ -636,8 +650,13 @@ Dataset concat_rows(std::vector<Dataset> parts, ConcatStorage storage) {
     std::size_t rows = 0;
     for (const Dataset& p : parts) rows += p.num_rows();
     w.reserve(rows);
-    for (const Dataset& p : parts)
-      for (std::size_t i = 0; i < p.num_rows(); ++i) w.push_back(p.weight(i));
+    for (const Dataset& p : parts) {
+      if (p.weights().empty()) {
+        w.insert(w.end(), p.num_rows(), 1.0);
+      } else {
+        append_releasing(w, p.weights());  // the part's weights are never read again
+      }
+    }
   }
   // The columns, one at a time, each part's copy freed once stacked.
   std::vector<std::vector<Column>> part_columns;

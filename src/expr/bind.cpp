@@ -121,13 +121,17 @@ double binary_rate(const RateRef& rate, const ResolvedName& name, const NamedDat
                 "attach the deployed model's predictions (0/1 or probabilities) as a column "
                 "named baseline",
                 rate.metric, dataset_label(d));
-  RATEOPT_CHECK(pred.prob_positive.size() == n,
-                "'{}' needs predictions.prob_positive with one entry per row of {}: got {}, "
-                "expected {}",
-                rate.metric, dataset_label(d), pred.prob_positive.size(), n);
+  // Probabilities when given, else hard 0/1 bytes (the same counts for the same 0/1 values).
+  const bool use_prob = !pred.prob_positive.empty() || pred.positive.empty();
+  RATEOPT_CHECK((use_prob ? pred.prob_positive.size() : pred.positive.size()) == n,
+                "'{}' needs predictions.prob_positive (or, when that is empty, "
+                "predictions.positive) with one entry per row of {}: prob_positive has {} entries "
+                "and positive {}, expected {}",
+                rate.metric, dataset_label(d), pred.prob_positive.size(), pred.positive.size(), n);
   const std::vector<std::uint8_t> mask = slice_mask(ds, rate.slice);
   // Over several ranks, the counts of every rank's rows (count_slice sums them).
-  const SliceCounts counts = count_slice(ds, mask, pred.prob_positive);
+  const SliceCounts counts =
+      use_prob ? count_slice(ds, mask, pred.prob_positive) : count_slice(ds, mask, pred.positive);
   // compute_metric validates the parameter; "{}" prints the shortest text that reads back to
   // the same double.
   const std::string spec =

@@ -21,9 +21,11 @@ bool is_probability(double p) noexcept {
 }  // false for NaN
 
 // Sequential accumulation of rows [begin, end) in row order (deterministic). `label_of(i)` gives
-// y_i in {0, 1}, `baseline_of(i)` b_i in [0, 1] (only called when has_baseline).
-template <typename LabelOf, typename BaselineOf>
-SliceCounts accumulate(std::size_t begin, std::size_t end, std::span<const double> predictions,
+// y_i in {0, 1}, `baseline_of(i)` b_i in [0, 1] (only called when has_baseline). Predictions are
+// probabilities (double) or hard 0/1 bytes (std::uint8_t): a byte converts to exactly 0.0 or 1.0,
+// so both give the same bits for the same 0/1 predictions.
+template <typename P, typename LabelOf, typename BaselineOf>
+SliceCounts accumulate(std::size_t begin, std::size_t end, std::span<const P> predictions,
                        std::span<const double> weights, std::span<const std::uint8_t> mask,
                        bool has_baseline, LabelOf&& label_of, BaselineOf&& baseline_of) {
   SliceCounts out;
@@ -32,7 +34,7 @@ SliceCounts accumulate(std::size_t begin, std::size_t end, std::span<const doubl
   for (std::size_t i = begin; i < end; ++i) {
     if (!selected(mask, i)) continue;
     const double w = weight_of(weights, i);
-    const double p = predictions[i];
+    const auto p = static_cast<double>(predictions[i]);
     const bool y = label_of(i) != 0;
     total += w;
     if (y) {
@@ -67,29 +69,16 @@ void check_predictions(std::span<const double> predictions) {
                   "predictions[{}] is {}, expected a probability in [0, 1]", i, predictions[i]);
 }
 
-}  // namespace
-
-SliceCounts count_slice(std::span<const std::int32_t> labels, std::span<const double> predictions,
-                        std::span<const double> weights, std::span<const std::uint8_t> mask,
-                        std::span<const double> baseline) {
-  const std::size_t n = predictions.size();
-  metrics_impl::check_binary_labels(labels, n);
-  check_predictions(predictions);
-  metrics_impl::check_weights(weights, n);
-  metrics_impl::check_mask(mask, n);
-  RATEOPT_CHECK(baseline.empty() || baseline.size() == n,
-                "baseline has {} entries, expected {} (one per example) or none", baseline.size(),
-                n);
-  for (std::size_t i = 0; i < baseline.size(); ++i)
-    RATEOPT_CHECK(is_probability(baseline[i]),
-                  "baseline[{}] is {}, expected 0, 1 or a probability in [0, 1]", i, baseline[i]);
-  return accumulate(
-      0, n, predictions, weights, mask, !baseline.empty(), [&](std::size_t i) { return labels[i]; },
-      [&](std::size_t i) { return baseline[i]; });
+void check_predictions(std::span<const std::uint8_t> positive) {
+  for (std::size_t i = 0; i < positive.size(); ++i)
+    RATEOPT_CHECK(positive[i] <= 1, "predictions[{}] is {}, expected 0 or 1 (hard predictions)", i,
+                  positive[i]);
 }
 
-SliceCounts count_slice(const Dataset& data, std::span<const std::uint8_t> mask,
-                        std::span<const double> predictions) {
+// The dataset overloads of count_slice, over probabilities or hard 0/1 bytes.
+template <typename P>
+SliceCounts count_dataset(const Dataset& data, std::span<const std::uint8_t> mask,
+                          std::span<const P> predictions) {
   const std::size_t n = data.num_rows();
   const Labels& y = data.labels();
   RATEOPT_CHECK(y.kind == LabelKind::kBinary || y.kind == LabelKind::kNone,
@@ -158,6 +147,37 @@ SliceCounts count_slice(const Dataset& data, std::span<const std::uint8_t> mask,
     out.losses = v[7];
   }
   return out;
+}
+
+}  // namespace
+
+SliceCounts count_slice(std::span<const std::int32_t> labels, std::span<const double> predictions,
+                        std::span<const double> weights, std::span<const std::uint8_t> mask,
+                        std::span<const double> baseline) {
+  const std::size_t n = predictions.size();
+  metrics_impl::check_binary_labels(labels, n);
+  check_predictions(predictions);
+  metrics_impl::check_weights(weights, n);
+  metrics_impl::check_mask(mask, n);
+  RATEOPT_CHECK(baseline.empty() || baseline.size() == n,
+                "baseline has {} entries, expected {} (one per example) or none", baseline.size(),
+                n);
+  for (std::size_t i = 0; i < baseline.size(); ++i)
+    RATEOPT_CHECK(is_probability(baseline[i]),
+                  "baseline[{}] is {}, expected 0, 1 or a probability in [0, 1]", i, baseline[i]);
+  return accumulate(
+      0, n, predictions, weights, mask, !baseline.empty(), [&](std::size_t i) { return labels[i]; },
+      [&](std::size_t i) { return baseline[i]; });
+}
+
+SliceCounts count_slice(const Dataset& data, std::span<const std::uint8_t> mask,
+                        std::span<const double> predictions) {
+  return count_dataset(data, mask, predictions);
+}
+
+SliceCounts count_slice(const Dataset& data, std::span<const std::uint8_t> mask,
+                        std::span<const std::uint8_t> positive) {
+  return count_dataset(data, mask, positive);
 }
 
 }  // namespace rateopt

@@ -29,6 +29,8 @@ constexpr double kMixtureTolerance = 1e-9;
 // Largest |weight| or |bias| a model may hold: larger finite values (1e308) overflow w . x.
 constexpr double kMaxWeight = 1e100;
 constexpr std::size_t kScoreChunk = 1024;  // rows per parallel task when scoring
+// Rows per block of Classifier::predict_positive: the doubles it holds at a time (512 KiB).
+constexpr std::size_t kPredictBlock = 65536;
 
 // Checks that x can be scored by a model with `num_weights` weights: fewer columns are fine
 // (missing columns count as zero); more columns only for CSR with the extra columns empty.
@@ -87,6 +89,28 @@ void for_row_chunks(std::size_t rows, int n_threads, Fn&& fn) {
     const std::size_t begin = c * kScoreChunk;
     fn(begin, std::min(rows, begin + kScoreChunk));
   });
+}
+
+// Scores under lm of rows [first, first + out.size()) of x: out[k] is row first + k's.
+void score_rows(const LinearModel& lm, const FeatureMatrix& x, std::size_t first,
+                std::span<double> out, int n_threads) {
+  check_columns(x, lm.weights.size(), first, first + out.size());
+  const std::span<const double> w(lm.weights);
+  const auto used = w.first(std::min(x.cols(), w.size()));
+  for_row_chunks(out.size(), n_threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t k = begin; k < end; ++k) out[k] = x.row_dot(first + k, used) + lm.bias;
+  });
+}
+
+// A score that is not a number (w . x overflowing to inf - inf) is an error, never a silent 0
+// or a "nan" in the output. out[k] is row first + k's.
+void throw_if_nan(std::span<const double> out, std::size_t first = 0) {
+  for (std::size_t k = 0; k < out.size(); ++k)
+    if (std::isnan(out[k]))
+      throw InvalidArgument(fmt::format(
+          "row {}: the model's score is not a number (the weights times the features overflow a "
+          "double; check the feature scaling)",
+          first + k));
 }
 
 // The group rules' first inconsistency (Classifier kind "group_threshold"), or nothing.
@@ -243,12 +267,7 @@ double LinearModel::score(const FeatureMatrix& x, std::size_t i) const {
 void LinearModel::scores(const FeatureMatrix& x, std::span<double> out, int n_threads) const {
   RATEOPT_CHECK(out.size() == x.rows(), "output has {} entries, expected one per row ({})",
                 out.size(), x.rows());
-  check_columns(x, weights.size(), 0, x.rows());
-  const std::span<const double> w(weights);
-  const auto used = w.first(std::min(x.cols(), w.size()));
-  for_row_chunks(x.rows(), n_threads, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) out[i] = x.row_dot(i, used) + bias;
-  });
+  score_rows(*this, x, 0, out, n_threads);
 }
 
 // ---- names --------------------------------------------------------------------------------------
@@ -370,9 +389,11 @@ void check_no_group_columns(const Classifier& c) {
                 c.kind, fmt::join(c.group_columns, ", "));
 }
 
-// The rule of each row of `data` (an index into c.group_rules). Throws NotFound when a group
-// column is absent, a row's value is missing, or a row's group has no rule.
-std::vector<std::size_t> group_of_rows(const Classifier& c, const Dataset& data) {
+// The rule (an index into c.group_rules) of each of the `count` rows of `data` from row `first`
+// on: entry r is row first + r's. Throws NotFound when a group column is absent, a row's value is
+// missing, or a row's group has no rule.
+std::vector<std::size_t> group_of_rows(const Classifier& c, const Dataset& data, std::size_t first,
+                                       std::size_t count) {
   const std::size_t k = c.group_columns.size(), n = data.num_rows();
   std::vector<const Column*> cols(k);
   for (std::size_t j = 0; j < k; ++j) {
@@ -401,9 +422,9 @@ std::vector<std::size_t> group_of_rows(const Classifier& c, const Dataset& data)
     }
     if (present) by_codes.emplace(std::move(codes), g);
   }
-  std::vector<std::size_t> rule(n);
+  std::vector<std::size_t> rule(count);
   std::vector<std::int32_t> codes(k);
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = first; i < first + count; ++i) {
     for (std::size_t j = 0; j < k; ++j) {
       codes[j] = cols[j]->codes[i];
       if (codes[j] < 0)
@@ -423,7 +444,7 @@ std::vector<std::size_t> group_of_rows(const Classifier& c, const Dataset& data)
           "{} of {})",
           i, fmt::join(value, ", "), fmt::join(known, " "), fmt::join(c.group_columns, ", ")));
     }
-    rule[i] = it->second;
+    rule[i - first] = it->second;
   }
   return rule;
 }
@@ -447,12 +468,13 @@ double rule_threshold(const GroupRule& r) {
   return r.thresholds.back();
 }
 
-// Group rules: predictions (decision = false) or decision values of the rows of x, row i under
-// rule[i] (rule empty: every row under rule 0, a classifier without group columns).
+// Group rules: predictions (decision = false) or decision values of rows [first, first +
+// out.size()) of x, out[k] of row first + k under rule[k] (rule empty: every row under rule 0, a
+// classifier without group columns).
 void apply_rules(const Classifier& c, const FeatureMatrix& x, std::span<const std::size_t> rule,
-                 PredictMode mode, bool decision, std::span<double> out, std::uint64_t seed,
-                 int n_threads) {
-  c.components.front().scores(x, out, n_threads);
+                 std::size_t first, PredictMode mode, bool decision, std::span<double> out,
+                 std::uint64_t seed, int n_threads) {
+  score_rows(c.components.front(), x, first, out, n_threads);
   std::vector<double> det(c.group_rules.size());
   for (std::size_t g = 0; g < c.group_rules.size(); ++g) det[g] = rule_threshold(c.group_rules[g]);
   for (std::size_t i = 0; i < out.size(); ++i) {
@@ -464,9 +486,45 @@ void apply_rules(const Classifier& c, const FeatureMatrix& x, std::span<const st
       out[i] = s > det[g] ? 1.0 : 0.0;
     } else {
       const double p = rule_probability(c.group_rules[g], s);
-      out[i] = mode == PredictMode::kProbability ? p : (uniform01(seed, i) < p ? 1.0 : 0.0);
+      out[i] = mode == PredictMode::kProbability ? p : (uniform01(seed, first + i) < p ? 1.0 : 0.0);
     }
   }
+}
+
+// Predictions of rows [first, first + out.size()) of x, out[k] of row first + k (rule: as
+// apply_rules takes it). Stochastic draws are keyed by the row's index in x.
+void predict_rows(const Classifier& c, const FeatureMatrix& x, std::span<const std::size_t> rule,
+                  std::size_t first, PredictMode mode, std::span<double> out, std::uint64_t seed,
+                  int n_threads) {
+  if (!c.group_rules.empty()) {
+    apply_rules(c, x, rule, first, mode, false, out, seed, n_threads);
+    return;
+  }
+  if (mode == PredictMode::kDeterministic) {
+    score_rows(c.components[c.best], x, first, out, n_threads);
+    throw_if_nan(out, first);
+    for (double& v : out) v = v > 0 ? 1.0 : 0.0;
+    return;
+  }
+  // Probability sum_m mixture[m] * link(score_m(x)), skipping components of weight 0.
+  for_row_chunks(out.size(), n_threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t k = begin; k < end; ++k) {
+      const std::size_t i = first + k;
+      double p = 0;
+      for (std::size_t m = 0; m < c.components.size(); ++m) {
+        if (c.mixture[m] == 0) continue;
+        const LinearModel& lm = c.components[m];
+        const std::span<const double> w(lm.weights);
+        const double s = x.row_dot(i, w.first(std::min(x.cols(), w.size()))) + lm.bias;
+        p += c.mixture[m] * apply_link(c.link, s);
+      }
+      p = std::isnan(p) ? p : std::clamp(p, 0.0, 1.0);  // rounding of the mixture sum
+      out[k] = mode == PredictMode::kProbability || std::isnan(p)
+                   ? p
+                   : (uniform01(seed, i) < p ? 1.0 : 0.0);
+    }
+  });
+  throw_if_nan(out, first);
 }
 
 }  // namespace
@@ -478,8 +536,29 @@ void Classifier::predict(const Dataset& data, PredictMode mode, std::span<double
     return;
   }
   check_input(*this, data.features(), out.size());
-  apply_rules(*this, data.features(), group_of_rows(*this, data), mode, false, out, seed,
-              n_threads);
+  apply_rules(*this, data.features(), group_of_rows(*this, data, 0, out.size()), 0, mode, false,
+              out, seed, n_threads);
+}
+
+void Classifier::predict_positive(const Dataset& data, PredictMode mode,
+                                  std::span<std::uint8_t> out, std::uint64_t seed,
+                                  int n_threads) const {
+  RATEOPT_CHECK(mode != PredictMode::kProbability,
+                "predict_positive gives 0/1 predictions (mode deterministic or stochastic), not "
+                "mode {}",
+                to_string(mode));
+  const FeatureMatrix& x = data.features();
+  check_input(*this, x, out.size());
+  std::vector<double> block(std::min(out.size(), kPredictBlock));
+  for (std::size_t first = 0; first < out.size(); first += kPredictBlock) {
+    const std::span<double> p =
+        std::span<double>(block).first(std::min(kPredictBlock, out.size() - first));
+    const std::vector<std::size_t> rule = group_columns.empty()
+                                              ? std::vector<std::size_t>()
+                                              : group_of_rows(*this, data, first, p.size());
+    predict_rows(*this, x, rule, first, mode, p, seed, n_threads);
+    for (std::size_t k = 0; k < p.size(); ++k) out[first + k] = p[k] > 0 ? 1 : 0;  // 0.0 or 1.0
+  }
 }
 
 void Classifier::decision_function(const Dataset& data, std::span<double> out,
@@ -489,55 +568,15 @@ void Classifier::decision_function(const Dataset& data, std::span<double> out,
     return;
   }
   check_input(*this, data.features(), out.size());
-  apply_rules(*this, data.features(), group_of_rows(*this, data), PredictMode::kDeterministic, true,
-              out, 0, n_threads);
+  apply_rules(*this, data.features(), group_of_rows(*this, data, 0, out.size()), 0,
+              PredictMode::kDeterministic, true, out, 0, n_threads);
 }
-
-namespace {
-// A score that is not a number (w . x overflowing to inf - inf) is an error, never a silent 0
-// or a "nan" in the output.
-void throw_if_nan(std::span<const double> out) {
-  for (std::size_t i = 0; i < out.size(); ++i)
-    if (std::isnan(out[i]))
-      throw InvalidArgument(fmt::format(
-          "row {}: the model's score is not a number (the weights times the features overflow a "
-          "double; check the feature scaling)",
-          i));
-}
-}  // namespace
 
 void Classifier::predict(const FeatureMatrix& x, PredictMode mode, std::span<double> out,
                          std::uint64_t seed, int n_threads) const {
   check_input(*this, x, out.size());
   check_no_group_columns(*this);
-  if (!group_rules.empty()) {
-    apply_rules(*this, x, {}, mode, false, out, seed, n_threads);
-    return;
-  }
-  if (mode == PredictMode::kDeterministic) {
-    components[best].scores(x, out, n_threads);
-    throw_if_nan(out);
-    for (double& v : out) v = v > 0 ? 1.0 : 0.0;
-    return;
-  }
-  // Probability sum_m mixture[m] * link(score_m(x)), skipping components of weight 0.
-  for_row_chunks(x.rows(), n_threads, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) {
-      double p = 0;
-      for (std::size_t m = 0; m < components.size(); ++m) {
-        if (mixture[m] == 0) continue;
-        const LinearModel& lm = components[m];
-        const std::span<const double> w(lm.weights);
-        const double s = x.row_dot(i, w.first(std::min(x.cols(), w.size()))) + lm.bias;
-        p += mixture[m] * apply_link(link, s);
-      }
-      p = std::isnan(p) ? p : std::clamp(p, 0.0, 1.0);  // rounding of the mixture sum
-      out[i] = mode == PredictMode::kProbability || std::isnan(p)
-                   ? p
-                   : (uniform01(seed, i) < p ? 1.0 : 0.0);
-    }
-  });
-  throw_if_nan(out);
+  predict_rows(*this, x, {}, 0, mode, out, seed, n_threads);
 }
 
 void Classifier::decision_function(const FeatureMatrix& x, std::span<double> out,
@@ -545,7 +584,7 @@ void Classifier::decision_function(const FeatureMatrix& x, std::span<double> out
   check_input(*this, x, out.size());
   check_no_group_columns(*this);
   if (!group_rules.empty()) {
-    apply_rules(*this, x, {}, PredictMode::kDeterministic, true, out, 0, n_threads);
+    apply_rules(*this, x, {}, 0, PredictMode::kDeterministic, true, out, 0, n_threads);
     return;
   }
   components[best].scores(x, out, n_threads);

@@ -168,6 +168,48 @@ TEST_F(ExprBind, Baseline) {
   EXPECT_DOUBLE_EQ(rate("churn[sex=M]"), 1.0 / 3);
 }
 
+// Hard predictions as bytes (Predictions::positive, read when prob_positive is empty): the same
+// values as the 0/1 doubles, weights, slices and a baseline included; ranking metrics still read
+// scores.
+TEST_F(ExprBind, BytePredictions) {
+  binary_.set_weights({1, 0.3, 3, 1, 1.7, 1});
+  binary_.add_column(make_column("baseline", {"1", "0", "1", "0.5", "0", "0"}));
+  const char* texts[] = {"error",  "tpr[sex=F]",  "fbeta:2[sex=M]",
+                         "churn",  "wins[sex=M]", "ppr[sex=F] >= 0.8 * ppr[sex=M]",
+                         "roc_auc"};
+  std::vector<ExpressionValue> want;
+  for (const char* t : texts) want.push_back(expr(t));
+  binary_pred_.positive.assign(binary_pred_.prob_positive.begin(),
+                               binary_pred_.prob_positive.end());
+  binary_pred_.prob_positive.clear();
+  for (std::size_t k = 0; k < std::size(texts); ++k) {
+    const ExpressionValue got = expr(texts[k]);
+    EXPECT_EQ(got.value, want[k].value) << texts[k];
+    EXPECT_EQ(got.rhs, want[k].rhs) << texts[k];
+    EXPECT_EQ(got.violation, want[k].violation) << texts[k];
+  }
+  // prob_positive, when not empty, is the one read.
+  binary_pred_.prob_positive.assign(6, 1.0);
+  EXPECT_DOUBLE_EQ(rate("ppr"), 1.0);
+  // Neither with one entry per row: the error names both.
+  binary_pred_.prob_positive.clear();
+  binary_pred_.positive.pop_back();
+  try {
+    (void)rate("tpr");
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("prob_positive has 0 entries and positive 5, expected 6"),
+              std::string::npos)
+        << e.what();
+  }
+  binary_pred_.positive.clear();
+  EXPECT_THROW((void)rate("tpr"), InvalidArgument);
+  // Ranking metrics read scores (or prob_positive), never the bytes.
+  binary_pred_.positive.assign(6, 1);
+  binary_pred_.scores.clear();
+  EXPECT_THROW((void)rate("roc_auc"), InvalidArgument);
+}
+
 TEST_F(ExprBind, Errors) {
   // Unknown dataset: NotFound listing the names.
   try {

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -331,6 +332,57 @@ TEST(ConfusionDataset, UnlabelledDataCountsEverythingAsNegative) {
   EXPECT_DOUBLE_EQ(s.confusion.fp, 1.5);
   EXPECT_DOUBLE_EQ(compute_metric("ppr", s), 0.5);
   EXPECT_DOUBLE_EQ(compute_metric("churn", s), 0.5 / 3);
+}
+
+// Hard predictions as bytes give the double overload's counts bit for bit: non-integer weights
+// (the sums round), a baseline of probabilities and label names, slices, file parts, unlabelled
+// data.
+TEST(ConfusionDataset, BytePredictionsMatchDoubles) {
+  std::mt19937_64 rng(41);
+  const std::size_t n = 3001;
+  std::vector<std::int32_t> y(n);
+  std::vector<double> w(n), p(n);
+  std::vector<std::uint8_t> z(n);
+  std::vector<std::string> base(n);
+  const std::vector<std::string> levels{"0", "1", "0.3", "0.85", "no", "yes"};
+  for (std::size_t i = 0; i < n; ++i) {
+    y[i] = static_cast<std::int32_t>(rng() % 2);
+    z[i] = static_cast<std::uint8_t>(rng() % 2);
+    p[i] = z[i];
+    w[i] = 0.1 + static_cast<double>(rng() % 1000) / 7.0;
+    base[i] = levels[rng() % levels.size()];
+  }
+  Dataset ds = binary_dataset(y, {"no", "yes"});
+  ds.set_weights(w);
+  ds.set_row_parts({1000, 1, 2000});
+  Dataset unlabelled(FeatureMatrix::dense(std::vector<double>(n, 0.0), n, 1), Labels{});
+  Dataset plain = binary_dataset(y);
+  ds.add_column(make_column("baseline", base));
+  std::vector<std::uint8_t> half(n);
+  for (std::size_t i = 0; i < n; ++i) half[i] = static_cast<std::uint8_t>(rng() % 2);
+  for (const Dataset* data : {&ds, &unlabelled, &plain}) {
+    for (const std::vector<std::uint8_t>& mask : {std::vector<std::uint8_t>(), half}) {
+      const auto want = count_slice(*data, mask, p);
+      const auto got = count_slice(*data, mask, z);
+      // Bit for bit, NaN baseline fields included.
+      EXPECT_EQ(std::memcmp(&got, &want, sizeof(SliceCounts)), 0);
+      EXPECT_EQ(got.confusion.tp, want.confusion.tp);
+      EXPECT_EQ(got.confusion.tn, want.confusion.tn);
+      EXPECT_EQ(got.total, want.total);
+      EXPECT_EQ(got.has_baseline(), data == &ds);
+      if (data == &ds) {
+        EXPECT_EQ(got.changes, want.changes);
+        EXPECT_EQ(got.wins, want.wins);
+        EXPECT_EQ(got.losses, want.losses);
+      }
+    }
+  }
+  // Errors: one byte per row, each 0 or 1.
+  expect_invalid([&] { (void)count_slice(ds, {}, std::vector<std::uint8_t>(n - 1)); },
+                 "predictions have 3000 entries, expected 3001");
+  std::vector<std::uint8_t> two = z;
+  two[5] = 2;
+  expect_invalid([&] { (void)count_slice(ds, {}, two); }, "predictions[5] is 2, expected 0 or 1");
 }
 
 TEST(ConfusionDataset, RejectsBadArguments) {

@@ -3,6 +3,7 @@
 // validation and the errors of predicting without the group columns.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -128,6 +129,39 @@ TEST(GroupThreshold, ValidateRejectsInconsistentRules) {
     c.mixture = {0.5, 0.5};
   });
   invalid([](Classifier& c) { c.group_columns.clear(); });
+}
+
+// predict_positive: predict's 0/1 predictions at 1 byte a row, group rules included (rules read
+// per block of rows), and the same errors.
+TEST(GroupThreshold, PredictPositiveMatchesPredict) {
+  const Classifier c = two_rules();
+  std::vector<double> x;
+  std::vector<std::string> g;
+  for (std::size_t i = 0; i < 140000; ++i) {
+    x.push_back(static_cast<double>(i % 7) - 3.0);
+    g.push_back(i % 3 == 0 ? "b" : "a");
+  }
+  const Dataset ds = data(x, g);
+  for (PredictMode mode : {PredictMode::kDeterministic, PredictMode::kStochastic}) {
+    std::vector<double> want(x.size());
+    c.predict(ds, mode, want, 9);
+    std::vector<std::uint8_t> got(x.size(), 7);
+    c.predict_positive(ds, mode, got, 9);
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      differ += static_cast<double>(got[i]) != want[i] ? 1 : 0;
+    EXPECT_EQ(differ, 0u) << to_string(mode);
+  }
+  // A group without a rule after the first block: NotFound naming the row.
+  g[100000] = "c";
+  const Dataset bad = data(x, g);
+  std::vector<std::uint8_t> out(x.size());
+  try {
+    c.predict_positive(bad, PredictMode::kDeterministic, out);
+    ADD_FAILURE() << "expected NotFound";
+  } catch (const NotFound& e) {
+    EXPECT_NE(std::string(e.what()).find("row 100000: group [g=c]"), std::string::npos) << e.what();
+  }
 }
 
 TEST(GroupThreshold, PredictErrors) {

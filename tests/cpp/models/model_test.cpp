@@ -27,6 +27,7 @@ using Json = nlohmann::json;
 // Two-sided tail probability of the tests below: |Z| > 4.8916 has probability 1e-6.
 constexpr double kZ = 4.8916;
 
+using test::expect_invalid;
 using test::uniform;
 
 using test::source_path;
@@ -373,6 +374,50 @@ TEST(ClassifierPredict, ScoreThatIsNotANumberIsAnError) {
   std::vector<double> out(2);
   for (PredictMode m : {PredictMode::kDeterministic, PredictMode::kProbability})
     EXPECT_THROW(c.predict(fm, m, out), InvalidArgument);
+}
+
+// predict_positive (1 byte a row, in blocks of 65536 rows) gives predict's 0/1 predictions: more
+// than two blocks, any thread count, deterministic and stochastic (draws keyed by the row).
+TEST(ClassifierPredict, PredictPositiveMatchesPredictOverBlocks) {
+  const std::size_t n = 150001;
+  const Dataset ds(random_csr(n, 4, 0.6, 21), Labels{});
+  const Classifier c = random_mixture(4, 22);
+  for (PredictMode mode : {PredictMode::kDeterministic, PredictMode::kStochastic}) {
+    const std::vector<double> want = predict(c, ds.features(), mode, 5, 1);
+    for (int threads : {1, 2}) {
+      std::vector<std::uint8_t> got(n, 7);
+      c.predict_positive(ds, mode, got, 5, threads);
+      std::size_t ones = 0, differ = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        ones += got[i];
+        differ += static_cast<double>(got[i]) != want[i] ? 1 : 0;
+      }
+      EXPECT_EQ(differ, 0u) << to_string(mode) << ", " << threads << " threads";
+      EXPECT_GT(ones, 0u);
+      EXPECT_LT(ones, n);
+    }
+  }
+  std::vector<std::uint8_t> out(n);
+  expect_invalid([&] { c.predict_positive(ds, PredictMode::kProbability, out); }, "probability");
+  std::vector<std::uint8_t> short_out(n - 1);
+  expect_invalid([&] { c.predict_positive(ds, PredictMode::kDeterministic, short_out); },
+                 "output has 150000 entries");
+  std::vector<std::uint8_t> none;
+  const Dataset empty(FeatureMatrix::dense(std::vector<double>(), 0, 4), Labels{});
+  c.predict_positive(empty, PredictMode::kDeterministic, none);
+}
+
+// A score that is not a number in a later block is an error naming the row in the whole data.
+TEST(ClassifierPredict, PredictPositiveNamesTheRowOfANanScore) {
+  const std::size_t n = 70000;
+  std::vector<double> x(2 * n, 0.5);
+  x[2 * (n - 1)] = x[2 * (n - 1) + 1] = 1e300;  // w . x = 1e400 - 1e400: inf - inf
+  const Dataset ds(FeatureMatrix::dense(std::move(x), n, 2), Labels{});
+  Classifier c = random_mixture(2, 3);
+  for (LinearModel& lm : c.components) lm.weights = {1e100, -1e100};
+  std::vector<std::uint8_t> out(n);
+  expect_invalid([&] { c.predict_positive(ds, PredictMode::kDeterministic, out); },
+                 "row 69999: the model's score is not a number");
 }
 
 TEST(ClassifierJson, RoundTripIsBitExact) {
