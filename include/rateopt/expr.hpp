@@ -113,6 +113,9 @@ class Expression {
 struct Predictions {
   std::vector<double> prob_positive;
   std::vector<std::uint8_t> positive;
+  // When not empty: positive holds indices into levels, row i's probability of positive being
+  // levels[positive[i]] (Classifier::predict_levels).
+  std::vector<double> levels;
   std::vector<double> scores;
   std::vector<std::int64_t> set_indptr;
   std::vector<std::int32_t> set_indices;

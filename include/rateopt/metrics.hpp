@@ -105,6 +105,13 @@ struct SliceCounts {
 // those of the double overload with predictions 0.0 / 1.0 (the same sums in the same order).
 [[nodiscard]] SliceCounts count_slice(const Dataset& data, std::span<const std::uint8_t> mask,
                                       std::span<const std::uint8_t> positive);
+// The same for probabilities coded at 1 byte a row: row i's is levels[codes[i]] (a stochastic
+// mixture of a few threshold models takes a few distinct values). The bits of the double
+// overload with those values. Throws InvalidArgument for a code not below levels.size() or a
+// level outside [0, 1].
+[[nodiscard]] SliceCounts count_slice(const Dataset& data, std::span<const std::uint8_t> mask,
+                                      std::span<const std::uint8_t> codes,
+                                      std::span<const double> levels);
 
 // ---- metric catalogue -------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -99,6 +100,13 @@ struct Classifier {
   // 0. out has data.num_rows() entries. Predicts a block of rows at a time, holding O(block)
   // doubles rather than one per row (eval's Predictions::positive). Throws InvalidArgument for
   // kProbability, and what predict throws (a row's error may surface after an earlier block's).
+  // Probabilities (mode kProbability) at 1 byte a row, when they take few values: a mixture of at
+  // most 8 components (of non-zero weight) with the threshold link and no group rules. Writes
+  // out[i] (data.num_rows() entries), an index into the returned levels, so that levels[out[i]]
+  // is, bit for bit, what predict gives row i; returns nothing (out untouched) for other models.
+  [[nodiscard]] std::optional<std::vector<double>> predict_levels(const FeatureMatrix& x,
+                                                                  std::span<std::uint8_t> out,
+                                                                  int n_threads = 0) const;
   void predict_positive(const Dataset& data, PredictMode mode, std::span<std::uint8_t> out,
                         std::uint64_t seed = 0, int n_threads = 0) const;
   // Raw score of the deterministic component (for ranking metrics); with group rules the score

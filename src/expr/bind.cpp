@@ -130,8 +130,10 @@ double binary_rate(const RateRef& rate, const ResolvedName& name, const NamedDat
                 rate.metric, dataset_label(d), pred.prob_positive.size(), pred.positive.size(), n);
   const std::vector<std::uint8_t> mask = slice_mask(ds, rate.slice);
   // Over several ranks, the counts of every rank's rows (count_slice sums them).
-  const SliceCounts counts =
-      use_prob ? count_slice(ds, mask, pred.prob_positive) : count_slice(ds, mask, pred.positive);
+  const SliceCounts counts = use_prob ? count_slice(ds, mask, pred.prob_positive)
+                             : pred.levels.empty()
+                                 ? count_slice(ds, mask, pred.positive)
+                                 : count_slice(ds, mask, pred.positive, pred.levels);
   // compute_metric validates the parameter; "{}" prints the shortest text that reads back to
   // the same double.
   const std::string spec =

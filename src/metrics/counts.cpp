@@ -25,7 +25,7 @@ bool is_probability(double p) noexcept {
 // probabilities (double) or hard 0/1 bytes (std::uint8_t): a byte converts to exactly 0.0 or 1.0,
 // so both give the same bits for the same 0/1 predictions.
 template <typename P, typename LabelOf, typename BaselineOf>
-SliceCounts accumulate(std::size_t begin, std::size_t end, std::span<const P> predictions,
+SliceCounts accumulate(std::size_t begin, std::size_t end, const P& predictions,
                        std::span<const double> weights, std::span<const std::uint8_t> mask,
                        bool has_baseline, LabelOf&& label_of, BaselineOf&& baseline_of) {
   SliceCounts out;
@@ -69,6 +69,23 @@ void check_predictions(std::span<const double> predictions) {
                   "predictions[{}] is {}, expected a probability in [0, 1]", i, predictions[i]);
 }
 
+// Probabilities coded in bytes: row i's is levels[codes[i]] (the same doubles, the same sums).
+struct CodedPredictions {
+  std::span<const std::uint8_t> codes;
+  std::span<const double> levels;
+  [[nodiscard]] std::size_t size() const noexcept { return codes.size(); }
+  [[nodiscard]] double operator[](std::size_t i) const noexcept { return levels[codes[i]]; }
+};
+
+void check_predictions(const CodedPredictions& p) {
+  for (std::size_t k = 0; k < p.levels.size(); ++k)
+    RATEOPT_CHECK(is_probability(p.levels[k]),
+                  "prediction level {} is {}, expected a probability in [0, 1]", k, p.levels[k]);
+  for (std::size_t i = 0; i < p.codes.size(); ++i)
+    RATEOPT_CHECK(p.codes[i] < p.levels.size(), "predictions[{}] is level {} of {}", i, p.codes[i],
+                  p.levels.size());
+}
+
 void check_predictions(std::span<const std::uint8_t> positive) {
   for (std::size_t i = 0; i < positive.size(); ++i)
     RATEOPT_CHECK(positive[i] <= 1, "predictions[{}] is {}, expected 0 or 1 (hard predictions)", i,
@@ -78,7 +95,7 @@ void check_predictions(std::span<const std::uint8_t> positive) {
 // The dataset overloads of count_slice, over probabilities or hard 0/1 bytes.
 template <typename P>
 SliceCounts count_dataset(const Dataset& data, std::span<const std::uint8_t> mask,
-                          std::span<const P> predictions) {
+                          const P& predictions) {
   const std::size_t n = data.num_rows();
   const Labels& y = data.labels();
   RATEOPT_CHECK(y.kind == LabelKind::kBinary || y.kind == LabelKind::kNone,
@@ -178,6 +195,11 @@ SliceCounts count_slice(const Dataset& data, std::span<const std::uint8_t> mask,
 SliceCounts count_slice(const Dataset& data, std::span<const std::uint8_t> mask,
                         std::span<const std::uint8_t> positive) {
   return count_dataset(data, mask, positive);
+}
+
+SliceCounts count_slice(const Dataset& data, std::span<const std::uint8_t> mask,
+                        std::span<const std::uint8_t> codes, std::span<const double> levels) {
+  return count_dataset(data, mask, CodedPredictions{codes, levels});
 }
 
 }  // namespace rateopt

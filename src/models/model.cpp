@@ -561,6 +561,38 @@ void Classifier::predict_positive(const Dataset& data, PredictMode mode,
   }
 }
 
+std::optional<std::vector<double>> Classifier::predict_levels(const FeatureMatrix& x,
+                                                              std::span<std::uint8_t> out,
+                                                              int n_threads) const {
+  std::vector<std::size_t> active;  // the components of non-zero weight, in order
+  for (std::size_t m = 0; m < components.size(); ++m)
+    if (mixture[m] != 0) active.push_back(m);
+  if (link != Link::kThreshold || !group_rules.empty() || active.size() > 8) return std::nullopt;
+  check_input(*this, x, out.size());
+  // predict_rows' sum for each pattern of positive components (bit j: active[j]): the same
+  // additions in the same order, adding 0.0 for a component predicting 0.
+  std::vector<double> levels(std::size_t{1} << active.size());
+  for (std::size_t pattern = 0; pattern < levels.size(); ++pattern) {
+    double p = 0;
+    for (std::size_t j = 0; j < active.size(); ++j)
+      p += mixture[active[j]] * ((pattern >> j & 1U) != 0 ? 1.0 : 0.0);
+    levels[pattern] = std::isnan(p) ? p : std::clamp(p, 0.0, 1.0);
+  }
+  for_row_chunks(out.size(), n_threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      std::uint8_t pattern = 0;
+      for (std::size_t j = 0; j < active.size(); ++j) {
+        const LinearModel& lm = components[active[j]];
+        const std::span<const double> w(lm.weights);
+        const double s = x.row_dot(i, w.first(std::min(x.cols(), w.size()))) + lm.bias;
+        if (apply_link(link, s) == 1.0) pattern = static_cast<std::uint8_t>(pattern | 1U << j);
+      }
+      out[i] = pattern;
+    }
+  });
+  return levels;
+}
+
 void Classifier::decision_function(const Dataset& data, std::span<double> out,
                                    int n_threads) const {
   if (group_columns.empty()) {

@@ -364,6 +364,18 @@ TEST(ConfusionDataset, BytePredictionsMatchDoubles) {
     for (const std::vector<std::uint8_t>& mask : {std::vector<std::uint8_t>(), half}) {
       const auto want = count_slice(*data, mask, p);
       const auto got = count_slice(*data, mask, z);
+      // The same predictions coded as levels {0, 1}, and probabilities coded as levels.
+      const std::vector<double> bits{0.0, 1.0}, probs{0.25, 0.6};
+      const auto coded = count_slice(*data, mask, z, bits);
+      EXPECT_EQ(std::memcmp(&coded, &want, sizeof(SliceCounts)), 0);
+      std::vector<double> soft(n);
+      for (std::size_t i = 0; i < n; ++i) soft[i] = probs[z[i]];
+      const auto soft_want = count_slice(*data, mask, soft);
+      const auto soft_got = count_slice(*data, mask, z, probs);
+      EXPECT_EQ(std::memcmp(&soft_got, &soft_want, sizeof(SliceCounts)), 0);
+      EXPECT_THROW((void)count_slice(*data, mask, z, std::vector<double>{0.5}), InvalidArgument);
+      EXPECT_THROW((void)count_slice(*data, mask, z, std::vector<double>{0.5, 1.5}),
+                   InvalidArgument);
       // Bit for bit, NaN baseline fields included.
       EXPECT_EQ(std::memcmp(&got, &want, sizeof(SliceCounts)), 0);
       EXPECT_EQ(got.confusion.tp, want.confusion.tp);

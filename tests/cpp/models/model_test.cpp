@@ -407,6 +407,42 @@ TEST(ClassifierPredict, PredictPositiveMatchesPredictOverBlocks) {
   c.predict_positive(empty, PredictMode::kDeterministic, none);
 }
 
+// Probabilities coded in bytes: a threshold-link mixture's levels give predict's bits for every
+// row (components of weight 0 skipped); other links, group rules or more than 8 components: none.
+TEST(ClassifierPredict, PredictLevelsGivesPredictsProbabilities) {
+  const FeatureMatrix x = random_csr(5000, 6, 0.6, 31);
+  Classifier c = random_mixture(6, 32);
+  std::vector<std::uint8_t> codes(x.rows(), 0);
+  EXPECT_FALSE(c.predict_levels(x, codes));  // logistic link
+  c.link = Link::kThreshold;
+  std::mt19937_64 rng(33);
+  for (const std::size_t k : {1UL, 3UL, 8UL}) {
+    c.components.resize(2);
+    while (c.components.size() < k + 1) c.components.push_back(c.components[rng() % 2]);
+    for (LinearModel& m : c.components) m.bias = uniform(rng) - 0.5;
+    c.mixture.assign(k + 1, 0.0);
+    for (std::size_t m = 1; m <= k; ++m) c.mixture[m] = 1.0 / 3.0 + static_cast<double>(m) / 10;
+    double total = 0;
+    for (const double v : c.mixture) total += v;
+    for (double& v : c.mixture) v /= total;  // component 0 has weight 0
+    c.best = 1;
+    const std::vector<double> want = predict(c, x, PredictMode::kProbability);
+    for (int threads : {1, 2}) {
+      const std::optional<std::vector<double>> levels = c.predict_levels(x, codes, threads);
+      ASSERT_TRUE(levels) << k;
+      EXPECT_EQ(levels->size(), std::size_t{1} << k);
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < x.rows(); ++i)
+        differ += test::same_bits({(*levels)[codes[i]]}, {want[i]}) ? 0 : 1;
+      EXPECT_EQ(differ, 0u) << k << " components, " << threads << " threads";
+    }
+  }
+  const LinearModel one = c.components[1];
+  c.components.assign(9, one);
+  c.mixture.assign(9, 1.0 / 9);
+  EXPECT_FALSE(c.predict_levels(x, codes)) << "more than 8 components";
+}
+
 // A score that is not a number in a later block is an error naming the row in the whole data.
 TEST(ClassifierPredict, PredictPositiveNamesTheRowOfANanScore) {
   const std::size_t n = 70000;
