@@ -39,6 +39,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <vector>
@@ -73,9 +74,10 @@ struct LogisticRegressionOptions {
   std::vector<std::size_t> row_parts;
   // kNewton: each row's curvature is kept for the Hessian products of the conjugate gradient
   // steps (8 bytes a row) while this process holds at most this many rows; with more, each
-  // product computes it again (one more dot product and exp per row: about 15-20% more time for
-  // a fit, measured at 10^6 rows, and no memory per row). The same bits either way.
-  std::size_t curvature_rows_limit = std::size_t{1} << 22;
+  // product computes it again (one more dot product and exp per row and product: fits with many
+  // products take up to about twice the time) and holds no memory per row. The same bits either
+  // way. The cost-sensitive fits of rate-constrained training (few products each) set 2^22.
+  std::size_t curvature_rows_limit = std::numeric_limits<std::size_t>::max();
 };
 
 struct LogisticRegressionResult {

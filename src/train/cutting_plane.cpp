@@ -443,6 +443,9 @@ std::optional<LogisticRegressionResult> weighted_fit_by_class(
   lo.tol = 1e-3;
   lo.initial = warm;
   lo.row_parts.assign(parts.begin(), parts.end());
+  // Above 2^22 rows in this process, the curvature is computed again in each Hessian product (8
+  // bytes a row less; these fits stop at tol 1e-3, after few products).
+  lo.curvature_rows_limit = std::size_t{1} << 22;
   return detail::fit_logistic_regression_by_class(x, rc.of_row, labels, weights, lo);
 }
 
