@@ -276,18 +276,21 @@ std::vector<std::size_t> stacked_parts(const RateProblem::Impl& p) {
 // The reduction's cost-sensitive step (Agarwal et al. 2018): weighted logistic regression on
 // labels 1{c_i < 0} with weights |c_i| normalised to sum to the number of rows that carry a
 // cost (rows of zero weight carry none, so dropping them changes nothing), warm-started.
+// `cost` is per row, or per class when `classes` (one per row) is given: row i's is then
+// cost[classes[i]], and the fit takes its labels and weights per class (the same bits).
 // Returns nothing when no row carries a cost.
-std::optional<LogisticRegressionResult> weighted_fit(const FeatureMatrix& x,
-                                                     std::span<const double> cost, double c,
-                                                     bool fit_intercept, int n_threads,
-                                                     const std::optional<LinearModel>& warm,
-                                                     std::span<const std::size_t> parts = {}) {
+std::optional<LogisticRegressionResult> cost_sensitive_fit(
+    const FeatureMatrix& x, std::span<const double> cost, std::span<const std::uint8_t> classes,
+    double c, bool fit_intercept, int n_threads, const std::optional<LinearModel>& warm,
+    std::span<const std::size_t> parts) {
+  const std::size_t rows = classes.empty() ? cost.size() : classes.size();
   // [sum |c_i|, rows with a cost] over every part and rank.
   const std::vector<double> sums = sum_over_parts(
-      parts, cost.size(), 2, [&](std::size_t begin, std::size_t end, std::span<double> out) {
+      parts, rows, 2, [&](std::size_t begin, std::size_t end, std::span<double> out) {
         for (std::size_t i = begin; i < end; ++i) {
-          out[0] += std::fabs(cost[i]);
-          out[1] += cost[i] != 0 ? 1 : 0;
+          const double ci = classes.empty() ? cost[i] : cost[classes[i]];
+          out[0] += std::fabs(ci);
+          out[1] += ci != 0 ? 1 : 0;
         }
       });
   const double total = sums[0];
@@ -307,7 +310,20 @@ std::optional<LogisticRegressionResult> weighted_fit(const FeatureMatrix& x,
   lo.tol = 1e-3;
   lo.initial = warm;
   lo.row_parts.assign(parts.begin(), parts.end());
-  return fit_logistic_regression(x, labels, weights, lo);
+  if (classes.empty()) return fit_logistic_regression(x, labels, weights, lo);
+  // Above 2^22 rows in this process, the curvature is computed again in each Hessian product (8
+  // bytes a row less; these fits stop at tol 1e-3, after few products).
+  lo.curvature_rows_limit = std::size_t{1} << 22;
+  return detail::fit_logistic_regression_by_class(x, classes, labels, weights, lo);
+}
+
+// The fit from per-row costs.
+std::optional<LogisticRegressionResult> weighted_fit(const FeatureMatrix& x,
+                                                     std::span<const double> cost, double c,
+                                                     bool fit_intercept, int n_threads,
+                                                     const std::optional<LinearModel>& warm,
+                                                     std::span<const std::size_t> parts = {}) {
+  return cost_sensitive_fit(x, cost, {}, c, fit_intercept, n_threads, warm, parts);
 }
 
 // Rows in classes (unweighted data): the rows of one class share their dataset, their group (of
@@ -411,42 +427,6 @@ std::optional<RowClasses> row_classes(const RateProblem::Impl& p,
   }
   for (std::uint8_t& id : rc.of_row) id = to_global[id];
   return rc;
-}
-
-// weighted_fit for rows in classes: the same fit, bit for bit, from one byte a row.
-std::optional<LogisticRegressionResult> weighted_fit_by_class(
-    const FeatureMatrix& x, const RowClasses& rc, std::span<const double> class_cost, double c,
-    bool fit_intercept, int n_threads, const std::optional<LinearModel>& warm,
-    std::span<const std::size_t> parts) {
-  const std::vector<double> sums = sum_over_parts(
-      parts, rc.of_row.size(), 2, [&](std::size_t begin, std::size_t end, std::span<double> out) {
-        for (std::size_t i = begin; i < end; ++i) {
-          const double cost = class_cost[rc.of_row[i]];
-          out[0] += std::fabs(cost);
-          out[1] += cost != 0 ? 1 : 0;
-        }
-      });
-  const double total = sums[0];
-  const auto costed = static_cast<std::size_t>(sums[1]);
-  if (!(total > 0)) return std::nullopt;
-  std::vector<std::int32_t> labels(class_cost.size());
-  std::vector<double> weights(class_cost.size());
-  const double scale = static_cast<double>(costed) / total;
-  for (std::size_t k = 0; k < class_cost.size(); ++k) {
-    labels[k] = class_cost[k] < 0 ? 1 : 0;
-    weights[k] = std::fabs(class_cost[k]) * scale;
-  }
-  LogisticRegressionOptions lo;
-  lo.c = c;
-  lo.fit_intercept = fit_intercept;
-  lo.n_threads = n_threads;
-  lo.tol = 1e-3;
-  lo.initial = warm;
-  lo.row_parts.assign(parts.begin(), parts.end());
-  // Above 2^22 rows in this process, the curvature is computed again in each Hessian product (8
-  // bytes a row less; these fits stop at tol 1e-3, after few products).
-  lo.curvature_rows_limit = std::size_t{1} << 22;
-  return detail::fit_logistic_regression_by_class(x, rc.of_row, labels, weights, lo);
 }
 
 class CuttingPlane {
@@ -699,8 +679,8 @@ class CuttingPlane {
   // searches by class (class_threshold.hpp) instead of sorts.
   std::vector<LinearModel> oracle_by_class(std::span<const double> mu) {
     const std::vector<double> cost = class_costs(mu);
-    std::optional<LogisticRegressionResult> result = weighted_fit_by_class(
-        *x_, *classes_, cost, o_.c, o_.fit_intercept, o_.n_threads, warm_, parts_);
+    std::optional<LogisticRegressionResult> result = cost_sensitive_fit(
+        *x_, cost, classes_->of_row, o_.c, o_.fit_intercept, o_.n_threads, warm_, parts_);
     if (!result) return {LinearModel{std::vector<double>(p_.num_features, 0.0), -1}};
     LogisticRegressionResult& fit = *result;
     lr_iterations_ += fit.iterations;

@@ -282,11 +282,9 @@ LogisticObjective::Evaluation LogisticObjective::evaluate(std::span<const double
   return {c_ * sum.loss + 0.5 * penalty, sum.decrease};
 }
 
-void LogisticObjective::hessian_product(std::span<const double> curvature,
-                                        std::span<const double> v, std::span<double> out) const {
-  RATEOPT_CHECK(curvature.size() == x_.rows() && v.size() == dim_ && out.size() == dim_,
-                "curvature, v and out have {}, {} and {} entries, expected {}, {} and {}",
-                curvature.size(), v.size(), out.size(), x_.rows(), dim_, dim_);
+template <typename CurvatureOf>
+void LogisticObjective::hessian_product_with(CurvatureOf&& curvature_of, std::span<const double> v,
+                                             std::span<double> out) const {
   const std::size_t d = x_.cols();
   const double vb = fit_intercept_ ? v[d] : 0.0;
   auto block = [&](std::size_t begin, std::size_t end) {
@@ -295,7 +293,7 @@ void LogisticObjective::hessian_product(std::span<const double> curvature,
     double* g = p.grad.data();
     double bias = 0;
     for_each_row(x_, begin, end, [&](std::size_t i, const auto& row) {
-      const double h = curvature[i];
+      const double h = curvature_of(i, row);
       if (h == 0) return;
       const double coef = h * (row.dot(v.data()) + vb);
       row.axpy(coef, g);
@@ -309,39 +307,32 @@ void LogisticObjective::hessian_product(std::span<const double> curvature,
   if (fit_intercept_) out[d] = c_ * sum.grad[d];
 }
 
+void LogisticObjective::hessian_product(std::span<const double> curvature,
+                                        std::span<const double> v, std::span<double> out) const {
+  RATEOPT_CHECK(curvature.size() == x_.rows() && v.size() == dim_ && out.size() == dim_,
+                "curvature, v and out have {}, {} and {} entries, expected {}, {} and {}",
+                curvature.size(), v.size(), out.size(), x_.rows(), dim_, dim_);
+  hessian_product_with([&](std::size_t i, const auto& /*row*/) { return curvature[i]; }, v, out);
+}
+
 void LogisticObjective::hessian_product_at(std::span<const double> theta, std::span<const double> v,
                                            std::span<double> out) const {
   RATEOPT_CHECK(theta.size() == dim_ && v.size() == dim_ && out.size() == dim_,
                 "theta, v and out have {}, {} and {} entries, expected {}", theta.size(), v.size(),
                 out.size(), dim_);
-  const std::size_t d = x_.cols();
   const double* beta = theta.data();
-  const double b = fit_intercept_ ? theta[d] : 0.0;
-  const double vb = fit_intercept_ ? v[d] : 0.0;
+  const double b = fit_intercept_ ? theta[x_.cols()] : 0.0;
   const bool unit_weights = weights_.empty();
-  auto block = [&](std::size_t begin, std::size_t end) {
-    Partial p;
-    p.grad.assign(dim_, 0.0);
-    double* g = p.grad.data();
-    double bias = 0;
-    for_each_row(x_, begin, end, [&](std::size_t i, const auto& row) {
-      const std::size_t k = target(i);
-      const double w = unit_weights ? 1.0 : weights_[k];
-      if (w == 0) return;
-      // evaluate's curvature, the same expression
-      const double t = labels_[k] == 1 ? 1.0 : -1.0;
-      const double h = w * row_curvature(t * (row.dot(beta) + b));
-      if (h == 0) return;
-      const double coef = h * (row.dot(v.data()) + vb);
-      row.axpy(coef, g);
-      bias += coef;
-    });
-    if (fit_intercept_) g[d] = bias;
-    return p;
-  };
-  auto sum = reduce(block);
-  for (std::size_t j = 0; j < d; ++j) out[j] = c_ * sum.grad[j] + v[j];
-  if (fit_intercept_) out[d] = c_ * sum.grad[d];
+  // evaluate's curvature, the same expression
+  hessian_product_with(
+      [&](std::size_t i, const auto& row) {
+        const std::size_t k = target(i);
+        const double w = unit_weights ? 1.0 : weights_[k];
+        if (w == 0) return 0.0;
+        const double t = labels_[k] == 1 ? 1.0 : -1.0;
+        return w * row_curvature(t * (row.dot(beta) + b));
+      },
+      v, out);
 }
 
 void LogisticObjective::gradient_at_zero(std::span<double> grad) const {

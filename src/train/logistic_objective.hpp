@@ -112,6 +112,10 @@ class LogisticObjective {
   [[nodiscard]] std::size_t target(std::size_t i) const noexcept {
     return classes_.empty() ? i : classes_[i];
   }
+  // out = H v with row i's curvature curvature_of(i, row).
+  template <typename CurvatureOf>
+  void hessian_product_with(CurvatureOf&& curvature_of, std::span<const double> v,
+                            std::span<double> out) const;
   // The sum of block(begin, end) over every block (and over ranks), folded in block order.
   template <typename BlockFn>
   [[nodiscard]] auto reduce(BlockFn&& block) const;
