@@ -120,10 +120,6 @@ class RowSet {
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
   [[nodiscard]] bool is_bitmap() const noexcept { return !bits_.empty(); }
-  // Bytes held (the list or the bitmap).
-  [[nodiscard]] std::size_t memory_bytes() const noexcept {
-    return list_.capacity() * sizeof(std::uint32_t) + bits_.capacity() * sizeof(std::uint64_t);
-  }
   // f(position, row) for every member in increasing row order; position counts members from 0
   // (the index of the member's coefficient in Atom::coef).
   template <typename F>

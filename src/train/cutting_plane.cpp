@@ -317,15 +317,6 @@ std::optional<LogisticRegressionResult> cost_sensitive_fit(
   return detail::fit_logistic_regression_by_class(x, classes, labels, weights, lo);
 }
 
-// The fit from per-row costs.
-std::optional<LogisticRegressionResult> weighted_fit(const FeatureMatrix& x,
-                                                     std::span<const double> cost, double c,
-                                                     bool fit_intercept, int n_threads,
-                                                     const std::optional<LinearModel>& warm,
-                                                     std::span<const std::size_t> parts = {}) {
-  return cost_sensitive_fit(x, cost, {}, c, fit_intercept, n_threads, warm, parts);
-}
-
 // Rows in classes (unweighted data): the rows of one class share their dataset, their group (of
 // the group indicator features) and the atoms holding them, hence their cost at any multipliers,
 // the same bits as summing the atoms' coefficients row by row. One byte a row instead of the 8 of
@@ -665,6 +656,16 @@ class CuttingPlane {
     return {};
   }
 
+  // The oracle's fit, counted and kept as the next fit's warm start; nothing when no row had a
+  // cost.
+  std::optional<LinearModel> accept_fit(std::optional<LogisticRegressionResult> result) {
+    if (!result) return std::nullopt;
+    lr_iterations_ += result->iterations;
+    ++oracle_calls_;
+    warm_ = result->model;
+    return std::move(result->model);
+  }
+
   // Per class: the cost of each of its rows at mu (the sum row_costs makes, in its order).
   [[nodiscard]] std::vector<double> class_costs(std::span<const double> mu) const {
     const std::vector<double> beta = atom_costs(mu);
@@ -679,14 +680,10 @@ class CuttingPlane {
   // searches by class (class_threshold.hpp) instead of sorts.
   std::vector<LinearModel> oracle_by_class(std::span<const double> mu) {
     const std::vector<double> cost = class_costs(mu);
-    std::optional<LogisticRegressionResult> result = cost_sensitive_fit(
-        *x_, cost, classes_->of_row, o_.c, o_.fit_intercept, o_.n_threads, warm_, parts_);
-    if (!result) return {LinearModel{std::vector<double>(p_.num_features, 0.0), -1}};
-    LogisticRegressionResult& fit = *result;
-    lr_iterations_ += fit.iterations;
-    ++oracle_calls_;
-    warm_ = fit.model;
-    std::vector<LinearModel> out{fit.model};
+    const std::optional<LinearModel> fit = accept_fit(cost_sensitive_fit(
+        *x_, cost, classes_->of_row, o_.c, o_.fit_intercept, o_.n_threads, warm_, parts_));
+    if (!fit) return {LinearModel{std::vector<double>(p_.num_features, 0.0), -1}};
+    std::vector<LinearModel> out{*fit};
     if (!o_.fit_intercept) return out;
     // Search 0: the intercept (rows with a cost); searches 1.. : the group thresholds (every
     // row of the group, as group_threshold_oracle takes them), the last for rows of no group.
@@ -702,12 +699,12 @@ class CuttingPlane {
       search.searches_of.push_back(std::move(in));
     }
     const std::vector<std::optional<double>> t =
-        detail::class_thresholds(*x_, fit.model, search, o_.n_threads);
-    LinearModel shifted = fit.model;
+        detail::class_thresholds(*x_, *fit, search, o_.n_threads);
+    LinearModel shifted = *fit;
     if (t[0]) shifted.bias -= *t[0];
     out.push_back(std::move(shifted));
     if (groups) {
-      LinearModel m = fit.model;
+      LinearModel m = *fit;
       m.weights.resize(p_.num_features, 0.0);
       const std::size_t ng = group_features_.size();
       const double t0 = t[1 + ng].value_or(0.0);
@@ -733,20 +730,16 @@ class CuttingPlane {
       std::vector<double> beta;  // atoms' costs are not needed by the stacked form
       return {o_.oracle(problem_, OracleCosts{per, beta})};
     }
-    std::optional<LogisticRegressionResult> result =
-        weighted_fit(*x_, cost, o_.c, o_.fit_intercept, o_.n_threads, warm_, parts_);
-    if (!result) return {LinearModel{std::vector<double>(p_.num_features, 0.0), -1}};
-    LogisticRegressionResult& fit = *result;
-    lr_iterations_ += fit.iterations;
-    ++oracle_calls_;
-    warm_ = fit.model;
-    std::vector<LinearModel> out{fit.model};
-    if (o_.fit_intercept) out.push_back(best_intercept(fit.model, cost));
+    const std::optional<LinearModel> fit = accept_fit(
+        cost_sensitive_fit(*x_, cost, {}, o_.c, o_.fit_intercept, o_.n_threads, warm_, parts_));
+    if (!fit) return {LinearModel{std::vector<double>(p_.num_features, 0.0), -1}};
+    std::vector<LinearModel> out{*fit};
+    if (o_.fit_intercept) out.push_back(best_intercept(*fit, cost));
     if (!group_features_.empty() && o_.fit_intercept) {
       // The exact best per-group thresholds of the same score (group_threshold_oracle with the
       // true-label costs): the best member of a richer class for the 0/1 costs.
       GroupThresholdOracleOptions go;
-      go.probability_model = fit.model;
+      go.probability_model = *fit;
       go.group_features = group_features_;
       go.plugin = false;
       go.n_threads = o_.n_threads;
@@ -1032,7 +1025,7 @@ CostSensitiveOracle weighted_logistic_oracle(double c, int n_threads) {
                   "weighted_logistic_oracle: {} row costs for {} rows", cost.size(),
                   state->x->rows());
     std::optional<LogisticRegressionResult> fit =
-        weighted_fit(*state->x, cost, c, true, n_threads, state->warm);
+        cost_sensitive_fit(*state->x, cost, {}, c, true, n_threads, state->warm, {});
     if (!fit) return LinearModel{std::vector<double>(problem.num_features(), 0.0), -1};
     state->warm = fit->model;
     return fit->model;
