@@ -11,6 +11,7 @@
 #include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/expr.hpp"
+#include "rateopt/intervals.hpp"
 #include "rateopt/model.hpp"
 
 namespace rateopt::cli {
@@ -160,6 +161,8 @@ int run_eval(int argc, const char* const* argv) {
   std::vector<std::string> metrics;
   bool as_json = false;
   std::uint64_t seed = 0;
+  double ci_level = 0;
+  IntervalOptions ci;
   int threads = 0;
   ReaderFlags reader;
   app.add_option("--data", data_path, "Data file (CSV, LIBSVM, ARFF; .gz accepted)")->required();
@@ -180,8 +183,27 @@ int run_eval(int argc, const char* const* argv) {
   app.add_option("--seed", seed, "Seed of --mode stochastic");
   app.add_option("--threads", threads, "Threads (0 = all cores)");
   app.add_flag("--json", as_json, "Print JSON instead of a table");
+  auto* ci_opt =
+      app.add_option("--ci", ci_level,
+                     "Confidence intervals at this level (e.g. 0.9) for the population "
+                     "value of each metric and constraint: exact Clopper-Pearson for a "
+                     "single proportion of hard predictions, else a stratified bootstrap "
+                     "band simultaneous over those values (docs/guarantees.md)")
+          ->check(CLI::Range(0.0, 1.0).description("a level in (0, 1)"));
+  app.add_option("--ci-resamples", ci.resamples,
+                 "Bootstrap resamples of --ci (at least 10 / (1 - level))")
+      ->capture_default_str()
+      ->needs(ci_opt);
+  app.add_option("--ci-seed", ci.seed, "Seed of the --ci bootstrap")
+      ->capture_default_str()
+      ->needs(ci_opt);
   add_reader_flags(app, reader);
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
+  const bool with_ci = ci_opt->count() > 0;
+  if (with_ci) {
+    ci.level = ci_level;
+    ci.n_threads = threads;
+  }
   if (pred_path.empty() && model_path.empty()) {
     fmt::print(stderr, "error: give --pred FILE or --model FILE\n");
     return kExitUsage;
@@ -265,6 +287,8 @@ int run_eval(int argc, const char* const* argv) {
   std::vector<ExpressionValue> values;
   values.reserve(metrics.size());
   for (const std::string& m : metrics) values.push_back(evaluate_text(m, named));
+  std::vector<ValueInterval> intervals;
+  if (with_ci) intervals = expression_intervals(metrics, named, ci);
 
   if (process_group().rank() != 0) return 0;  // rank 0 prints for the group
   if (as_json) {
@@ -277,8 +301,12 @@ int run_eval(int argc, const char* const* argv) {
     } else {
       out["pred"] = pred_path;
     }
+    if (with_ci) {
+      out["ci"] = {{"level", ci.level}, {"resamples", ci.resamples}, {"seed", ci.seed}};
+    }
     auto& arr = out["metrics"] = nlohmann::json::array();
-    for (const auto& v : values) {
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      const ExpressionValue& v = values[k];
       nlohmann::json row;
       row["expression"] = v.text;
       row["value"] = number(v.value);
@@ -288,6 +316,12 @@ int run_eval(int argc, const char* const* argv) {
         row["violation"] = number(v.violation);
         row["satisfied"] = v.satisfied;
       }
+      if (with_ci) {
+        // Of the value, or of a constraint's violation.
+        row["ci_low"] = number(intervals[k].range.low);
+        row["ci_high"] = number(intervals[k].range.high);
+        row["ci_method"] = std::string(to_string(intervals[k].method));
+      }
       arr.push_back(std::move(row));
     }
     fmt::print("{}\n", out.dump(2));
@@ -296,15 +330,32 @@ int run_eval(int argc, const char* const* argv) {
   std::size_t width = 6;
   for (const auto& v : values) width = std::max(width, v.text.size());
   fmt::print("{:<{}}  {}\n", "metric", width, "value");
-  for (const auto& v : values) {
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    const ExpressionValue& v = values[k];
+    std::string line;
     if (!v.is_constraint) {
-      fmt::print("{:<{}}  {:.6f}\n", v.text, width, v.value);
+      line = fmt::format("{:<{}}  {:.6f}", v.text, width, v.value);
     } else {
-      fmt::print(
-          "{:<{}}  {:.6f} {} {:.6f}  {}\n", v.text, width, v.value, to_string(v.relation), v.rhs,
+      line = fmt::format(
+          "{:<{}}  {:.6f} {} {:.6f}  {}", v.text, width, v.value, to_string(v.relation), v.rhs,
           v.satisfied ? std::string("satisfied") : fmt::format("violated by {:.6f}", v.violation));
     }
+    if (with_ci) {
+      const ValueInterval& iv = intervals[k];
+      line +=
+          iv.method == IntervalMethod::kNone
+              ? "  (no interval)"
+              : fmt::format("  {}{:.0f}% [{:.6f}, {:.6f}] {}", v.is_constraint ? "violation " : "",
+                            100 * ci.level, iv.range.low, iv.range.high, to_string(iv.method));
+    }
+    fmt::print("{}\n", line);
   }
+  if (with_ci)
+    fmt::print(
+        "intervals: population values at {:g}% (clopper-pearson: exact, each alone; "
+        "bootstrap: {} stratified resamples, seed {}, simultaneous over the bootstrap "
+        "rows)\n",
+        100 * ci.level, ci.resamples, ci.seed);
   return 0;
 }
 

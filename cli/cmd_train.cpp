@@ -21,6 +21,7 @@
 #include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/expr.hpp"
+#include "rateopt/intervals.hpp"
 #include "rateopt/logistic.hpp"
 #include "rateopt/metrics.hpp"
 #include "rateopt/model.hpp"
@@ -44,6 +45,10 @@ struct ProblemFlags {
   std::string report;
   bool quiet = false;
   bool output_infeasible = false;  // --output-infeasible
+  // --confidence (the guaranteed mode; 0 = off), --safety-fraction, --guarantee-for.
+  double confidence = 0;
+  GuaranteeOptions guarantee;
+  std::string guarantee_for = "deterministic";
   // The option table's flags (train_options.hpp, one per TrainOptions key): their text as given
   // (a bool switch: the value it sets), and the keys given on the command line ("lambda" and
   // "mm_steps" too), which win over the problem file's.
@@ -264,6 +269,58 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
   return ok ? 0 : kExitRuntime;
 }
 
+// --confidence: bisection steps that scale down margins the candidate part cannot meet.
+constexpr int kMarginBisections = 5;
+
+// The predictions of `model` on `ds` that a guarantee is about: hard 0/1 bytes of the best single
+// model, or the stochastic mixture's probabilities.
+Predictions guarantee_predictions(const Classifier& model, const Dataset& ds, bool stochastic,
+                                  int threads) {
+  Predictions p;
+  if (stochastic) {
+    p.prob_positive.resize(ds.num_rows());
+    model.predict(ds, PredictMode::kProbability, p.prob_positive, 0, threads);
+  } else {
+    p.positive.resize(ds.num_rows());
+    model.predict_positive(ds, PredictMode::kDeterministic, p.positive, 0, threads);
+  }
+  return p;
+}
+
+// Rows summed over every rank.
+double rows_over_ranks(const Dataset& ds) {
+  double n[1] = {static_cast<double>(ds.num_rows())};
+  sum_over_ranks(n);
+  return n[0];
+}
+
+// The safety test's lines of the report.
+void print_guarantee(const nlohmann::json& g) {
+  fmt::print(
+      "guarantee ({} output, confidence {}): safety test on {} held-out rows ({} for "
+      "training)\n",
+      g["output"].get<std::string>(), g["confidence"].get<double>(), g["safety_rows"].get<double>(),
+      g["candidate_rows"].get<double>());
+  for (const auto& c : g["constraints"])
+    fmt::print("      {:<44} safety {:.6f}  upper bound {:.6f}  {}  (trained with margin {:.6f})\n",
+               c["constraint"].get<std::string>(), c["safety_violation"].get<double>(),
+               c["upper_bound"].get<double>(),
+               c["certified"].get<bool>() ? "certified" : "NOT certified",
+               c["margin"].get<double>());
+  if (g["passed"].get<bool>())
+    fmt::print(
+        "passed: every constraint holds on the population with probability >= {} (if rows "
+        "are independent draws from it)\n",
+        g["confidence"].get<double>());
+  else
+    fmt::print(
+        "no_solution_found: the safety test could not certify the constraints at "
+        "confidence {}; no model is written (--output-infeasible writes it anyway); more "
+        "rows, a looser bound, a lower --confidence or --guarantee-for deterministic may "
+        "help\n",
+        g["confidence"].get<double>());
+}
+
 int train_rate_constrained_cli(const DataShard& shard, const std::string& data_path,
                                const std::string& validation_path, const ReaderFlags& reader,
                                ProblemFlags f, int threads, const std::string& output) {
@@ -299,9 +356,77 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
     extra.push_back(load_dataset(d.substr(eq + 1), r, &ds.encoding()));
     named.emplace_back(d.substr(0, eq), &extra.back());
   }
+  // The guaranteed mode (--confidence): the candidate part trains, the safety part certifies.
+  const bool guaranteed = f.confidence > 0;
+  const bool guarantee_stochastic = f.guarantee_for == "stochastic";
+  GuaranteeOptions guarantee = f.guarantee;
+  guarantee.confidence = f.confidence;
+  guarantee.seed = f.train.seed;
+  const std::vector<std::string> constraints = spec.constraints;  // as given
+  std::vector<double> margins;
+  Dataset candidate;
+  Dataset safety;
+  if (guaranteed) {
+    if (f.solver == "postprocess" || f.solver == "ramp" || !f.datasets.empty())
+      throw InvalidArgument(
+          "--confidence runs with the cutting-plane and game solvers on the --data rows so far: "
+          "leave out --solver postprocess/ramp and --dataset");
+    if (spec.constraints.empty())
+      throw InvalidArgument("--confidence certifies constraints: give at least one --constraint");
+    validate(guarantee);
+    const std::vector<std::uint8_t> to_safety =
+        safety_rows(ds.num_rows(), shard.rows_before, guarantee);
+    std::vector<std::size_t> cand_rows;
+    std::vector<std::size_t> safe_rows;
+    for (std::size_t i = 0; i < to_safety.size(); ++i)
+      (to_safety[i] != 0 ? safe_rows : cand_rows).push_back(i);
+    candidate = select_rows(ds, cand_rows);
+    safety = select_rows(ds, safe_rows);
+    named[0].second = &candidate;
+  }
   std::vector<TrainingData> td;
   td.reserve(named.size());
   for (const auto& [n, p] : named) td.push_back({n, p});
+  if (guaranteed) {
+    // A first fit on the candidate part predicts how wide the safety test's bounds will be; the
+    // constraints are tightened by that margin for the fit that is kept. When the tightened
+    // constraints cannot be met (a two-sided bound tightened past zero), the margins are scaled
+    // down by bisection to the largest scale whose fit meets them.
+    TrainOptions o1 = f.train;
+    set_train_option(o1, "solver", f.solver);
+    if (o1.solver == TrainSolver::kOracle) o1.oracle = weighted_logistic_oracle(o1.c, threads);
+    o1.n_threads = threads;
+    const auto meets = [&](const TrainResult& r) {
+      const bool ok = r.status == Termination::kConverged || r.status == Termination::kFeasible;
+      return guarantee_stochastic ? ok : r.deterministic.max_violation() <= o1.tolerance;
+    };
+    const auto fit = [&](double scale, const std::vector<double>& m) {
+      ProblemSpec tight = spec;
+      for (std::size_t k = 0; k < constraints.size(); ++k)
+        tight.constraints[k] = tighten_constraint(constraints[k], scale * m[k]);
+      return rateopt::train(RateProblem::build(tight, td), o1);
+    };
+    const TrainResult first = fit(0.0, std::vector<double>(constraints.size(), 0.0));
+    const Predictions pc =
+        guarantee_predictions(first.classifier, candidate, guarantee_stochastic, threads);
+    const NamedData nd[] = {{"train", &candidate, &pc}};
+    const std::vector<double> predicted = predicted_safety_margins(constraints, nd, guarantee);
+    double scale = 1.0;
+    if (!meets(fit(1.0, predicted))) {
+      double low = 0.0;
+      double high = 1.0;
+      for (int step = 0; step < kMarginBisections; ++step) {
+        const double mid = 0.5 * (low + high);
+        (meets(fit(mid, predicted)) ? low : high) = mid;
+      }
+      scale = low;
+    }
+    margins.resize(constraints.size());
+    for (std::size_t k = 0; k < constraints.size(); ++k) {
+      margins[k] = scale * predicted[k];
+      spec.constraints[k] = tighten_constraint(constraints[k], margins[k]);
+    }
+  }
   if (f.solver == "postprocess")
     return train_postprocess_cli(spec, named, f.datasets, data_path, validation_path, reader,
                                  f.postprocess, f.quiet, f.output_infeasible, f.report, threads,
@@ -362,16 +487,52 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
   }
   const bool ok =
       result.status == Termination::kConverged || result.status == Termination::kFeasible;
-  const bool saved = finish_report(report, spec, result.classifier, named, validation_path, reader,
-                                   threads, start, output, f.report, !ok, f.output_infeasible);
-  if (!lead) return ok ? 0 : kExitRuntime;
+  // The safety test: every constraint's upper bound on the held-out rows, all at once.
+  bool certified = true;
+  if (guaranteed) {
+    const Predictions ps =
+        guarantee_predictions(result.classifier, safety, guarantee_stochastic, threads);
+    const NamedData nd[] = {{"train", &safety, &ps}};
+    const std::vector<ConstraintRange> ranges =
+        high_confidence_ranges(constraints, nd, 1 - guarantee.confidence);
+    nlohmann::json rows = nlohmann::json::array();
+    for (std::size_t k = 0; k < ranges.size(); ++k) {
+      const bool holds = ranges[k].range.high <= 0;
+      certified = certified && holds;
+      rows.push_back({{"constraint", constraints[k]},
+                      {"trained_as", spec.constraints[k]},
+                      {"margin", margins[k]},
+                      {"safety_violation", ranges[k].value},
+                      {"upper_bound", ranges[k].range.high},
+                      {"certified", holds}});
+    }
+    report["guarantee"] = {{"confidence", guarantee.confidence},
+                           {"delta", 1 - guarantee.confidence},
+                           {"output", f.guarantee_for},
+                           {"safety_fraction", guarantee.safety_fraction},
+                           {"width_factor", guarantee.width_factor},
+                           {"candidate_rows", rows_over_ranks(candidate)},
+                           {"safety_rows", rows_over_ranks(safety)},
+                           {"constraints", rows},
+                           {"passed", certified && ok}};
+    if (!(certified && ok))
+      report["status"] = std::string(to_string(Termination::kNoSolutionFound));
+  }
+  ProblemSpec as_given = spec;
+  as_given.constraints = constraints;
+  const bool saved =
+      finish_report(report, as_given, result.classifier, named, validation_path, reader, threads,
+                    start, output, f.report, !ok || !certified, f.output_infeasible);
+  const int failed_code = guaranteed ? kExitNoSolution : kExitRuntime;
+  if (!lead) return ok && certified ? 0 : failed_code;
   fmt::print(
       "{}: {} ({} solver, {} iterations, {:.3f} s); {} of {} candidates in the stochastic "
       "model\n",
       ok ? "done" : "warning", to_string(result.status), to_string(result.solver),
       result.iterations, result.seconds, result.classifier.components.size(),
       result.num_candidates);
-  print_spec_sections(spec, report);
+  print_spec_sections(as_given, report);
+  if (guaranteed) print_guarantee(report["guarantee"]);
   if (!std::isnan(result.gap))
     fmt::print(
         "certificate: no classifier the oracle can find does better than {:.6f} (Lagrangian "
@@ -393,7 +554,7 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
         "(tolerance {})\n",
         result.stochastic.max_violation(), o.tolerance);
   print_model_saved(saved, output);
-  return ok ? 0 : kExitRuntime;
+  return ok && certified ? 0 : failed_code;
 }
 
 // Over several ranks, the accuracy on every rank's rows (evaluate_text sums the counts).
@@ -528,6 +689,25 @@ int run_train(int argc, const char* const* argv) {
   app.add_option("--report", problem.report, "Also write the training report as JSON here")
       ->group(pg);
   app.add_flag("--quiet", problem.quiet, "No progress on stderr")->group(pg);
+  app.add_option("--confidence", problem.confidence,
+                 "Guaranteed mode (docs/guarantees.md): train on a candidate part of the rows "
+                 "with tightened constraints, then certify on the held-out safety part that every "
+                 "constraint holds on the population with this probability (1 - delta, e.g. "
+                 "0.95); when the safety test fails, exit 3 and write no model")
+      ->check(CLI::Range(0.0, 1.0).description("1 - delta in (0, 1)"))
+      ->group(pg);
+  app.add_option("--safety-fraction", problem.guarantee.safety_fraction,
+                 "--confidence: share of the rows held out for the safety test")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0).description("a share in (0, 1)"))
+      ->group(pg);
+  app.add_option("--guarantee-for", problem.guarantee_for,
+                 "--confidence: the output the safety test certifies: deterministic (the best "
+                 "single model, exact binomial bounds) or stochastic (the mixture's expected "
+                 "rates, Hoeffding / empirical Bernstein bounds)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"deterministic", "stochastic"}))
+      ->group(pg);
   app.add_flag("--output-infeasible", problem.output_infeasible,
                "Write the model even when training ends infeasible (exit 1); by default an "
                "infeasible run leaves --output as it was")

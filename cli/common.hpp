@@ -19,6 +19,8 @@ namespace rateopt::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitRuntime = 1;
 inline constexpr int kExitUsage = 2;  // usage errors and bad input
+// train --confidence: the safety test could not certify the constraints (no model written).
+inline constexpr int kExitNoSolution = 3;
 
 // Flags that describe how to read a data file, shared by eval, train, predict and info.
 struct ReaderFlags {

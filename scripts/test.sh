@@ -69,7 +69,7 @@ tsan_tests='Distributed.*:ParallelFor.*:ResolveThreads.*:BlockReduce.*:DecideBat
 tsan_tests+=':ClassifierChain.*Threads:ExactFPlugin.*Threads:ModelLinear.*Threads'
 tsan_tests+=':ClassifierPredict.*Thread*:LogisticRegression.*Thread*:MultinomialLogistic.*Thread*'
 tsan_tests+=':Sdca.*Thread*:Ramp.*Thread*:Scorer.*:TrainDeterminism.*:TrainMinibatch.*'
-tsan_tests+=':GroupPoolTest.CuttingPlaneLogisticOracleNearOptimum'
+tsan_tests+=':GroupPoolTest.CuttingPlaneLogisticOracleNearOptimum:ExpressionIntervals.*'
 # TSan cannot start threads in the child of a multi-threaded fork (it dies by design).
 tsan_tests+='-ParallelFor.WorksInAForkedChild'
 cmake --preset tsan >/dev/null

@@ -238,6 +238,7 @@ class Dataset {
   std::vector<std::string> dropped_columns_;
   Encoding encoding_;
   friend Dataset concat_rows(std::vector<Dataset> parts, ConcatStorage storage);
+  friend Dataset select_rows(const Dataset& data, std::span<const std::size_t> rows);
   std::string source_;
   std::vector<std::size_t> row_parts_;
 };
@@ -253,5 +254,10 @@ class Dataset {
 // copied (Linux), so that the peak stays near the result's size rather than twice it.
 [[nodiscard]] Dataset concat_rows(std::vector<Dataset> parts,
                                   ConcatStorage storage = ConcatStorage::kAsParts);
+
+// The rows `rows` of `data`, in that order (repeats allowed): features, labels, weights and every
+// slice column (with all its levels), the encoding, source and dropped columns; one row part.
+// Throws InvalidArgument for a row outside [0, num_rows()).
+[[nodiscard]] Dataset select_rows(const Dataset& data, std::span<const std::size_t> rows);
 
 }  // namespace rateopt

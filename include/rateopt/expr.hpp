@@ -64,6 +64,15 @@ struct ExprNode {
 };
 
 enum class Relation { kNone, kLessEqual, kGreaterEqual, kEqual };
+
+// A closed range [low, high] of values (low <= high; infinite ends allowed; NaN ends mean
+// undefined). Expression::evaluate_range propagates ranges of the rates through an expression.
+struct Interval {
+  double low = 0;
+  double high = 0;
+  [[nodiscard]] bool contains(double x) const noexcept { return x >= low && x <= high; }
+  friend bool operator==(const Interval&, const Interval&) = default;
+};
 // "<=", ">=", "==", and "" for kNone (an expression that is not a constraint).
 [[nodiscard]] std::string_view to_string(Relation relation) noexcept;
 
@@ -88,6 +97,17 @@ class Expression {
   // Not a constraint: the value. Constraint: lhs - rhs for <=, rhs - lhs for >=, and
   // |lhs - rhs| for ==, i.e. the amount of violation (<= 0 means satisfied).
   [[nodiscard]] double value(std::span<const double> rate_values) const;
+
+  // Interval arithmetic: a range that holds the value of node `root` whenever every rate j lies
+  // in rate_ranges[j] (rates().size() entries). Exact for each operation (monotone pieces of
+  // abs, sqrt, log, exp, pow at their end points; division by a range holding 0 gives
+  // [-inf, inf]), conservative for the whole expression when a rate appears more than once.
+  // Used for guarantees: a value bounded from ranges each holding with high probability.
+  [[nodiscard]] Interval evaluate_range(std::size_t root,
+                                        std::span<const Interval> rate_ranges) const;
+  // The range of value(): of the violation for constraints (lhs - rhs for <=, rhs - lhs for >=,
+  // |lhs - rhs| for ==).
+  [[nodiscard]] Interval value_range(std::span<const Interval> rate_ranges) const;
 
  private:
   std::string text_;
@@ -152,6 +172,13 @@ struct ExpressionValue {
 // shorthands expanded over the data's columns (expand_group_shorthands), parsed, evaluated; the
 // result's `text` is `text` as written. Throws what those three throw.
 [[nodiscard]] ExpressionValue evaluate_text(std::string_view text, std::span<const NamedData> data);
+
+// The constraint `text` made stricter by `margin` (>= 0): `lhs <= rhs` becomes
+// `lhs <= (rhs) - margin` and `lhs >= rhs` becomes `lhs >= (rhs) + margin` (also with the aliases
+// < and >), so that its violation is the old one plus margin. The relation is found outside
+// brackets, parentheses and quotes. Throws InvalidArgument for text that is not a constraint, an
+// equality (==) or a margin that is negative or not finite.
+[[nodiscard]] std::string tighten_constraint(std::string_view text, double margin);
 
 // ---- group shorthands (docs/expressions.md, "Every group of a column") ------------------------
 

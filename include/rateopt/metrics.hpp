@@ -175,7 +175,19 @@ struct MetricInfo {
   bool monotone = false;
   DecideKernel decide = DecideKernel::kNone;
   std::string_view complement = {};  // a loss's utility 1 - loss ("tpr" for fnr), or ""
+  // A share of confusion cells (kCellTp | kCellFp | kCellFn | kCellTn bits): the metric is the
+  // mass of the cells `share_of` over the mass of the cells `share_in` (share_of a subset of
+  // share_in), so that on unweighted rows with hard predictions it is a binomial proportion
+  // (intervals.hpp: exact Clopper-Pearson bounds). 0 when the metric is not such a share.
+  std::uint8_t share_of = 0;
+  std::uint8_t share_in = 0;
 };
+
+// The cells of MetricInfo::share_of / share_in.
+inline constexpr std::uint8_t kCellTp = 1, kCellFp = 2, kCellFn = 4, kCellTn = 8;
+inline constexpr std::uint8_t kCellAll = kCellTp | kCellFp | kCellFn | kCellTn;
+// The mass of `cells` in `c`.
+[[nodiscard]] double cell_mass(const Confusion& c, std::uint8_t cells) noexcept;
 
 // Every confusion-based metric, in documentation order. Aliases (recall = tpr, coverage = ppr) are
 // entries of their own, copies of their target with alias_of set.

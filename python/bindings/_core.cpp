@@ -27,6 +27,7 @@
 #include "rateopt/decide.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/expr.hpp"
+#include "rateopt/intervals.hpp"
 #include "rateopt/logistic.hpp"
 #include "rateopt/metrics.hpp"
 #include "rateopt/model.hpp"
@@ -894,8 +895,10 @@ PYBIND11_MODULE(_core, m) {
 
   m.def(
       "evaluate",
-      [](const std::vector<std::string>& expressions, const py::list& data) {
+      [](const std::vector<std::string>& expressions, const py::list& data, double ci,
+         std::size_t ci_resamples, std::uint64_t ci_seed, int n_threads) {
         // data: list of (name, Dataset, prob_positive, scores, set_indptr, set_indices, classes).
+        // ci > 0: intervals at that level (expression_intervals).
         std::vector<EvalData> keep;
         for (const auto& item : data) {
           const auto t = item.cast<py::tuple>();
@@ -911,21 +914,33 @@ PYBIND11_MODULE(_core, m) {
         std::vector<NamedData> named;
         for (const auto& d : keep) named.push_back({d.name, d.data.get(), d.predictions.get()});
         std::vector<ExpressionValue> values;
+        std::vector<ValueInterval> intervals;
         {
           py::gil_scoped_release release;
           for (const std::string& e : expressions) values.push_back(evaluate_text(e, named));
+          if (ci > 0)
+            intervals = expression_intervals(
+                expressions, named,
+                {.level = ci, .resamples = ci_resamples, .seed = ci_seed, .n_threads = n_threads});
         }
         py::list out;
         for (std::size_t k = 0; k < values.size(); ++k) {
           const auto& v = values[k];
-          out.append(py::dict("text"_a = v.text, "value"_a = v.value, "rhs"_a = v.rhs,
-                              "violation"_a = v.violation, "is_constraint"_a = v.is_constraint,
-                              "satisfied"_a = v.satisfied,
-                              "relation"_a = std::string(to_string(v.relation))));
+          py::dict row("text"_a = v.text, "value"_a = v.value, "rhs"_a = v.rhs,
+                       "violation"_a = v.violation, "is_constraint"_a = v.is_constraint,
+                       "satisfied"_a = v.satisfied,
+                       "relation"_a = std::string(to_string(v.relation)));
+          if (ci > 0) {
+            row["ci_low"] = intervals[k].range.low;
+            row["ci_high"] = intervals[k].range.high;
+            row["ci_method"] = std::string(to_string(intervals[k].method));
+          }
+          out.append(row);
         }
         return out;
       },
-      "expressions"_a, "data"_a);
+      "expressions"_a, "data"_a, "ci"_a = 0.0, "ci_resamples"_a = 1000, "ci_seed"_a = 0,
+      "n_threads"_a = 0);
 
   // ---- models ----
   py::class_<Classifier>(m, "Classifier")

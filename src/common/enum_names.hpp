@@ -14,6 +14,7 @@
 
 #include "rateopt/dataset.hpp"
 #include "rateopt/expr.hpp"
+#include "rateopt/intervals.hpp"
 #include "rateopt/model.hpp"
 #include "rateopt/multilabel.hpp"
 #include "rateopt/status.hpp"
@@ -86,13 +87,14 @@ inline constexpr EnumNames<SearchStatus, 2> kSearchStatusNames{
     {{{SearchStatus::kExact, "exact"}, {SearchStatus::kBudgetExceeded, "budget_exceeded"}}},
     "budget_exceeded"};
 
-inline constexpr EnumNames<Termination, 6> kTerminationNames{
+inline constexpr EnumNames<Termination, 7> kTerminationNames{
     {{{Termination::kConverged, "converged"},
       {Termination::kMaxIterations, "max_iterations"},
       {Termination::kInfeasible, "infeasible"},
       {Termination::kNumericalError, "numerical_error"},
       {Termination::kFeasible, "feasible"},
-      {Termination::kInterrupted, "interrupted"}}},
+      {Termination::kInterrupted, "interrupted"},
+      {Termination::kNoSolutionFound, "no_solution_found"}}},
     "unknown"};
 
 // "auto" first, then the order of `auto`'s preference (src/train/solvers.cpp), which lists of the
@@ -124,5 +126,11 @@ inline constexpr EnumNames<Relation, 4> kRelationNames{{{{Relation::kNone, ""},
                                                          {Relation::kGreaterEqual, ">="},
                                                          {Relation::kEqual, "=="}}},
                                                        ""};
+
+inline constexpr EnumNames<IntervalMethod, 3> kIntervalMethodNames{
+    {{{IntervalMethod::kNone, "none"},
+      {IntervalMethod::kClopperPearson, "clopper-pearson"},
+      {IntervalMethod::kBootstrap, "bootstrap"}}},
+    "none"};
 
 }  // namespace rateopt::detail

@@ -7,5 +7,6 @@
 namespace rateopt::detail {
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
+inline constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace rateopt::detail

@@ -683,4 +683,44 @@ Dataset concat_rows(std::vector<Dataset> parts, ConcatStorage storage) {
   return out;
 }
 
+Dataset select_rows(const Dataset& data, std::span<const std::size_t> rows) {
+  const std::size_t n = data.num_rows();
+  for (std::size_t r : rows) RATEOPT_CHECK(r < n, "row {} outside [0, {})", r, n);
+  const Labels& y = data.labels();
+  Labels labels;
+  labels.kind = y.kind;
+  labels.names = y.names;
+  if (!y.values.empty())
+    for (std::size_t r : rows) labels.values.push_back(y.values[r]);
+  if (y.kind == LabelKind::kMultilabel) {
+    labels.set_indptr.push_back(0);
+    for (std::size_t r : rows) {
+      const auto set = y.label_set(r);
+      labels.set_indices.insert(labels.set_indices.end(), set.begin(), set.end());
+      labels.set_indptr.push_back(static_cast<std::int64_t>(labels.set_indices.size()));
+    }
+  }
+  Dataset out(data.features().select_rows(rows), std::move(labels));
+  if (!data.weights().empty()) {
+    std::vector<double> w;
+    w.reserve(rows.size());
+    for (std::size_t r : rows) w.push_back(data.weights()[r]);
+    out.set_weights(std::move(w));
+  }
+  for (const Column& c : data.columns()) {
+    Column part;
+    part.name = c.name;
+    part.levels = c.levels;
+    part.codes.reserve(rows.size());
+    for (std::size_t r : rows) part.codes.push_back(c.codes[r]);
+    if (c.is_numeric())
+      for (std::size_t r : rows) part.numeric.push_back(c.numeric[r]);
+    out.add_column(std::move(part));
+  }
+  out.encoding() = data.encoding();
+  out.set_source(data.source());
+  out.dropped_columns_ = data.dropped_columns();
+  return out;
+}
+
 }  // namespace rateopt

@@ -11,6 +11,7 @@
 
 #include "common/check.hpp"
 #include "common/enum_names.hpp"
+#include "common/numeric.hpp"
 #include "rateopt/expr.hpp"
 
 namespace rateopt {
@@ -152,6 +153,95 @@ void backward(const ExprNode& node, double value, double g, const std::vector<do
   }
 }
 
+// ---- interval arithmetic (Expression::evaluate_range) ----
+
+using detail::kInf;
+
+bool has_nan(const Interval& x) noexcept {
+  return std::isnan(x.low) || std::isnan(x.high);
+}
+
+// A product of two ends with 0 * inf = 0 (an end at infinity times an end at zero bounds nothing
+// beyond the zero).
+double end_product(double a, double b) noexcept {
+  return (a == 0 || b == 0) ? 0.0 : a * b;
+}
+
+Interval multiply(const Interval& a, const Interval& b) noexcept {
+  const double p[4] = {end_product(a.low, b.low), end_product(a.low, b.high),
+                       end_product(a.high, b.low), end_product(a.high, b.high)};
+  return {*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
+}
+
+Interval divide(const Interval& a, const Interval& b) noexcept {
+  if (b.low <= 0 && b.high >= 0) return {-kInf, kInf};  // the divisor may be 0
+  return multiply(a, Interval{1 / b.high, 1 / b.low});
+}
+
+Interval forward_range(const ExprNode& node, const std::vector<Interval>& v,
+                       std::span<const Interval> rates) {
+  const auto arg = [&](std::size_t k) { return v[node.args[k]]; };
+  constexpr double kNan = detail::kNan;
+  for (std::size_t a : node.args)
+    if (has_nan(v[a])) return {kNan, kNan};
+  switch (node.op) {
+    case NodeOp::kConstant:
+      return {node.value, node.value};
+    case NodeOp::kRate:
+      return rates[node.rate];
+    case NodeOp::kNeg:
+      return {-arg(0).high, -arg(0).low};
+    case NodeOp::kAdd:
+      return {arg(0).low + arg(1).low, arg(0).high + arg(1).high};
+    case NodeOp::kSub:
+      return {arg(0).low - arg(1).high, arg(0).high - arg(1).low};
+    case NodeOp::kMul:
+      return multiply(arg(0), arg(1));
+    case NodeOp::kDiv:
+      return divide(arg(0), arg(1));
+    case NodeOp::kCall:
+      break;
+  }
+  switch (function_of(node)) {
+    case Function::kMin:
+    case Function::kMax: {
+      const bool is_max = function_of(node) == Function::kMax;
+      Interval out = arg(0);
+      for (std::size_t k = 1; k < node.args.size(); ++k) {
+        const Interval x = arg(k);
+        out.low = is_max ? std::max(out.low, x.low) : std::min(out.low, x.low);
+        out.high = is_max ? std::max(out.high, x.high) : std::min(out.high, x.high);
+      }
+      return out;
+    }
+    case Function::kAbs: {
+      const Interval x = arg(0);
+      if (x.low >= 0) return x;
+      if (x.high <= 0) return {-x.high, -x.low};
+      return {0.0, std::max(-x.low, x.high)};
+    }
+    case Function::kSqrt:
+      if (arg(0).high < 0) return {kNan, kNan};
+      return {std::sqrt(std::max(arg(0).low, 0.0)), std::sqrt(arg(0).high)};
+    case Function::kLog:
+      if (arg(0).high < 0) return {kNan, kNan};
+      return {std::log(std::max(arg(0).low, 0.0)), std::log(arg(0).high)};
+    case Function::kExp:
+      return {std::exp(arg(0).low), std::exp(arg(0).high)};
+    case Function::kPow: {
+      const Interval a = arg(0);
+      const Interval b = arg(1);
+      // For a >= 0, a^b is monotone in a for fixed b and in b for fixed a: the extremes are at
+      // the corners. A base that may be negative bounds nothing.
+      if (a.low < 0) return {-kInf, kInf};
+      const double c[4] = {std::pow(a.low, b.low), std::pow(a.low, b.high), std::pow(a.high, b.low),
+                           std::pow(a.high, b.high)};
+      return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+    }
+  }
+  return {kNan, kNan};
+}
+
 }  // namespace
 
 double Expression::evaluate(std::size_t root, std::span<const double> rate_values,
@@ -189,6 +279,33 @@ double Expression::evaluate(std::size_t root, std::span<const double> rate_value
     backward(nodes_[i], v[i], adjoint[i], v, adjoint, grad);
   }
   return v[root];
+}
+
+Interval Expression::evaluate_range(std::size_t root, std::span<const Interval> rate_ranges) const {
+  RATEOPT_CHECK(root < nodes_.size(), "root is {}, expected a node index in [0, {}) of '{}'", root,
+                nodes_.size(), text_);
+  RATEOPT_CHECK(rate_ranges.size() == rates_.size(),
+                "rate_ranges has {} entries, expected {} (one per rate of '{}')",
+                rate_ranges.size(), rates_.size(), text_);
+  for (std::size_t j = 0; j < rate_ranges.size(); ++j)
+    RATEOPT_CHECK(!(rate_ranges[j].low > rate_ranges[j].high),
+                  "rate_ranges[{}] is [{}, {}], expected low <= high", j, rate_ranges[j].low,
+                  rate_ranges[j].high);
+  std::vector<Interval> v(root + 1);
+  for (std::size_t i = 0; i <= root; ++i) v[i] = forward_range(nodes_[i], v, rate_ranges);
+  return v[root];
+}
+
+Interval Expression::value_range(std::span<const Interval> rate_ranges) const {
+  const Interval lhs = evaluate_range(lhs_, rate_ranges);
+  if (relation_ == Relation::kNone) return lhs;
+  const Interval rhs = evaluate_range(rhs_, rate_ranges);
+  const Interval diff = relation_ == Relation::kGreaterEqual
+                            ? Interval{rhs.low - lhs.high, rhs.high - lhs.low}
+                            : Interval{lhs.low - rhs.high, lhs.high - rhs.low};
+  if (relation_ != Relation::kEqual || has_nan(diff) || diff.low >= 0) return diff;
+  if (diff.high <= 0) return {-diff.high, -diff.low};
+  return {0.0, std::max(-diff.low, diff.high)};
 }
 
 std::string_view to_string(Relation relation) noexcept {

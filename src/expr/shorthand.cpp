@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -268,6 +269,39 @@ std::vector<std::string> column_levels(const Dataset& data, std::string_view col
   for (std::size_t l = 0; l < c.levels.size(); ++l)
     if (seen[l]) out.push_back(c.levels[l]);
   return out;
+}
+
+std::string tighten_constraint(std::string_view text, double margin) {
+  RATEOPT_CHECK(std::isfinite(margin) && margin >= 0, "margin is {}, expected a finite value >= 0",
+                margin);
+  int depth = 0;
+  char quote = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (quote != 0) {
+      if (ch == quote) quote = 0;
+      continue;
+    }
+    if (ch == '"' || ch == '\'') {
+      quote = ch;
+    } else if (ch == '(' || ch == '[') {
+      ++depth;
+    } else if (ch == ')' || ch == ']') {
+      --depth;
+    } else if (depth == 0 && (ch == '<' || ch == '>' || ch == '=')) {
+      const bool two = i + 1 < text.size() && text[i + 1] == '=';
+      RATEOPT_CHECK(ch != '=',
+                    "'{}' is an equality: it cannot be made stricter (write it as two "
+                    "inequalities)",
+                    text);
+      const std::string_view lhs = text.substr(0, i);
+      const std::string_view rhs = text.substr(i + (two ? 2 : 1));
+      return fmt::format("{} {} ({}) {} {}", lhs, ch == '<' ? "<=" : ">=", rhs,
+                         ch == '<' ? '-' : '+', margin);
+    }
+  }
+  throw InvalidArgument(
+      fmt::format("'{}' is not a constraint (expected lhs <= rhs or lhs >= rhs)", text));
 }
 
 }  // namespace rateopt

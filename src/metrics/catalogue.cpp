@@ -189,19 +189,25 @@ constexpr MetricInfo kPpr{.name = "ppr",
                           .summary = "predicted positive rate (tp+fp)/total; 0 on an empty slice",
                           .needs_labels = false,
                           .compute = &m_ppr,
-                          .shape = S::kLinear};
+                          .shape = S::kLinear,
+                          .share_of = kCellTp | kCellFp,
+                          .share_in = kCellAll};
 constexpr MetricInfo kNpr{.name = "npr",
                           .summary = "predicted negative rate (fn+tn)/total; 0 on an empty slice",
                           .bigger_is_better = false,
                           .needs_labels = false,
                           .compute = &m_npr,
-                          .shape = S::kLinear};
+                          .shape = S::kLinear,
+                          .share_of = kCellFn | kCellTn,
+                          .share_in = kCellAll};
 constexpr MetricInfo kTpr{.name = "tpr",
                           .summary = "true positive rate tp/(tp+fn); 1 without positives",
                           .compute = &m_tpr,
                           .shape = S::kLinear,
                           .monotone = true,
-                          .decide = D::kGeneric};
+                          .decide = D::kGeneric,
+                          .share_of = kCellTp,
+                          .share_in = kCellTp | kCellFn};
 constexpr MetricInfo kFnr{
     .name = "fnr",
     .summary = "false negative rate fn/(tp+fn) = 1 - tpr; 0 without positives",
@@ -209,7 +215,9 @@ constexpr MetricInfo kFnr{
     .compute = &m_fnr,
     .shape = S::kLinear,
     .monotone = true,
-    .complement = "tpr (recall)"};
+    .complement = "tpr (recall)",
+    .share_of = kCellFn,
+    .share_in = kCellTp | kCellFn};
 constexpr MetricInfo kFpr{
     .name = "fpr",
     .summary = "false positive rate fp/(fp+tn) = 1 - tnr; 0 without negatives",
@@ -217,20 +225,26 @@ constexpr MetricInfo kFpr{
     .compute = &m_fpr,
     .shape = S::kLinear,
     .monotone = true,
-    .complement = "tnr"};
+    .complement = "tnr",
+    .share_of = kCellFp,
+    .share_in = kCellFp | kCellTn};
 constexpr MetricInfo kTnr{.name = "tnr",
                           .summary = "true negative rate tn/(fp+tn); 1 without negatives",
                           .compute = &m_tnr,
                           .shape = S::kLinear,
                           .monotone = true,
-                          .decide = D::kGeneric};
+                          .decide = D::kGeneric,
+                          .share_of = kCellTn,
+                          .share_in = kCellFp | kCellTn};
 constexpr MetricInfo kPrecision{.name = "precision",
                                 .summary = "tp/(tp+fp); 1 for the empty prediction (tp+fp = 0)",
                                 .compute = &m_precision,
                                 .shape = S::kRatio,
                                 .ratio = &r_precision,
                                 .monotone = true,
-                                .decide = D::kGeneric};
+                                .decide = D::kGeneric,
+                                .share_of = kCellTp,
+                                .share_in = kCellTp | kCellFp};
 constexpr MetricInfo kNpv{
     .name = "npv",
     .summary = "negative predictive value tn/(fn+tn); 1 when nothing is predicted negative",
@@ -238,46 +252,60 @@ constexpr MetricInfo kNpv{
     .shape = S::kRatio,
     .ratio = &r_npv,
     .monotone = true,
-    .decide = D::kGeneric};
+    .decide = D::kGeneric,
+    .share_of = kCellTn,
+    .share_in = kCellFn | kCellTn};
 constexpr MetricInfo kError{.name = "error",
                             .summary = "error rate (fp+fn)/total; 0 on an empty slice",
                             .bigger_is_better = false,
                             .compute = &m_error,
                             .shape = S::kLinear,
                             .monotone = true,
-                            .complement = "accuracy"};
+                            .complement = "accuracy",
+                            .share_of = kCellFp | kCellFn,
+                            .share_in = kCellAll};
 constexpr MetricInfo kAccuracy{.name = "accuracy",
                                .summary = "(tp+tn)/total; 0 on an empty slice",
                                .compute = &m_accuracy,
                                .shape = S::kLinear,
                                .monotone = true,
-                               .decide = D::kAccuracy};
+                               .decide = D::kAccuracy,
+                               .share_of = kCellTp | kCellTn,
+                               .share_in = kCellAll};
 constexpr MetricInfo kTp{.name = "tp",
                          .summary = "true positives as a proportion tp/total; 0 on an empty slice",
                          .compute = &m_tp,
                          .shape = S::kLinear,
                          .monotone = true,
-                         .decide = D::kGeneric};
+                         .decide = D::kGeneric,
+                         .share_of = kCellTp,
+                         .share_in = kCellAll};
 constexpr MetricInfo kFp{.name = "fp",
                          .summary = "false positives as a proportion fp/total; 0 on an empty slice",
                          .bigger_is_better = false,
                          .compute = &m_fp,
                          .shape = S::kLinear,
                          .monotone = true,
-                         .complement = "tn"};
+                         .complement = "tn",
+                         .share_of = kCellFp,
+                         .share_in = kCellAll};
 constexpr MetricInfo kFn{.name = "fn",
                          .summary = "false negatives as a proportion fn/total; 0 on an empty slice",
                          .bigger_is_better = false,
                          .compute = &m_fn,
                          .shape = S::kLinear,
                          .monotone = true,
-                         .complement = "tp"};
+                         .complement = "tp",
+                         .share_of = kCellFn,
+                         .share_in = kCellAll};
 constexpr MetricInfo kTn{.name = "tn",
                          .summary = "true negatives as a proportion tn/total; 0 on an empty slice",
                          .compute = &m_tn,
                          .shape = S::kLinear,
                          .monotone = true,
-                         .decide = D::kGeneric};
+                         .decide = D::kGeneric,
+                         .share_of = kCellTn,
+                         .share_in = kCellAll};
 // F-measures and Jaccard: ratios.
 constexpr MetricInfo kF1{.name = "f1",
                          .summary = "2tp/(2tp+fp+fn); 1 when tp = fp = fn = 0",
@@ -461,6 +489,15 @@ double compute_metric(std::string_view spec, const SliceCounts& counts) {
                     spec, counts.total, counts.changes, counts.wins, counts.losses);
   }
   return info->compute(counts, param);
+}
+
+double cell_mass(const Confusion& c, std::uint8_t cells) noexcept {
+  double m = 0;
+  if ((cells & kCellTp) != 0) m += c.tp;
+  if ((cells & kCellFp) != 0) m += c.fp;
+  if ((cells & kCellFn) != 0) m += c.fn;
+  if ((cells & kCellTn) != 0) m += c.tn;
+  return m;
 }
 
 double CountForm::evaluate(const SliceCounts& counts) const noexcept {

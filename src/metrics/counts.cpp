@@ -118,16 +118,7 @@ SliceCounts count_dataset(const Dataset& data, std::span<const std::uint8_t> mas
   const Column* base = data.find_column("baseline");
   std::vector<double> level_prob;
   if (base != nullptr) {
-    level_prob.assign(base->levels.size(), std::nan(""));
-    for (std::size_t k = 0; k < base->levels.size(); ++k) {
-      double v = 0;
-      if (metrics_impl::parse_number(base->levels[k], v) && is_probability(v)) {
-        level_prob[k] = v;
-      } else if (y.kind == LabelKind::kBinary) {
-        for (std::size_t c = 0; c < y.names.size() && c < 2; ++c)
-          if (y.names[c] == base->levels[k]) level_prob[k] = static_cast<double>(c);
-      }
-    }
+    level_prob = metrics_impl::baseline_level_probabilities(data);
     for (std::size_t i = 0; i < n; ++i) {
       if (!selected(mask, i)) continue;
       const std::int32_t code = base->codes[i];
@@ -167,6 +158,27 @@ SliceCounts count_dataset(const Dataset& data, std::span<const std::uint8_t> mas
 }
 
 }  // namespace
+
+namespace metrics_impl {
+
+std::vector<double> baseline_level_probabilities(const Dataset& data) {
+  const Column* base = data.find_column("baseline");
+  if (base == nullptr) return {};
+  const Labels& y = data.labels();
+  std::vector<double> level_prob(base->levels.size(), std::nan(""));
+  for (std::size_t k = 0; k < base->levels.size(); ++k) {
+    double v = 0;
+    if (parse_number(base->levels[k], v) && is_probability(v)) {
+      level_prob[k] = v;
+    } else if (y.kind == LabelKind::kBinary) {
+      for (std::size_t c = 0; c < y.names.size() && c < 2; ++c)
+        if (y.names[c] == base->levels[k]) level_prob[k] = static_cast<double>(c);
+    }
+  }
+  return level_prob;
+}
+
+}  // namespace metrics_impl
 
 SliceCounts count_slice(std::span<const std::int32_t> labels, std::span<const double> predictions,
                         std::span<const double> weights, std::span<const std::uint8_t> mask,

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "rateopt/dataset.hpp"
 
 namespace rateopt::metrics_impl {
 
@@ -71,5 +72,10 @@ inline bool selected(std::span<const std::uint8_t> mask, std::size_t i) noexcept
 inline double weight_of(std::span<const double> weights, std::size_t i) noexcept {
   return weights.empty() ? 1.0 : weights[i];
 }
+
+// The probability of predicting positive of each level of `data`'s "baseline" column: numeric
+// values in [0, 1] as they are, a binary label name as its class (0 or 1), NaN for any other
+// value. Empty when the dataset has no baseline column.
+[[nodiscard]] std::vector<double> baseline_level_probabilities(const Dataset& data);
 
 }  // namespace rateopt::metrics_impl

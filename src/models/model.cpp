@@ -16,6 +16,7 @@
 #include "common/check.hpp"
 #include "common/enum_names.hpp"
 #include "common/parallel.hpp"
+#include "common/random.hpp"
 #include "rateopt/io.hpp"
 
 namespace rateopt {
@@ -68,17 +69,9 @@ std::optional<Link> parse_link(std::string_view name) {
   return detail::parse(detail::kLinkNames, name);
 }
 
-// splitmix64 (Steele, Lea & Flood 2014): the counter-th output of the generator seeded with seed.
-std::uint64_t splitmix64(std::uint64_t seed, std::uint64_t counter) {
-  std::uint64_t z = seed + (counter + 1) * 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-// Uniform in [0, 1) from the top 53 bits.
+// Uniform in [0, 1): the draw of row `row` under `seed`.
 double uniform01(std::uint64_t seed, std::uint64_t row) {
-  return static_cast<double>(splitmix64(seed, row) >> 11) * 0x1.0p-53;
+  return detail::unit_uniform(detail::mix64(seed, row));
 }
 
 // Runs fn(begin, end) over chunks of rows in parallel.

@@ -8,24 +8,13 @@
 #include <utility>
 #include <vector>
 
+#include "common/random.hpp"       // mix64, unit_uniform
 #include "common/row_entries.hpp"  // for_row_entries, used with these helpers
 #include "rateopt/dataset.hpp"
 #include "rateopt/logistic.hpp"
 #include "rateopt/multilabel.hpp"
 
 namespace rateopt::detail {
-
-// splitmix64 (Steele, Lea & Flood 2014): the counter-th output of the generator seeded with seed.
-[[nodiscard]] inline std::uint64_t mix64(std::uint64_t seed, std::uint64_t counter) noexcept {
-  std::uint64_t z = seed + (counter + 1) * 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-// Uniform in [0, 1) from the top 53 bits.
-[[nodiscard]] inline double unit_uniform(std::uint64_t bits) noexcept {
-  return static_cast<double>(bits >> 11) * 0x1.0p-53;
-}
 
 // Fold of every row (0..folds-1): rows ordered by a key drawn from the seed, then dealt round
 // robin, so fold sizes differ by at most one.

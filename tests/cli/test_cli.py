@@ -130,6 +130,54 @@ def test_adult_demo_job(cli, source_dir, adult_model):
     assert report["format"] == "rateopt.model" and report["version"] == 1
 
 
+def test_eval_confidence_intervals(cli, source_dir, adult_model):
+    """--ci: exact Clopper-Pearson for a single proportion (checked against scipy's beta
+    quantiles), a bootstrap band for the rest, none for ranking scores; the same bytes for 1 and
+    2 threads; a different seed moves only the bootstrap rows."""
+    beta = pytest.importorskip("scipy.stats").beta
+    test = source_dir / "data/adult/adult-test.csv.gz"
+    metrics = ["ppr[sex=Female]", "tpr[sex=Female] - tpr[sex=Male]", "roc_auc",
+               "ppr[sex=Female] >= 0.8 * ppr[sex=Male]"]
+    args = ["eval", "--data", test, *ADULT, "--model", adult_model, "--json", "--ci", "0.9"]
+    for m in metrics:
+        args += ["--metric", m]
+    one = cli.run(*args, "--threads", "1").stdout
+    assert cli.run(*args, "--threads", "2").stdout == one
+    got = {m["expression"]: m for m in json.loads(one)["metrics"]}
+    ppr = got["ppr[sex=Female]"]
+    assert ppr["ci_method"] == "clopper-pearson"
+    # k of n from the value and the slice size (rows of women after dropping missing values).
+    n = 4913
+    k = round(ppr["value"] * n)
+    assert k / n == pytest.approx(ppr["value"], abs=1e-12)
+    assert ppr["ci_low"] == pytest.approx(beta.ppf(0.05, k, n - k + 1), abs=1e-12)
+    assert ppr["ci_high"] == pytest.approx(beta.isf(0.05, k + 1, n - k), abs=1e-12)
+    gap = got["tpr[sex=Female] - tpr[sex=Male]"]
+    assert gap["ci_method"] == "bootstrap" and gap["ci_low"] < gap["value"] < gap["ci_high"]
+    assert got["roc_auc"]["ci_method"] == "none" and got["roc_auc"]["ci_low"] == "nan"
+    rule = got["ppr[sex=Female] >= 0.8 * ppr[sex=Male]"]
+    assert rule["ci_low"] < rule["violation"] < rule["ci_high"]
+    other = {m["expression"]: m for m in
+             json.loads(cli.run(*args, "--ci-seed", "7").stdout)["metrics"]}
+    assert other["ppr[sex=Female]"] == ppr and other[gap["expression"]] != gap
+    # The table names the method and the level.
+    table = cli.run("eval", "--data", test, *ADULT, "--model", adult_model, "--ci", "0.95",
+                    "--metric", "error").stdout
+    assert "95% [" in table and "clopper-pearson" in table
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--ci", "1.5"], "--ci"),
+    (["--ci", "0.99", "--ci-resamples", "100"], "at least 1000"),
+    (["--ci-seed", "3"], "--ci"),
+])
+def test_eval_ci_bad_options_exit_2(cli, source_dir, adult_model, extra, needle):
+    proc = cli.run("eval", "--data", source_dir / "data/adult/adult-test.csv.gz", *ADULT,
+                   "--model", adult_model, "--metric", "error", *extra, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert needle in proc.stderr and proc.stdout == ""
+
+
 def test_predict_modes(cli, source_dir, adult_model, tmp_path):
     test = source_dir / "data/adult/adult-test.csv.gz"
     outs = {}

@@ -107,6 +107,20 @@ def test_model_metrics_agree_with_one_process_for_1_to_4_ranks(cli, mpirun, shar
         assert again == first, ranks
 
 
+@pytest.mark.parametrize("mode", ["deterministic", "probability"])
+def test_confidence_intervals_same_bytes_for_any_rank_count(cli, mpirun, shards, model, mode):
+    """eval --ci: the bootstrap resamples counts of distinct rows summed over every rank, so the
+    intervals are the same bytes for one process and for 2 or 3 ranks over the same files."""
+    args = eval_args(shards / "part-*.csv", "--model", model, "--mode", mode, "--ci", "0.9",
+                     "--ci-resamples", "300", "--threads", "1")
+    want = cli.run(*args).stdout
+    rows = json.loads(want)["metrics"]
+    assert {m["ci_method"] for m in rows} == (
+        {"clopper-pearson", "bootstrap"} if mode == "deterministic" else {"bootstrap"})
+    for ranks in (2, 3):
+        assert mpirun(ranks, *args).stdout == want, ranks
+
+
 def test_prediction_files_one_per_shard_or_one_for_all(cli, mpirun, shards, model, tmp_path):
     # predict writes one 0/1 line per input row; eval keeps every row with --missing zero.
     whole = tmp_path / "whole.pred"

@@ -259,3 +259,69 @@ def test_problem_file_non_ascii_and_number_overflow(cli, tmp_path):
     proc = cli.run("train", "--data", data, "--label", "y", "--problem", js, "--output",
                    tmp_path / "m3.json", check=False)
     assert proc.returncode == 2 and "p.json" in proc.stderr and "1e400" in proc.stderr
+
+
+# ---- the guaranteed mode (train --confidence, issue 26) ------------------------------------------
+
+GUARANTEE_DATA = ["--label", "income", "--positive", ">50K", "--groups", "sex,race"]
+
+
+def test_confidence_passes_with_bounds_in_the_report(cli, source_dir, tmp_path):
+    """A loose bound (the 60% rule) is certified: the model is written, and its report holds each
+    constraint's upper bound on the held-out safety rows, <= 0, the margin it was trained with and
+    the split; the same command gives the same bytes."""
+    model, report = tmp_path / "m.json", tmp_path / "r.json"
+    args = ["train", "--data", source_dir / "data/adult/adult-train.csv.gz", *GUARANTEE_DATA,
+            "--minimize", "error", "--constraint", "ppr[sex=Female] >= 0.6 * ppr[sex=Male]",
+            "--confidence", "0.95", "--quiet", "--output", model, "--report", report]
+    proc = cli.run(*args)
+    assert "passed: every constraint holds" in proc.stdout
+    g = json.loads(report.read_text())["guarantee"]
+    assert g["passed"] is True and g["output"] == "deterministic" and g["delta"] == pytest.approx(0.05)
+    assert g["safety_rows"] + g["candidate_rows"] == 30162
+    assert 0.3 < g["safety_rows"] / 30162 < 0.5  # --safety-fraction 0.4
+    (c,) = g["constraints"]
+    assert c["certified"] is True and c["upper_bound"] <= 0 < c["margin"]
+    assert c["safety_violation"] < c["upper_bound"]
+    assert json.loads(model.read_text())["format"] == "rateopt.model"
+    first = model.read_bytes()
+    cli.run(*args)
+    assert model.read_bytes() == first
+
+
+def test_confidence_fails_with_its_own_exit_code_and_no_model(cli, source_dir, tmp_path):
+    """A bound the safety part cannot certify (equal positive rates within 0.001 at 99.9%):
+    exit 3, status no_solution_found, the output file left as it was; --output-infeasible writes
+    the model anyway."""
+    model, report = tmp_path / "m.json", tmp_path / "r.json"
+    model.write_text("old")
+    args = ["train", "--data", source_dir / "data/adult/adult-train.csv.gz", *GUARANTEE_DATA,
+            "--minimize", "error", "--constraint", "ppr[sex=Male] - ppr[sex=Female] <= 0.001",
+            "--constraint", "ppr[sex=Female] - ppr[sex=Male] <= 0.001", "--confidence", "0.999",
+            "--quiet", "--output", model, "--report", report]
+    proc = cli.run(*args, check=False)
+    assert proc.returncode == 3, proc.stderr
+    assert "no_solution_found" in proc.stdout
+    assert model.read_text() == "old"
+    rep = json.loads(report.read_text())
+    assert rep["status"] == "no_solution_found" and rep["guarantee"]["passed"] is False
+    proc = cli.run(*args, "--output-infeasible", check=False)
+    assert proc.returncode == 3 and model.read_text() != "old"
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--confidence", "1.5"], "--confidence"),
+    (["--confidence", "0.9", "--safety-fraction", "0"], "safety fraction is 0"),
+    (["--confidence", "0.9", "--solver", "ramp"], "--confidence runs with"),
+    (["--confidence", "0.9", "--constraint", "ppr[sex=Female] == ppr[sex=Male]"], "equality"),
+    (["--confidence", "0.9", "--constraint", "f1[sex=Female] >= 0.3"], "shares of confusion"),
+])
+def test_confidence_bad_options_exit_2(cli, source_dir, tmp_path, extra, needle):
+    base = ["train", "--data", source_dir / "data/adult/adult-train.csv.gz", *GUARANTEE_DATA,
+            "--minimize", "error", "--quiet", "--output", tmp_path / "m.json"]
+    if "--constraint" not in extra:
+        base += ["--constraint", "ppr[sex=Female] >= 0.6 * ppr[sex=Male]"]
+    proc = cli.run(*base, *extra, check=False)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert needle in proc.stderr
+    assert not (tmp_path / "m.json").exists()

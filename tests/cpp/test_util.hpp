@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <functional>
@@ -20,6 +21,13 @@
 #include "rateopt/error.hpp"
 
 namespace rateopt::test {
+
+// The shared datasets' folder: RATEOPT_DATA_DIR when set, else ../shared/data as configured.
+inline std::string data_dir() {
+  const char* env = std::getenv("RATEOPT_DATA_DIR");
+  if (env != nullptr && *env != '\0') return env;
+  return RATEOPT_SHARED_DATA_DIR;
+}
 
 inline bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;

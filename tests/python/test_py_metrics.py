@@ -179,3 +179,32 @@ def test_every_catalogue_metric_matches_its_oracle():
         assert spec in oracles, f"no oracle for catalogue metric {spec}"
         got = rateopt.evaluate(y, h.astype(float), [spec], baseline=b)[spec].value
         assert got == pytest.approx(oracles[spec], abs=1e-12), spec
+
+
+def test_evaluate_confidence_intervals():
+    """evaluate(..., ci=): a single proportion of hard predictions gets the exact Clopper-Pearson
+    interval (scipy's beta quantiles to 1e-12), a difference a bootstrap interval holding its
+    value; the same seed gives the same intervals; a bad level is a ValueError."""
+    beta = pytest.importorskip("scipy.stats").beta
+    rng = np.random.default_rng(0)
+    n = 2000
+    g = np.where(rng.random(n) < 0.3, "a", "b")
+    y = (rng.random(n) < 0.4).astype(int)
+    p = (rng.random(n) < np.where(g == "a", 0.3, 0.5)).astype(int)
+    exprs = ["ppr[g=a]", "ppr[g=a] - ppr[g=b]", "ppr[g=b] <= 0.6"]
+    ev = rateopt.evaluate(y, p, exprs, groups={"g": g}, ci=0.9)
+    k, m = int(p[g == "a"].sum()), int((g == "a").sum())
+    one = ev["ppr[g=a]"]
+    assert one.ci_method == "clopper-pearson"
+    assert one.ci_low == pytest.approx(beta.ppf(0.05, k, m - k + 1), abs=1e-12)
+    assert one.ci_high == pytest.approx(beta.isf(0.05, k + 1, m - k), abs=1e-12)
+    gap = ev["ppr[g=a] - ppr[g=b]"]
+    assert gap.ci_method == "bootstrap" and gap.ci_low < gap.value < gap.ci_high
+    rule = ev["ppr[g=b] <= 0.6"]
+    assert rule.ci_method == "clopper-pearson" and rule.ci_low < rule.violation < rule.ci_high
+    again = rateopt.evaluate(y, p, exprs, groups={"g": g}, ci=0.9)
+    assert again["ppr[g=a] - ppr[g=b]"] == gap
+    plain = rateopt.evaluate(y, p, exprs, groups={"g": g})
+    assert plain["ppr[g=a]"].ci_method == "" and np.isnan(plain["ppr[g=a]"].ci_low)
+    with pytest.raises(ValueError, match="ci is"):
+        rateopt.evaluate(y, p, exprs, groups={"g": g}, ci=1.0)

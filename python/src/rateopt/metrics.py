@@ -332,6 +332,12 @@ class ExpressionValue:
         See above (NaN for expressions).
     satisfied : bool
         True for expressions.
+    ci_low, ci_high : float
+        With ``evaluate(..., ci=level)``: an interval for the population value of ``value`` (of
+        ``violation`` for constraints); NaN otherwise or when no interval applies.
+    ci_method : str
+        ``"clopper-pearson"`` (exact, this value alone), ``"bootstrap"`` (stratified, simultaneous
+        over the bootstrap values of the call), ``"none"``, or ``""`` without ``ci``.
     """
     text: str
     value: float
@@ -340,6 +346,9 @@ class ExpressionValue:
     rhs: float = float("nan")
     violation: float = float("nan")
     satisfied: bool = True
+    ci_low: float = float("nan")
+    ci_high: float = float("nan")
+    ci_method: str = ""
 
     def __float__(self) -> float:
         return float(self.value)
@@ -476,8 +485,10 @@ def evaluate(y_true: Any, y_pred: Any, expressions: Union[str, Iterable[str]],
              groups: Any = None, sample_weight: Optional[npt.ArrayLike] = None,
              scores: Optional[npt.ArrayLike] = None, baseline: Optional[npt.ArrayLike] = None,
              label_names: Optional[Iterable[str]] = None,
-             datasets: Optional[dict] = None, pos_label: Any = None) -> "Evaluation":
-    """Exact values of metric expressions and constraints.
+             datasets: Optional[dict] = None, pos_label: Any = None,
+             ci: Optional[float] = None, ci_resamples: int = 1000,
+             ci_seed: int = 0) -> "Evaluation":
+    """Exact values of metric expressions and constraints, with confidence intervals on request.
 
     Parameters
     ----------
@@ -502,6 +513,14 @@ def evaluate(y_true: Any, y_pred: Any, expressions: Union[str, Iterable[str]],
         A deployed model's 0/1 predictions, for churn / wins / losses.
     label_names : list of str, optional
         Multiclass: the classes in order; multi-label: names of the label columns.
+    ci : float, optional
+        A level in (0, 1), e.g. 0.9: every value gets an interval for its population value
+        (``ci_low``, ``ci_high``, ``ci_method``): exact Clopper-Pearson for one proportion of hard
+        predictions, else a bootstrap stratified by the named slices, simultaneous over those
+        values (docs/guarantees.md).
+    ci_resamples, ci_seed : int
+        Bootstrap resamples (at least 10 / (1 - ci)) and seed; the same seed gives the same
+        intervals for any thread count.
     datasets : dict name -> dict, optional
         Further datasets referenced as ``rate@name``, each a dict with keys ``y_true``,
         ``y_pred`` and optionally ``groups``, ``sample_weight``, ``scores``, ``baseline``,
@@ -546,11 +565,18 @@ def evaluate(y_true: Any, y_pred: Any, expressions: Union[str, Iterable[str]],
         entries.append(_data_entry(str(name), d.get("y_true"), d.get("y_pred"), d.get("scores"),
                                    d.get("groups"), d.get("sample_weight"), d.get("baseline"),
                                    d.get("label_names"), pos_label))
+    if ci is not None and not (isinstance(ci, (int, float)) and 0 < ci < 1):
+        raise ValueError(f"ci is {ci!r}, expected a confidence level in (0, 1), e.g. 0.9")
     out = Evaluation()
-    for text, r in zip(expressions, _core.evaluate(expressions, entries)):
+    level = float(ci) if ci is not None else 0.0
+    for text, r in zip(expressions, _core.evaluate(expressions, entries, level, int(ci_resamples),
+                                                   int(ci_seed))):
+        extra = {}
+        if level > 0:
+            extra = dict(ci_low=r["ci_low"], ci_high=r["ci_high"], ci_method=r["ci_method"])
         if r["is_constraint"]:
             out[text] = ExpressionValue(r["text"], r["value"], True, r["relation"], r["rhs"],
-                                        r["violation"], r["satisfied"])
+                                        r["violation"], r["satisfied"], **extra)
         else:
-            out[text] = ExpressionValue(r["text"], r["value"])
+            out[text] = ExpressionValue(r["text"], r["value"], **extra)
     return out

@@ -38,6 +38,7 @@ TEST(EnumNames, EveryTableRoundTrips) {
   expect_round_trip(kStepRuleNames);
   expect_round_trip(kTrainOptionTypeNames);
   expect_round_trip(kRelationNames);
+  expect_round_trip(kIntervalMethodNames);
 }
 
 TEST(EnumNames, UnlistedValuesAndLists) {

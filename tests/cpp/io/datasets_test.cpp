@@ -15,20 +15,15 @@
 
 #include "rateopt/error.hpp"
 #include "rateopt/io.hpp"
+#include "test_util.hpp"
 
 namespace rateopt {
 namespace {
 
-std::string data_dir() {
-  const char* env = std::getenv("RATEOPT_DATA_DIR");
-  if (env != nullptr && *env != '\0') return env;
-  return RATEOPT_SHARED_DATA_DIR;
-}
-
 class Datasets : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = data_dir();
+    dir_ = test::data_dir();
     if (std::filesystem::is_directory(dir_)) return;
     const char* require = std::getenv("RATEOPT_REQUIRE_DATA");
     if (require != nullptr && std::string(require) == "1") {

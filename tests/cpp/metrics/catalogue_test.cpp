@@ -325,5 +325,27 @@ TEST(MetricErrors, RejectsInvalidCounts) {
                InvalidArgument);
 }
 
+// MetricInfo::share_of / share_in: a declared share equals its definition wherever its
+// denominator is positive, the numerator's cells lie in the denominator's, and the proportions
+// the intervals treat as binomial are exactly these.
+TEST(MetricCatalogue, DeclaredSharesEqualTheDefinition) {
+  std::set<std::string_view> shares;
+  for (const MetricInfo& m : metric_catalogue()) {
+    if (m.share_of == 0) continue;
+    SCOPED_TRACE(std::string(m.name));
+    shares.insert(m.alias_of.empty() ? m.name : m.alias_of);
+    EXPECT_EQ(m.share_of & m.share_in, m.share_of);
+    for (const auto& c :
+         {make_counts(3, 1, 4, 7), make_counts(0, 2, 5, 1), make_counts(6, 0, 0, 2)}) {
+      const double den = cell_mass(c.confusion, m.share_in);
+      if (den > 0)
+        EXPECT_DOUBLE_EQ(m.compute(c, m.default_param), cell_mass(c.confusion, m.share_of) / den);
+    }
+  }
+  EXPECT_EQ(shares,
+            (std::set<std::string_view>{"ppr", "npr", "tpr", "fnr", "fpr", "tnr", "precision",
+                                        "npv", "error", "accuracy", "tp", "fp", "fn", "tn"}));
+}
+
 }  // namespace
 }  // namespace rateopt

@@ -669,22 +669,17 @@ TEST(LogisticRegression, RejectsBadInput) {
 // ---- a9a against scikit-learn
 // ---------------------------------------------------------------------
 
-std::string data_dir() {
-  if (const char* env = std::getenv("RATEOPT_DATA_DIR"); env != nullptr && *env != '\0') return env;
-  return RATEOPT_SHARED_DATA_DIR;
-}
-
 bool require_data() {
   const char* env = std::getenv("RATEOPT_REQUIRE_DATA");
   return env != nullptr && std::string(env) == "1";
 }
 
 TEST(LogisticA9a, TestAccuracyMatchesScikitLearn) {
-  const std::string train_path = data_dir() + "/adult/a9a.gz";
-  const std::string test_path = data_dir() + "/adult/a9a.t";
+  const std::string train_path = test::data_dir() + "/adult/a9a.gz";
+  const std::string test_path = test::data_dir() + "/adult/a9a.t";
   if (!std::filesystem::exists(train_path) || !std::filesystem::exists(test_path)) {
-    if (require_data()) FAIL() << "a9a not found under " << data_dir();
-    GTEST_SKIP() << "a9a not found under " << data_dir() << " (set RATEOPT_DATA_DIR)";
+    if (require_data()) FAIL() << "a9a not found under " << test::data_dir();
+    GTEST_SKIP() << "a9a not found under " << test::data_dir() << " (set RATEOPT_DATA_DIR)";
   }
   LibsvmOptions lo;
   lo.num_features = 123;

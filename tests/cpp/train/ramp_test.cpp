@@ -504,17 +504,13 @@ TEST(RampSeveral, EqualityParityMakesProgressWithinTheTolerance) {
 
 // ---- a9a: the fairness constraint holds on the training data at termination ----------------
 
-std::string data_dir() {
-  if (const char* env = std::getenv("RATEOPT_DATA_DIR"); env != nullptr && *env != '\0') return env;
-  return RATEOPT_SHARED_DATA_DIR;
-}
-
 TEST(RampA9a, FairnessConstraintHoldsOnTrainingSubsample) {
-  const std::string path = data_dir() + "/adult/a9a.gz";
+  const std::string path = test::data_dir() + "/adult/a9a.gz";
   if (!std::filesystem::exists(path)) {
     const char* req = std::getenv("RATEOPT_REQUIRE_DATA");
-    if (req != nullptr && std::string(req) == "1") FAIL() << "a9a not found under " << data_dir();
-    GTEST_SKIP() << "a9a not found under " << data_dir();
+    if (req != nullptr && std::string(req) == "1")
+      FAIL() << "a9a not found under " << test::data_dir();
+    GTEST_SKIP() << "a9a not found under " << test::data_dir();
   }
   LibsvmOptions lo;
   lo.num_features = 123;

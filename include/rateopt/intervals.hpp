@@ -1,0 +1,155 @@
+// File: rateopt/intervals.hpp
+// What the rates of a sample say about the population: confidence intervals for reported values
+// (`rateopt eval --ci`) and the finite-sample bounds behind the guaranteed training mode
+// (`rateopt train --confidence`). docs/guarantees.md says what each promises.
+//
+// Rows are taken to be independent draws from one population (the usual i.i.d. assumption); a rate
+// on a slice is then a proportion among the slice's rows, and conditional on how many rows the
+// slice holds, its count is binomial (hard predictions) or a sum of bounded variables (expected
+// rates of stochastic classifiers).
+//
+// Two kinds of range:
+//   * intervals (expression_intervals): a value's population value lies in its interval with
+//     probability about `level`. Exact Clopper-Pearson for a value that is one binomial proportion
+//     of hard predictions on unweighted rows (ppr, tpr, fpr, precision, error, ... on a slice, or
+//     an affine function of one such rate: `ppr[sex=Female] >= 0.3` bounds ppr - 0.3); for every
+//     other value a seeded bootstrap over rows, stratified by the slices the values name, with a
+//     simultaneous band over all bootstrap values (max-t: each value +- c * its bootstrap standard
+//     error, c the `level` quantile of the largest standardised deviation over values).
+//   * guarantees (high_confidence_ranges): ranges of constraint values that hold *all at once*
+//     with probability at least 1 - delta, for any sample size: a union bound over the rates the
+//     constraints read, each rate bounded exactly (Clopper-Pearson for hard predictions;
+//     Hoeffding and Maurer-Pontil empirical Bernstein bounds, the smaller, for the expected rates
+//     of stochastic classifiers), combined through the expression by interval arithmetic.
+//
+// Determinism: the bootstrap's draws are keyed by (seed, resample) and its data are the counts of
+// distinct rows per stratum summed over every rank, so results are bit-identical for any thread
+// count and any MPI rank count.
+//
+// Cost: the bootstrap resamples sufficient statistics, not rows: per stratum (the rows that fall
+// in the same set of named slices) a multinomial draw over its distinct (label, prediction,
+// baseline, weight) values. Hard or few-level predictions make that a few numbers per stratum,
+// whatever the row count; probabilities that differ on every row cost O(rows) per resample.
+//
+// Thread-safety: all functions are pure (the interval functions run the process-wide pool).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rateopt/expr.hpp"
+
+namespace rateopt {
+
+// ---- finite-sample bounds ----------------------------------------------------------------------
+
+// Exact (Clopper-Pearson) two-sided interval for a binomial proportion: `successes` of `trials`,
+// confidence `level` in (0, 1) (each tail (1 - level) / 2). trials = 0 gives [0, 1]. Throws
+// InvalidArgument for successes > trials or a level outside (0, 1).
+[[nodiscard]] Interval clopper_pearson(std::uint64_t successes, std::uint64_t trials, double level);
+// One-sided exact bounds: Pr(p > upper) <= delta and Pr(p < lower) <= delta, delta in (0, 1).
+[[nodiscard]] double clopper_pearson_upper(std::uint64_t successes, std::uint64_t trials,
+                                           double delta);
+[[nodiscard]] double clopper_pearson_lower(std::uint64_t successes, std::uint64_t trials,
+                                           double delta);
+
+// The sum, sum of squares and count of values in [0, 1] whose mean is bounded.
+struct BoundedSample {
+  double sum = 0;
+  double sum_squares = 0;
+  double count = 0;
+};
+// One-sided radius r with Pr(population mean > sample mean + r) <= delta (and the same below),
+// for independent values in [0, 1]: Hoeffding (1963), sqrt(log(1/delta) / (2n)), and Maurer &
+// Pontil (2009, Theorem 4), sqrt(2 V log(2/delta) / n) + 7 log(2/delta) / (3 (n - 1)) with V the
+// sample variance. count < 2 gives +inf.
+[[nodiscard]] double hoeffding_radius(double count, double delta);
+[[nodiscard]] double empirical_bernstein_radius(const BoundedSample& sample, double delta);
+// The mean's two-sided range at total error delta: each side takes delta / 2, split in half
+// between the two radii, of which the smaller is used; clipped to [0, 1]. count = 0: [0, 1].
+[[nodiscard]] Interval bounded_mean_range(const BoundedSample& sample, double delta);
+
+// ---- intervals for reported values -------------------------------------------------------------
+
+struct IntervalOptions {
+  double level = 0.9;            // confidence of each interval, in (0, 1)
+  std::size_t resamples = 1000;  // bootstrap resamples; at least 10 / (1 - level)
+  std::uint64_t seed = 0;        // seed of the bootstrap draws
+  int n_threads = 0;             // 0 = all cores
+};
+
+enum class IntervalMethod {
+  kNone,            // no interval (ranking, multilabel and multiclass scores): NaN ends
+  kClopperPearson,  // exact, for this value alone
+  kBootstrap,       // stratified bootstrap, simultaneous over every bootstrap value
+};
+[[nodiscard]] std::string_view to_string(IntervalMethod method) noexcept;
+
+struct ValueInterval {
+  Interval range;  // of the expression's value, or of a constraint's violation
+  IntervalMethod method = IntervalMethod::kNone;
+};
+
+// Intervals for the population values of `texts` (what evaluate_text reports: an expression's
+// value, a constraint's violation) on `data`, one per text, in order. Throws what evaluate_text
+// throws and InvalidArgument for bad options.
+[[nodiscard]] std::vector<ValueInterval> expression_intervals(std::span<const std::string> texts,
+                                                              std::span<const NamedData> data,
+                                                              const IntervalOptions& options = {});
+
+// ---- guarantees --------------------------------------------------------------------------------
+
+// One constraint's high-confidence range.
+struct ConstraintRange {
+  std::string text;  // as given
+  double value = 0;  // the violation on `data` (Expression::value)
+  Interval range;    // holds the population violation, all constraints at once w.p. >= 1 - delta
+};
+// Ranges of the violations of `constraints` (constraint texts; group shorthands expanded over
+// `data`) that hold simultaneously with probability at least 1 - delta for finite samples.
+// Every rate the constraints read must be a share of confusion cells (MetricInfo::share_of:
+// ppr, tpr, fpr, tnr, fnr, precision, npv, error, accuracy, ...) on binary data without row
+// weights; predictions are hard (Predictions::positive or 0/1 probabilities: exact binomial
+// bounds) or probabilities of a stochastic classifier (bounds for means of values in [0, 1]).
+// Throws InvalidArgument otherwise, naming the rate.
+[[nodiscard]] std::vector<ConstraintRange> high_confidence_ranges(
+    std::span<const std::string> constraints, std::span<const NamedData> data, double delta);
+
+// ---- the guaranteed training mode (rateopt train --confidence) ---------------------------------
+//
+// Seldonian-style (Thomas et al., Science 2019), with finite-sample bounds: the training rows are
+// split once into a candidate part and a safety part; the model is trained on the candidate part
+// with every constraint tightened by the margin the safety test is predicted to need; then one
+// safety test on the safety part (high_confidence_ranges at delta = 1 - confidence) passes only
+// when every constraint's upper bound is <= 0. A model that passes violates some constraint on
+// the population with probability at most delta; one that fails is reported, not returned.
+
+struct GuaranteeOptions {
+  double confidence = 0.95;      // 1 - delta, in (0, 1)
+  double safety_fraction = 0.4;  // share of the rows held out for the safety test, in (0, 1)
+  // The candidate part's constraints are tightened by this many predicted safety-test widths
+  // (the distance between a constraint's value and its upper bound on the safety part, predicted
+  // from the candidate part). 1 would leave about half the safety tests failing at the margin.
+  double width_factor = 2.0;
+  std::uint64_t seed = 0;  // seed of the split
+};
+// Throws InvalidArgument naming the field for values outside their ranges.
+void validate(const GuaranteeOptions& options);
+
+// Whether each of `rows` rows, the first of which is row `first_row` of the whole data (over MPI
+// ranks: the rows of earlier ranks), goes to the safety part: a draw keyed by (seed, global row),
+// so the split does not depend on the rank or thread count.
+[[nodiscard]] std::vector<std::uint8_t> safety_rows(std::size_t rows, std::size_t first_row,
+                                                    const GuaranteeOptions& options);
+
+// The margin to tighten each constraint by when training on the candidate part: width_factor
+// times (high_confidence_ranges' upper end - value) on the candidate part's predictions, scaled
+// by sqrt(candidate rows / safety rows) to the safety part's size (bounds shrink as 1 / sqrt(n)).
+[[nodiscard]] std::vector<double> predicted_safety_margins(std::span<const std::string> constraints,
+                                                           std::span<const NamedData> candidate,
+                                                           const GuaranteeOptions& options);
+
+}  // namespace rateopt

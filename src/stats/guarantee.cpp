@@ -1,0 +1,210 @@
+// High-confidence ranges of constraint values (rateopt/intervals.hpp, high_confidence_ranges):
+// every distinct rate the constraints read is bounded at error delta / (number of rates) by a
+// finite-sample bound, and the bounds are combined through each expression by interval
+// arithmetic. By the union bound, all constraints' ranges hold at once with probability at least
+// 1 - delta.
+//
+// Why each rate's bound is exact. A share rate (ppr, tpr, precision, ...) on a slice is the share
+// of the rows of its denominator cells (all rows, label-1 rows, predicted-positive rows, ...)
+// that lie in its numerator cells. Conditional on which rows fall in the denominator, those rows
+// are independent draws from the population's conditional distribution, so the count in the
+// numerator is binomial (hard predictions: Clopper-Pearson), and for a stochastic classifier the
+// expected indicator of each row is an independent value in [0, 1] (Hoeffding / Maurer-Pontil).
+// A stochastic classifier's precision-like rate, whose denominator depends on the prediction, is
+// the ratio of two such means over the slice's rows, each bounded at half the rate's error.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/check.hpp"
+#include "common/random.hpp"
+#include "rateopt/distributed.hpp"
+#include "rateopt/error.hpp"
+#include "rateopt/intervals.hpp"
+#include "rateopt/metrics.hpp"
+#include "stats/stats_impl.hpp"
+
+namespace rateopt {
+
+namespace {
+
+using stats_impl::prediction_of;
+
+// The probability that a row with label y and prediction probability p lies in `cells`.
+double cell_probability(std::uint8_t cells, bool y, double p) noexcept {
+  double out = 0;
+  if (y) {
+    if ((cells & kCellTp) != 0) out += p;
+    if ((cells & kCellFn) != 0) out += 1 - p;
+  } else {
+    if ((cells & kCellFp) != 0) out += p;
+    if ((cells & kCellTn) != 0) out += 1 - p;
+  }
+  return out;
+}
+
+// Whether membership of `cells` depends on the label alone (not on the prediction).
+bool label_determined(std::uint8_t cells) noexcept {
+  const bool tp = (cells & kCellTp) != 0;
+  const bool fn = (cells & kCellFn) != 0;
+  const bool fp = (cells & kCellFp) != 0;
+  const bool tn = (cells & kCellTn) != 0;
+  return tp == fn && fp == tn;
+}
+
+// Every rank's sums over the rows of `mask` of (rows, a, a^2, b, b^2), with a and b the
+// probabilities of the numerator and denominator cells; the bits of one process.
+std::vector<double> share_sums(const NamedData& d, std::span<const std::uint8_t> mask,
+                               const MetricInfo& info) {
+  const Dataset& ds = *d.data;
+  const Predictions& pred = *d.predictions;
+  const bool labelled = ds.labels().kind == LabelKind::kBinary;
+  return sum_over_parts(ds.row_parts(), ds.num_rows(), 5,
+                        [&](std::size_t begin, std::size_t end, std::span<double> s) {
+                          for (std::size_t i = begin; i < end; ++i) {
+                            if (mask[i] == 0) continue;
+                            const bool y = labelled && ds.labels().values[i] != 0;
+                            const double p = prediction_of(pred, i);
+                            const double a = cell_probability(info.share_of, y, p);
+                            const double b = cell_probability(info.share_in, y, p);
+                            s[0] += 1;
+                            s[1] += a;
+                            s[2] += a * a;
+                            s[3] += b;
+                            s[4] += b * b;
+                          }
+                        });
+}
+
+// The rate's range at error `delta`.
+Interval rate_range(const RateRef& r, const NamedData& d, const stats_impl::DataTraits& traits,
+                    double delta) {
+  const MetricInfo* info = find_metric(r.metric);
+  const LabelKind kind = d.data->labels().kind;
+  if (info == nullptr || info->share_of == 0 ||
+      !(kind == LabelKind::kBinary || (kind == LabelKind::kNone && !info->needs_labels)))
+    throw InvalidArgument(fmt::format(
+        "'{}': a guarantee bounds rates that are shares of confusion cells on binary data (ppr, "
+        "npr, tpr, fnr, fpr, tnr, precision, npv, error, accuracy, tp, fp, fn, tn); this one is "
+        "not",
+        r.to_string()));
+  RATEOPT_CHECK(traits.unweighted,
+                "'{}': a guarantee needs unweighted rows (each row one independent draw); this "
+                "dataset has row weights",
+                r.to_string());
+  const std::vector<std::uint8_t> mask = slice_mask(*d.data, r.slice);
+  const std::vector<double> s = share_sums(d, mask, *info);
+  if (traits.hard) {
+    // Counts of 0/1 values: exact integers.
+    const auto k = static_cast<std::uint64_t>(std::llround(s[1]));
+    const auto n = static_cast<std::uint64_t>(std::llround(s[3]));
+    if (n == 0) return {0.0, 1.0};
+    return {clopper_pearson_lower(k, n, delta / 2), clopper_pearson_upper(k, n, delta / 2)};
+  }
+  if (label_determined(info->share_in)) {
+    // The mean of a over the rows of the denominator (b is 0 or 1 there): rows with b = 1.
+    const bool all = info->share_in == kCellAll;
+    BoundedSample sample{s[1], s[2], all ? s[0] : s[3]};
+    if (!all) {
+      // Only the rows in the denominator cells count: recompute over them.
+      const bool positives = (info->share_in & kCellTp) != 0;
+      std::vector<std::uint8_t> sub(mask.begin(), mask.end());
+      const auto& y = d.data->labels().values;
+      for (std::size_t i = 0; i < sub.size(); ++i)
+        if (sub[i] != 0 && (y[i] != 0) != positives) sub[i] = 0;
+      const std::vector<double> t = share_sums(d, sub, *info);
+      sample = {t[1], t[2], t[0]};
+    }
+    return bounded_mean_range(sample, delta);
+  }
+  // A ratio of two means over the slice's rows, each at half the error.
+  const Interval num = bounded_mean_range({s[1], s[2], s[0]}, delta / 2);
+  const Interval den = bounded_mean_range({s[3], s[4], s[0]}, delta / 2);
+  const double low = den.high > 0 ? num.low / den.high : 0.0;
+  const double high = den.low > 0 ? std::min(1.0, num.high / den.low) : 1.0;
+  return {std::min(low, high), high};
+}
+
+}  // namespace
+
+std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string> constraints,
+                                                    std::span<const NamedData> data, double delta) {
+  RATEOPT_CHECK(delta > 0 && delta < 1, "delta is {}, expected a probability in (0, 1)", delta);
+  std::vector<Expression> parsed;
+  std::vector<ExpressionValue> point;
+  parsed.reserve(constraints.size());
+  for (const std::string& text : constraints) {
+    point.push_back(evaluate_text(text, data));
+    parsed.push_back(Expression::parse(expand_group_shorthands(text, data)));
+    RATEOPT_CHECK(parsed.back().is_constraint(),
+                  "'{}' is not a constraint (expected lhs <= rhs, lhs >= rhs or lhs == rhs)", text);
+  }
+  // The distinct rates, over every constraint.
+  std::vector<RateRef> rates;
+  for (const Expression& e : parsed)
+    for (const RateRef& r : e.rates())
+      if (std::find(rates.begin(), rates.end(), r) == rates.end()) rates.push_back(r);
+  std::vector<stats_impl::DataTraits> traits;
+  traits.reserve(data.size());
+  for (const NamedData& d : data) traits.push_back(stats_impl::data_traits(d));
+  const double each = delta / static_cast<double>(std::max<std::size_t>(rates.size(), 1));
+  std::vector<Interval> ranges;
+  ranges.reserve(rates.size());
+  for (const RateRef& r : rates) {
+    const std::size_t d = stats_impl::data_index(r, data);
+    ranges.push_back(rate_range(r, data[d], traits[d], each));
+  }
+  std::vector<ConstraintRange> out;
+  out.reserve(parsed.size());
+  for (std::size_t c = 0; c < parsed.size(); ++c) {
+    const Expression& e = parsed[c];
+    std::vector<Interval> mine;
+    mine.reserve(e.rates().size());
+    for (const RateRef& r : e.rates())
+      mine.push_back(ranges[static_cast<std::size_t>(std::find(rates.begin(), rates.end(), r) -
+                                                     rates.begin())]);
+    out.push_back({constraints[c], point[c].violation, e.value_range(mine)});
+  }
+  return out;
+}
+
+void validate(const GuaranteeOptions& options) {
+  RATEOPT_CHECK(options.confidence > 0 && options.confidence < 1,
+                "confidence is {}, expected 1 - delta in (0, 1), e.g. 0.95", options.confidence);
+  RATEOPT_CHECK(options.safety_fraction > 0 && options.safety_fraction < 1,
+                "safety fraction is {}, expected a share of the rows in (0, 1), e.g. 0.4",
+                options.safety_fraction);
+  RATEOPT_CHECK(std::isfinite(options.width_factor) && options.width_factor >= 0,
+                "width factor is {}, expected a finite value >= 0", options.width_factor);
+}
+
+std::vector<std::uint8_t> safety_rows(std::size_t rows, std::size_t first_row,
+                                      const GuaranteeOptions& options) {
+  validate(options);
+  std::vector<std::uint8_t> out(rows);
+  for (std::size_t i = 0; i < rows; ++i)
+    out[i] = detail::unit_uniform(detail::mix64(options.seed ^ 0x5AFE5AFEULL, first_row + i)) <
+                     options.safety_fraction
+                 ? 1
+                 : 0;
+  return out;
+}
+
+std::vector<double> predicted_safety_margins(std::span<const std::string> constraints,
+                                             std::span<const NamedData> candidate,
+                                             const GuaranteeOptions& options) {
+  validate(options);
+  const double delta = 1 - options.confidence;
+  const double scale = std::sqrt((1 - options.safety_fraction) / options.safety_fraction);
+  std::vector<double> out;
+  for (const ConstraintRange& r : high_confidence_ranges(constraints, candidate, delta)) {
+    const double width = r.range.high - r.value;
+    out.push_back(std::isfinite(width) ? std::max(0.0, options.width_factor * scale * width) : 0.0);
+  }
+  return out;
+}
+
+}  // namespace rateopt

@@ -1,0 +1,377 @@
+// rateopt/intervals.hpp: exact binomial bounds against scipy's values, every bound's validity by
+// simulation (10^4 samples from a known distribution: the bound holds with frequency >= 1 - delta,
+// up to three standard errors of the frequency), interval arithmetic against sampled points, the
+// bootstrap's coverage against a known population and its determinism.
+#include "rateopt/intervals.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "rateopt/dataset.hpp"
+#include "rateopt/error.hpp"
+#include "rateopt/expr.hpp"
+#include "rateopt/metrics.hpp"
+#include "test_util.hpp"
+
+namespace rateopt {
+namespace {
+
+constexpr int kSamples = 10000;
+
+// The largest failure frequency consistent with a true rate of delta over kSamples draws: three
+// standard errors above it.
+double allowed_failures(double delta) {
+  return delta + 3 * std::sqrt(delta * (1 - delta) / kSamples);
+}
+
+// scipy.stats.beta: lower = beta.ppf(d, k, n - k + 1), upper = beta.isf(d, k + 1, n - k).
+struct CpCase {
+  std::uint64_t k, n;
+  double delta, lower, upper;
+};
+constexpr CpCase kScipy[] = {
+    {0, 10, 0.05, 0.0, 0.2588655508930523},
+    {3, 10, 0.05, 0.08726443391415033, 0.6066242161054123},
+    {10, 10, 0.05, 0.7411344491069477, 1.0},
+    {17, 250, 0.01, 0.03609804410744892, 0.11435236520350497},
+    {500, 1000, 0.001, 0.45077105398478223, 0.5492289460152178},
+    {1, 2, 0.3, 0.16333997346592444, 0.8366600265340756},
+};
+
+TEST(ClopperPearson, MatchesScipyBeta) {
+  for (const CpCase& c : kScipy) {
+    SCOPED_TRACE(fmt::format("k={} n={} delta={}", c.k, c.n, c.delta));
+    EXPECT_NEAR(clopper_pearson_lower(c.k, c.n, c.delta), c.lower, 1e-12);
+    EXPECT_NEAR(clopper_pearson_upper(c.k, c.n, c.delta), c.upper, 1e-12);
+    const Interval two = clopper_pearson(c.k, c.n, 1 - 2 * c.delta);
+    EXPECT_NEAR(two.low, c.lower, 1e-12);
+    EXPECT_NEAR(two.high, c.upper, 1e-12);
+  }
+  EXPECT_EQ(clopper_pearson(0, 0, 0.9), (Interval{0, 1}));
+}
+
+TEST(ClopperPearson, BadArgumentsAreErrors) {
+  test::expect_invalid([] { (void)clopper_pearson(3, 2, 0.9); }, "at most trials");
+  test::expect_invalid([] { (void)clopper_pearson(1, 2, 1.0); }, "level is 1");
+  test::expect_invalid([] { (void)clopper_pearson_upper(1, 2, 0.0); }, "delta is 0");
+  test::expect_invalid([] { (void)hoeffding_radius(10, std::nan("")); }, "delta is nan");
+}
+
+TEST(ClopperPearson, HoldsWithFrequencyAtLeastOneMinusDelta) {
+  std::mt19937_64 rng(1);
+  for (const double p : {0.03, 0.3, 0.5}) {
+    for (const int n : {20, 200}) {
+      std::binomial_distribution<int> bin(n, p);
+      const double delta = 0.05;
+      int above = 0, below = 0, outside = 0;
+      for (int s = 0; s < kSamples; ++s) {
+        const auto k = static_cast<std::uint64_t>(bin(rng));
+        above += p > clopper_pearson_upper(k, n, delta) ? 1 : 0;
+        below += p < clopper_pearson_lower(k, n, delta) ? 1 : 0;
+        outside += clopper_pearson(k, n, 0.9).contains(p) ? 0 : 1;
+      }
+      SCOPED_TRACE(fmt::format("p={} n={}", p, n));
+      EXPECT_LE(above / double(kSamples), allowed_failures(delta));
+      EXPECT_LE(below / double(kSamples), allowed_failures(delta));
+      EXPECT_LE(outside / double(kSamples), allowed_failures(0.1));
+    }
+  }
+}
+
+TEST(BoundedMean, RadiiHoldWithFrequencyAtLeastOneMinusDelta) {
+  // Values in [0, 1]: Beta(a, b) draws (mean a / (a + b)) and two-point values {0, 0.4}.
+  std::mt19937_64 rng(2);
+  std::gamma_distribution<double> ga(0.5, 1.0), gb(2.0, 1.0);
+  const double beta_mean = 0.5 / 2.5;
+  for (const int n : {10, 100, 1000}) {
+    const double delta = 0.05;
+    int hoeffding = 0, bernstein = 0, range = 0, two_point = 0;
+    for (int s = 0; s < kSamples; ++s) {
+      BoundedSample x, y;
+      for (int i = 0; i < n; ++i) {
+        const double a = ga(rng);
+        const double v = a / (a + gb(rng));
+        x.sum += v;
+        x.sum_squares += v * v;
+        x.count += 1;
+        const double t = test::uniform(rng) < 0.1 ? 0.4 : 0.0;
+        y.sum += t;
+        y.sum_squares += t * t;
+        y.count += 1;
+      }
+      const double mean = x.sum / n;
+      hoeffding += beta_mean > mean + hoeffding_radius(n, delta) ? 1 : 0;
+      bernstein += beta_mean > mean + empirical_bernstein_radius(x, delta) ? 1 : 0;
+      range += bounded_mean_range(x, delta).contains(beta_mean) ? 0 : 1;
+      two_point += bounded_mean_range(y, delta).contains(0.04) ? 0 : 1;
+    }
+    SCOPED_TRACE(fmt::format("n={}", n));
+    EXPECT_LE(hoeffding / double(kSamples), allowed_failures(delta));
+    EXPECT_LE(bernstein / double(kSamples), allowed_failures(delta));
+    EXPECT_LE(range / double(kSamples), allowed_failures(delta));
+    EXPECT_LE(two_point / double(kSamples), allowed_failures(delta));
+  }
+  // The radii themselves, by hand: n = 100, delta = 0.05, sample variance 0.25 * 100 / 99.
+  EXPECT_NEAR(hoeffding_radius(100, 0.05), std::sqrt(std::log(20.0) / 200), 1e-15);
+  const BoundedSample half{50, 50, 100};
+  EXPECT_NEAR(empirical_bernstein_radius(half, 0.05),
+              std::sqrt(2 * (25.0 / 99) * std::log(40.0) / 100) + 7 * std::log(40.0) / (3 * 99),
+              1e-15);
+  EXPECT_EQ(bounded_mean_range({0, 0, 0}, 0.05), (Interval{0, 1}));
+}
+
+TEST(ExpressionRange, HoldsEveryPointOfTheBox) {
+  const char* texts[] = {"ppr[g=a] - ppr[g=b]",
+                         "ppr[g=a] / ppr[g=b]",
+                         "abs(tpr[g=a] - tpr[g=b]) + 2 * max(fpr[g=a], fpr[g=b])",
+                         "sqrt(tpr) * log(1 + ppr) - exp(-error) + pow(ppr, 0.5)",
+                         "min(ppr[g=a], 0.3) * (ppr - 0.5)",
+                         "ppr[g=a] >= 0.8 * ppr[g=b]",
+                         "abs(ppr[g=a] - ppr[g=b]) == 0.1"};
+  std::mt19937_64 rng(3);
+  for (const char* text : texts) {
+    SCOPED_TRACE(text);
+    const Expression e = Expression::parse(text);
+    for (int box = 0; box < 200; ++box) {
+      std::vector<Interval> ranges;
+      for (std::size_t j = 0; j < e.rates().size(); ++j) {
+        const double a = test::uniform(rng), b = test::uniform(rng);
+        ranges.push_back({std::min(a, b), std::max(a, b)});
+      }
+      const Interval r = e.value_range(ranges);
+      for (int point = 0; point < 50; ++point) {
+        std::vector<double> x;
+        for (const Interval& ri : ranges)
+          x.push_back(ri.low + (ri.high - ri.low) * test::uniform(rng));
+        const double v = e.value(x);
+        if (std::isnan(v)) continue;
+        EXPECT_TRUE(v >= r.low - 1e-12 && v <= r.high + 1e-12)
+            << v << " outside [" << r.low << ", " << r.high << "]";
+      }
+    }
+  }
+  // Exact on single operations.
+  const Expression d = Expression::parse("ppr[g=a] - ppr[g=b]");
+  const Interval ab[] = {{0.2, 0.3}, {0.1, 0.15}};
+  EXPECT_NEAR(d.value_range(ab).low, 0.05, 1e-15);
+  EXPECT_NEAR(d.value_range(ab).high, 0.2, 1e-15);
+  const Expression q = Expression::parse("ppr[g=a] / ppr[g=b]");
+  const Interval zero[] = {{0.2, 0.3}, {0.0, 0.15}};
+  EXPECT_TRUE(std::isinf(q.value_range(zero).high));
+}
+
+// ---- intervals and guarantees on data ----
+
+Column make_column(const std::string& name, const std::vector<std::string>& values) {
+  Column c;
+  c.name = name;
+  for (const auto& v : values) c.push_back(v);
+  return c;
+}
+
+// A population with two groups (a: 30%, b: 70%), base rates 0.3 / 0.5, and a classifier whose
+// positive probability depends on group and label: every rate is known in closed form.
+struct Population {
+  double share_a = 0.3;
+  double base[2] = {0.3, 0.5};
+  double pos_given_y1[2] = {0.7, 0.8};
+  double pos_given_y0[2] = {0.2, 0.1};
+  [[nodiscard]] double ppr(int g) const {
+    return base[g] * pos_given_y1[g] + (1 - base[g]) * pos_given_y0[g];
+  }
+  [[nodiscard]] double tpr(int g) const { return pos_given_y1[g]; }
+  [[nodiscard]] double fpr(int g) const { return pos_given_y0[g]; }
+};
+
+struct Sample {
+  Dataset data;
+  Predictions pred;
+};
+
+// n rows drawn from the population; hard predictions drawn from the classifier, or (soft) its
+// probability shrunk towards 1/2 by `blur` with the hard value kept as its expectation's sign.
+Sample draw(const Population& pop, std::size_t n, std::mt19937_64& rng, bool soft = false) {
+  Labels y;
+  y.kind = LabelKind::kBinary;
+  y.names = {"0", "1"};
+  std::vector<std::string> group;
+  Predictions pred;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int g = test::uniform(rng) < pop.share_a ? 0 : 1;
+    const bool label = test::uniform(rng) < pop.base[g];
+    const double p = label ? pop.pos_given_y1[g] : pop.pos_given_y0[g];
+    group.emplace_back(g == 0 ? "a" : "b");
+    y.values.push_back(label ? 1 : 0);
+    if (soft) {
+      // A stochastic classifier: probability p exactly (its expected rates are the population's).
+      pred.prob_positive.push_back(p);
+    } else {
+      pred.positive.push_back(test::uniform(rng) < p ? 1 : 0);
+    }
+  }
+  Sample s{Dataset(FeatureMatrix::dense(std::vector<double>(n), n, 1), y), std::move(pred)};
+  s.data.add_column(make_column("g", group));
+  return s;
+}
+
+TEST(HighConfidenceRanges, HoldTogetherWithFrequencyAtLeastOneMinusDelta) {
+  const Population pop;
+  const std::vector<std::string> constraints = {
+      "ppr[g=a] - ppr[g=b] <= 0.05", "tpr[g=b] - tpr[g=a] <= 0.05", "fpr[g=a] <= 2 * fpr[g=b]"};
+  const double truth[] = {pop.ppr(0) - pop.ppr(1) - 0.05, pop.tpr(1) - pop.tpr(0) - 0.05,
+                          pop.fpr(0) - 2 * pop.fpr(1)};
+  std::mt19937_64 rng(4);
+  const double delta = 0.1;
+  for (const bool soft : {false, true}) {
+    int failures = 0;
+    const int reps = 2000;
+    for (int s = 0; s < reps; ++s) {
+      const Sample sample = draw(pop, 300, rng, soft);
+      const NamedData named[] = {{"", &sample.data, &sample.pred}};
+      const auto ranges = high_confidence_ranges(constraints, named, delta);
+      bool all = true;
+      for (std::size_t c = 0; c < constraints.size(); ++c)
+        all = all && ranges[c].range.contains(truth[c]);
+      failures += all ? 0 : 1;
+    }
+    SCOPED_TRACE(soft ? "stochastic" : "hard");
+    EXPECT_LE(failures / double(reps), delta + 3 * std::sqrt(delta * (1 - delta) / reps));
+  }
+}
+
+TEST(HighConfidenceRanges, HardRatesAreClopperPearsonWithTheUnionBound) {
+  std::mt19937_64 rng(5);
+  const Sample s = draw(Population{}, 400, rng);
+  const NamedData named[] = {{"", &s.data, &s.pred}};
+  const std::vector<std::string> c = {"ppr[g=a] <= 0.5", "ppr[g=a] - ppr[g=b] <= 0.1"};
+  const auto r = high_confidence_ranges(c, named, 0.05);
+  // Two distinct rates: each two-sided at 0.025, i.e. 0.0125 per side.
+  const SliceCounts a =
+      count_slice(s.data, slice_mask(s.data, Slice::parse("g=a")), s.pred.positive);
+  const SliceCounts b =
+      count_slice(s.data, slice_mask(s.data, Slice::parse("g=b")), s.pred.positive);
+  const auto ka = static_cast<std::uint64_t>(a.confusion.predicted_positive());
+  const auto kb = static_cast<std::uint64_t>(b.confusion.predicted_positive());
+  const auto na = static_cast<std::uint64_t>(a.total), nb = static_cast<std::uint64_t>(b.total);
+  EXPECT_NEAR(r[0].range.high, clopper_pearson_upper(ka, na, 0.0125) - 0.5, 1e-15);
+  EXPECT_NEAR(r[1].range.high,
+              clopper_pearson_upper(ka, na, 0.0125) - clopper_pearson_lower(kb, nb, 0.0125) - 0.1,
+              1e-15);
+  EXPECT_NEAR(r[0].value, ka / double(na) - 0.5, 1e-15);
+}
+
+TEST(HighConfidenceRanges, RefusesWhatItCannotBound) {
+  std::mt19937_64 rng(6);
+  Sample s = draw(Population{}, 50, rng);
+  const NamedData named[] = {{"", &s.data, &s.pred}};
+  test::expect_invalid(
+      [&] { (void)high_confidence_ranges(std::vector<std::string>{"f1 >= 0.5"}, named, 0.05); },
+      "shares of confusion cells");
+  test::expect_invalid(
+      [&] { (void)high_confidence_ranges(std::vector<std::string>{"ppr"}, named, 0.05); },
+      "not a constraint");
+  s.data.set_weights(std::vector<double>(50, 2.0));
+  test::expect_invalid(
+      [&] { (void)high_confidence_ranges(std::vector<std::string>{"ppr <= 0.5"}, named, 0.05); },
+      "unweighted");
+}
+
+TEST(ExpressionIntervals, CoverTheirPopulationValues) {
+  // Nominal 90%: exact intervals for single rates, a simultaneous bootstrap band for the rest.
+  const Population pop;
+  const std::vector<std::string> texts = {"ppr[g=a]", "ppr[g=a] - ppr[g=b]", "tpr[g=a] / tpr[g=b]",
+                                          "ppr[g=b] >= 0.4"};
+  const double truth[] = {pop.ppr(0), pop.ppr(0) - pop.ppr(1), pop.tpr(0) / pop.tpr(1),
+                          0.4 - pop.ppr(1)};
+  std::mt19937_64 rng(7);
+  IntervalOptions options;
+  options.level = 0.9;
+  options.resamples = 200;
+  const int reps = 300;
+  std::vector<int> covered(texts.size(), 0);
+  int all_bootstrap = 0;
+  for (int r = 0; r < reps; ++r) {
+    const Sample s = draw(pop, 400, rng);
+    const NamedData named[] = {{"", &s.data, &s.pred}};
+    options.seed = static_cast<std::uint64_t>(r);
+    const auto iv = expression_intervals(texts, named, options);
+    ASSERT_EQ(iv[0].method, IntervalMethod::kClopperPearson);
+    ASSERT_EQ(iv[1].method, IntervalMethod::kBootstrap);
+    ASSERT_EQ(iv[2].method, IntervalMethod::kBootstrap);
+    ASSERT_EQ(iv[3].method, IntervalMethod::kClopperPearson);
+    for (std::size_t t = 0; t < texts.size(); ++t) covered[t] += iv[t].range.contains(truth[t]);
+    all_bootstrap += iv[1].range.contains(truth[1]) && iv[2].range.contains(truth[2]) ? 1 : 0;
+  }
+  // 300 repetitions: one standard error of a 90% frequency is 0.017; allow 0.85.
+  for (std::size_t t = 0; t < texts.size(); ++t) {
+    SCOPED_TRACE(texts[t]);
+    EXPECT_GE(covered[t] / double(reps), 0.85);
+  }
+  EXPECT_GE(all_bootstrap / double(reps), 0.85);  // simultaneous
+}
+
+TEST(ExpressionIntervals, ExactIntervalIsClopperPearsonOfTheCounts) {
+  std::mt19937_64 rng(8);
+  const Sample s = draw(Population{}, 500, rng);
+  const NamedData named[] = {{"", &s.data, &s.pred}};
+  const std::vector<std::string> texts = {"tpr[g=b]", "1 - 2 * tpr[g=b] <= 0"};
+  const auto iv = expression_intervals(texts, named, {.level = 0.95});
+  const SliceCounts c =
+      count_slice(s.data, slice_mask(s.data, Slice::parse("g=b")), s.pred.positive);
+  const Interval cp = clopper_pearson(static_cast<std::uint64_t>(c.confusion.tp),
+                                      static_cast<std::uint64_t>(c.confusion.positives()), 0.95);
+  EXPECT_EQ(iv[0].range, cp);
+  EXPECT_NEAR(iv[1].range.low, 1 - 2 * cp.high, 1e-15);
+  EXPECT_NEAR(iv[1].range.high, 1 - 2 * cp.low, 1e-15);
+}
+
+TEST(ExpressionIntervals, SameBitsForAnyThreadCountAndSeedMatters) {
+  std::mt19937_64 rng(9);
+  const Sample hard = draw(Population{}, 3000, rng);
+  const Sample soft = draw(Population{}, 3000, rng, true);
+  const std::vector<std::string> texts = {"f1[g=a]", "ppr[g=a] - ppr[g=b] <= 0.01",
+                                          "parity(tpr, g) <= 0.02", "roc_auc", "error"};
+  for (const Sample* s : {&hard, &soft}) {
+    Predictions pred = s->pred;
+    if (pred.scores.empty()) pred.scores.assign(s->data.num_rows(), 0.5);
+    for (std::size_t i = 0; i < pred.scores.size(); i += 3) pred.scores[i] = 0.7;
+    const NamedData named[] = {{"", &s->data, &pred}};
+    auto flat = [&](int threads, std::uint64_t seed) {
+      std::vector<double> v;
+      for (const auto& x : expression_intervals(
+               texts, named, {.level = 0.9, .resamples = 300, .seed = seed, .n_threads = threads}))
+        v.insert(v.end(), {x.range.low, x.range.high});
+      return v;
+    };
+    const auto one = flat(1, 11);
+    EXPECT_TRUE(test::same_bits(one, flat(2, 11)));
+    EXPECT_TRUE(test::same_bits(one, flat(4, 11)));
+    EXPECT_FALSE(test::same_bits(one, flat(1, 12)));
+    // roc_auc has no interval (NaN ends); the others are finite and hold their estimate.
+    EXPECT_TRUE(std::isnan(one[6]) && std::isnan(one[7]));
+    // (Stochastic: the tpr of each group is the same in every resample, a band of width 0.)
+    EXPECT_TRUE(one[0] < one[1] && one[2] < one[3] && one[4] <= one[5]);
+  }
+}
+
+TEST(ExpressionIntervals, BadOptionsAreErrors) {
+  std::mt19937_64 rng(10);
+  const Sample s = draw(Population{}, 50, rng);
+  const NamedData named[] = {{"", &s.data, &s.pred}};
+  const std::vector<std::string> texts = {"ppr"};
+  test::expect_invalid([&] { (void)expression_intervals(texts, named, {.level = 1.5}); },
+                       "level is 1.5");
+  test::expect_invalid(
+      [&] { (void)expression_intervals(texts, named, {.level = 0.99, .resamples = 100}); },
+      "at least 1000");
+  const std::string unknown = test::error_of<NotFound>(
+      [&] { (void)expression_intervals(std::vector<std::string>{"ppr[h=a]"}, named, {}); });
+  EXPECT_TRUE(test::contains(unknown, "h")) << unknown;
+}
+
+}  // namespace
+}  // namespace rateopt
