@@ -272,19 +272,38 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
 // --confidence: bisection steps that scale down margins the candidate part cannot meet.
 constexpr int kMarginBisections = 5;
 
-// The predictions of `model` on `ds` that a guarantee is about: hard 0/1 bytes of the best single
-// model, or the stochastic mixture's probabilities.
-Predictions guarantee_predictions(const Classifier& model, const Dataset& ds, bool stochastic,
-                                  int threads) {
-  Predictions p;
-  if (stochastic) {
+// What a guarantee is about, on `ds`: the best single model's hard predictions, or (stochastic)
+// the mixture's components' hard predictions with their weights (a mixture of threshold models;
+// any other model: its probabilities as one component).
+MixtureData guarantee_data(const Classifier& model, const Dataset& ds, bool stochastic,
+                           int threads) {
+  MixtureData m;
+  m.name = "train";
+  m.data = &ds;
+  const auto hard = [&](const Classifier& c) {
+    Predictions p;
+    p.positive.resize(ds.num_rows());
+    c.predict_positive(ds, PredictMode::kDeterministic, p.positive, 0, threads);
+    return p;
+  };
+  if (!stochastic) {
+    m.components.push_back(hard(model));
+    m.weights.push_back(1.0);
+  } else if (model.link == Link::kThreshold && model.group_rules.empty()) {
+    for (std::size_t j = 0; j < model.components.size(); ++j) {
+      if (model.mixture[j] <= 0) continue;
+      m.components.push_back(
+          hard(Classifier::single(model.components[j], model.link, model.encoding)));
+      m.weights.push_back(model.mixture[j]);
+    }
+  } else {
+    Predictions p;
     p.prob_positive.resize(ds.num_rows());
     model.predict(ds, PredictMode::kProbability, p.prob_positive, 0, threads);
-  } else {
-    p.positive.resize(ds.num_rows());
-    model.predict_positive(ds, PredictMode::kDeterministic, p.positive, 0, threads);
+    m.components.push_back(std::move(p));
+    m.weights.push_back(1.0);
   }
-  return p;
+  return m;
 }
 
 // Rows summed over every rank.
@@ -316,9 +335,11 @@ void print_guarantee(const nlohmann::json& g) {
     fmt::print(
         "no_solution_found: the safety test could not certify the constraints at "
         "confidence {}; no model is written (--output-infeasible writes it anyway); more "
-        "rows, a looser bound, a lower --confidence or --guarantee-for deterministic may "
-        "help\n",
-        g["confidence"].get<double>());
+        "rows, a looser bound or a lower --confidence{} may help\n",
+        g["confidence"].get<double>(),
+        g["output"].get<std::string>() == "stochastic"
+            ? ", or --guarantee-for deterministic (one model's bounds, often tighter)"
+            : "");
 }
 
 int train_rate_constrained_cli(const DataShard& shard, const std::string& data_path,
@@ -407,10 +428,9 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
       return rateopt::train(RateProblem::build(tight, td), o1);
     };
     const TrainResult first = fit(0.0, std::vector<double>(constraints.size(), 0.0));
-    const Predictions pc =
-        guarantee_predictions(first.classifier, candidate, guarantee_stochastic, threads);
-    const NamedData nd[] = {{"train", &candidate, &pc}};
-    const std::vector<double> predicted = predicted_safety_margins(constraints, nd, guarantee);
+    const std::vector<double> predicted = predicted_safety_margins(
+        constraints, guarantee_data(first.classifier, candidate, guarantee_stochastic, threads),
+        guarantee);
     double scale = 1.0;
     if (!meets(fit(1.0, predicted))) {
       double low = 0.0;
@@ -490,11 +510,9 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
   // The safety test: every constraint's upper bound on the held-out rows, all at once.
   bool certified = true;
   if (guaranteed) {
-    const Predictions ps =
-        guarantee_predictions(result.classifier, safety, guarantee_stochastic, threads);
-    const NamedData nd[] = {{"train", &safety, &ps}};
-    const std::vector<ConstraintRange> ranges =
-        high_confidence_ranges(constraints, nd, 1 - guarantee.confidence);
+    const std::vector<ConstraintRange> ranges = high_confidence_ranges(
+        constraints, guarantee_data(result.classifier, safety, guarantee_stochastic, threads),
+        1 - guarantee.confidence);
     nlohmann::json rows = nlohmann::json::array();
     for (std::size_t k = 0; k < ranges.size(); ++k) {
       const bool holds = ranges[k].range.high <= 0;
@@ -703,8 +721,8 @@ int run_train(int argc, const char* const* argv) {
       ->group(pg);
   app.add_option("--guarantee-for", problem.guarantee_for,
                  "--confidence: the output the safety test certifies: deterministic (the best "
-                 "single model, exact binomial bounds) or stochastic (the mixture's expected "
-                 "rates, Hoeffding / empirical Bernstein bounds)")
+                 "single model) or stochastic (the mixture's expected rates: each component's "
+                 "exact binomial bounds, weighted)")
       ->capture_default_str()
       ->check(CLI::IsMember({"deterministic", "stochastic"}))
       ->group(pg);

@@ -118,6 +118,23 @@ struct ConstraintRange {
 [[nodiscard]] std::vector<ConstraintRange> high_confidence_ranges(
     std::span<const std::string> constraints, std::span<const NamedData> data, double delta);
 
+// A stochastic classifier as a mixture of hard ones: rows of `data` predicted by each component
+// (0/1 predictions, e.g. Predictions::positive), the mixture weights summing to 1.
+struct MixtureData {
+  std::string name;  // as NamedData::name
+  const Dataset* data = nullptr;
+  std::vector<Predictions> components;
+  std::vector<double> weights;
+};
+// The ranges of the mixture's expected violations. A rate whose denominator is fixed by the
+// labels (ppr, tpr, fpr, error, ...) is the weighted sum of the components' rates, each bounded
+// exactly (Clopper-Pearson at delta / (rates * components with weight > 0)); usually much
+// tighter than bounding the mean of the mixture's probabilities. When some rate's denominator
+// depends on the prediction (precision, npv), the bounds for means of the mixture's
+// probabilities are used instead. Throws what high_confidence_ranges throws.
+[[nodiscard]] std::vector<ConstraintRange> high_confidence_ranges(
+    std::span<const std::string> constraints, const MixtureData& mixture, double delta);
+
 // ---- the guaranteed training mode (rateopt train --confidence) ---------------------------------
 //
 // Seldonian-style (Thomas et al., Science 2019), with finite-sample bounds: the training rows are
@@ -150,6 +167,10 @@ void validate(const GuaranteeOptions& options);
 // by sqrt(candidate rows / safety rows) to the safety part's size (bounds shrink as 1 / sqrt(n)).
 [[nodiscard]] std::vector<double> predicted_safety_margins(std::span<const std::string> constraints,
                                                            std::span<const NamedData> candidate,
+                                                           const GuaranteeOptions& options);
+// The same for a mixture's expected rates (its own high_confidence_ranges).
+[[nodiscard]] std::vector<double> predicted_safety_margins(std::span<const std::string> constraints,
+                                                           const MixtureData& candidate,
                                                            const GuaranteeOptions& options);
 
 }  // namespace rateopt

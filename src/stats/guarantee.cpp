@@ -128,47 +128,123 @@ Interval rate_range(const RateRef& r, const NamedData& d, const stats_impl::Data
   return {std::min(low, high), high};
 }
 
+// The constraints parsed on `data` (shorthands expanded), checked to be constraints, and their
+// distinct rates.
+struct ParsedConstraints {
+  std::vector<Expression> parsed;
+  std::vector<RateRef> rates;
+};
+ParsedConstraints parse_constraints(std::span<const std::string> constraints,
+                                    std::span<const NamedData> data) {
+  ParsedConstraints out;
+  out.parsed.reserve(constraints.size());
+  for (const std::string& text : constraints) {
+    out.parsed.push_back(Expression::parse(expand_group_shorthands(text, data)));
+    RATEOPT_CHECK(out.parsed.back().is_constraint(),
+                  "'{}' is not a constraint (expected lhs <= rhs, lhs >= rhs or lhs == rhs)", text);
+    for (const RateRef& r : out.parsed.back().rates())
+      if (std::find(out.rates.begin(), out.rates.end(), r) == out.rates.end())
+        out.rates.push_back(r);
+  }
+  return out;
+}
+
+// Each constraint's value from its rates' values, and its range from its rates' ranges.
+std::vector<ConstraintRange> combine(std::span<const std::string> constraints,
+                                     const ParsedConstraints& pc, std::span<const double> values,
+                                     std::span<const Interval> ranges) {
+  std::vector<ConstraintRange> out;
+  out.reserve(pc.parsed.size());
+  for (std::size_t c = 0; c < pc.parsed.size(); ++c) {
+    const Expression& e = pc.parsed[c];
+    std::vector<Interval> mine;
+    std::vector<double> point;
+    for (const RateRef& r : e.rates()) {
+      const auto k = static_cast<std::size_t>(std::find(pc.rates.begin(), pc.rates.end(), r) -
+                                              pc.rates.begin());
+      mine.push_back(ranges[k]);
+      point.push_back(values[k]);
+    }
+    out.push_back({constraints[c], e.value(point), e.value_range(mine)});
+  }
+  return out;
+}
+
+void check_delta(double delta) {
+  RATEOPT_CHECK(delta > 0 && delta < 1, "delta is {}, expected a probability in (0, 1)", delta);
+}
+
 }  // namespace
 
 std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string> constraints,
                                                     std::span<const NamedData> data, double delta) {
-  RATEOPT_CHECK(delta > 0 && delta < 1, "delta is {}, expected a probability in (0, 1)", delta);
-  std::vector<Expression> parsed;
-  std::vector<ExpressionValue> point;
-  parsed.reserve(constraints.size());
-  for (const std::string& text : constraints) {
-    point.push_back(evaluate_text(text, data));
-    parsed.push_back(Expression::parse(expand_group_shorthands(text, data)));
-    RATEOPT_CHECK(parsed.back().is_constraint(),
-                  "'{}' is not a constraint (expected lhs <= rhs, lhs >= rhs or lhs == rhs)", text);
-  }
-  // The distinct rates, over every constraint.
-  std::vector<RateRef> rates;
-  for (const Expression& e : parsed)
-    for (const RateRef& r : e.rates())
-      if (std::find(rates.begin(), rates.end(), r) == rates.end()) rates.push_back(r);
+  check_delta(delta);
+  const ParsedConstraints pc = parse_constraints(constraints, data);
   std::vector<stats_impl::DataTraits> traits;
   traits.reserve(data.size());
   for (const NamedData& d : data) traits.push_back(stats_impl::data_traits(d));
-  const double each = delta / static_cast<double>(std::max<std::size_t>(rates.size(), 1));
+  const double each = delta / static_cast<double>(std::max<std::size_t>(pc.rates.size(), 1));
   std::vector<Interval> ranges;
-  ranges.reserve(rates.size());
-  for (const RateRef& r : rates) {
+  std::vector<double> values;
+  for (const RateRef& r : pc.rates) {
     const std::size_t d = stats_impl::data_index(r, data);
     ranges.push_back(rate_range(r, data[d], traits[d], each));
+    values.push_back(evaluate_rate(r, data));
   }
-  std::vector<ConstraintRange> out;
-  out.reserve(parsed.size());
-  for (std::size_t c = 0; c < parsed.size(); ++c) {
-    const Expression& e = parsed[c];
-    std::vector<Interval> mine;
-    mine.reserve(e.rates().size());
-    for (const RateRef& r : e.rates())
-      mine.push_back(ranges[static_cast<std::size_t>(std::find(rates.begin(), rates.end(), r) -
-                                                     rates.begin())]);
-    out.push_back({constraints[c], point[c].violation, e.value_range(mine)});
+  return combine(constraints, pc, values, ranges);
+}
+
+std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string> constraints,
+                                                    const MixtureData& mixture, double delta) {
+  check_delta(delta);
+  RATEOPT_CHECK(mixture.data != nullptr, "MixtureData::data is null");
+  RATEOPT_CHECK(!mixture.components.empty() && mixture.components.size() == mixture.weights.size(),
+                "MixtureData has {} components and {} weights, expected the same number (>= 1)",
+                mixture.components.size(), mixture.weights.size());
+  // The mixture's probabilities: its expected rates, and the fallback.
+  const std::size_t n = mixture.data->num_rows();
+  Predictions mixed;
+  mixed.prob_positive.assign(n, 0.0);
+  std::vector<std::size_t> used;
+  for (std::size_t j = 0; j < mixture.components.size(); ++j) {
+    RATEOPT_CHECK(mixture.weights[j] >= 0, "mixture weight {} is {}, expected >= 0", j,
+                  mixture.weights[j]);
+    RATEOPT_CHECK(mixture.components[j].prob_positive.size() == n ||
+                      mixture.components[j].positive.size() == n,
+                  "mixture component {} has no prediction for each of the {} rows", j, n);
+    if (mixture.weights[j] == 0) continue;
+    used.push_back(j);
+    for (std::size_t i = 0; i < n; ++i)
+      mixed.prob_positive[i] += mixture.weights[j] * prediction_of(mixture.components[j], i);
   }
-  return out;
+  for (double& p : mixed.prob_positive) p = std::clamp(p, 0.0, 1.0);
+  const NamedData whole[] = {{mixture.name, mixture.data, &mixed}};
+  const ParsedConstraints pc = parse_constraints(constraints, whole);
+  bool linear = true;
+  for (const RateRef& r : pc.rates) {
+    const MetricInfo* info = find_metric(r.metric);
+    linear = linear && info != nullptr && info->share_of != 0 && label_determined(info->share_in) &&
+             (r.dataset.empty() || r.dataset == mixture.name);
+  }
+  if (!linear || used.size() == 1) return high_confidence_ranges(constraints, whole, delta);
+  const double each =
+      delta / static_cast<double>(std::max<std::size_t>(pc.rates.size(), 1) * used.size());
+  std::vector<Interval> ranges(pc.rates.size(), Interval{0, 0});
+  std::vector<double> values(pc.rates.size(), 0.0);
+  for (std::size_t j : used) {
+    const NamedData one[] = {{mixture.name, mixture.data, &mixture.components[j]}};
+    const stats_impl::DataTraits traits = stats_impl::data_traits(one[0]);
+    RATEOPT_CHECK(traits.hard, "mixture component {} has predictions other than 0 and 1", j);
+    const double w = mixture.weights[j];
+    for (std::size_t k = 0; k < pc.rates.size(); ++k) {
+      const Interval r = rate_range(pc.rates[k], one[0], traits, each);
+      ranges[k].low += w * r.low;
+      ranges[k].high += w * r.high;
+      values[k] += w * evaluate_rate(pc.rates[k], one);
+    }
+  }
+  for (Interval& r : ranges) r = {std::clamp(r.low, 0.0, 1.0), std::clamp(r.high, 0.0, 1.0)};
+  return combine(constraints, pc, values, ranges);
 }
 
 void validate(const GuaranteeOptions& options) {
@@ -193,18 +269,36 @@ std::vector<std::uint8_t> safety_rows(std::size_t rows, std::size_t first_row,
   return out;
 }
 
-std::vector<double> predicted_safety_margins(std::span<const std::string> constraints,
-                                             std::span<const NamedData> candidate,
-                                             const GuaranteeOptions& options) {
-  validate(options);
-  const double delta = 1 - options.confidence;
+namespace {
+
+std::vector<double> margins_from(const std::vector<ConstraintRange>& ranges,
+                                 const GuaranteeOptions& options) {
   const double scale = std::sqrt((1 - options.safety_fraction) / options.safety_fraction);
   std::vector<double> out;
-  for (const ConstraintRange& r : high_confidence_ranges(constraints, candidate, delta)) {
+  out.reserve(ranges.size());
+  for (const ConstraintRange& r : ranges) {
     const double width = r.range.high - r.value;
     out.push_back(std::isfinite(width) ? std::max(0.0, options.width_factor * scale * width) : 0.0);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<double> predicted_safety_margins(std::span<const std::string> constraints,
+                                             std::span<const NamedData> candidate,
+                                             const GuaranteeOptions& options) {
+  validate(options);
+  return margins_from(high_confidence_ranges(constraints, candidate, 1 - options.confidence),
+                      options);
+}
+
+std::vector<double> predicted_safety_margins(std::span<const std::string> constraints,
+                                             const MixtureData& candidate,
+                                             const GuaranteeOptions& options) {
+  validate(options);
+  return margins_from(high_confidence_ranges(constraints, candidate, 1 - options.confidence),
+                      options);
 }
 
 }  // namespace rateopt

@@ -266,18 +266,20 @@ def test_problem_file_non_ascii_and_number_overflow(cli, tmp_path):
 GUARANTEE_DATA = ["--label", "income", "--positive", ">50K", "--groups", "sex,race"]
 
 
-def test_confidence_passes_with_bounds_in_the_report(cli, source_dir, tmp_path):
-    """A loose bound (the 60% rule) is certified: the model is written, and its report holds each
-    constraint's upper bound on the held-out safety rows, <= 0, the margin it was trained with and
-    the split; the same command gives the same bytes."""
+@pytest.mark.parametrize("output", ["deterministic", "stochastic"])
+def test_confidence_passes_with_bounds_in_the_report(cli, source_dir, tmp_path, output):
+    """A loose bound (the 60% rule) is certified for either output: the model is written, and its
+    report holds each constraint's upper bound on the held-out safety rows, <= 0, the margin it
+    was trained with and the split; the same command gives the same bytes."""
     model, report = tmp_path / "m.json", tmp_path / "r.json"
     args = ["train", "--data", source_dir / "data/adult/adult-train.csv.gz", *GUARANTEE_DATA,
             "--minimize", "error", "--constraint", "ppr[sex=Female] >= 0.6 * ppr[sex=Male]",
-            "--confidence", "0.95", "--quiet", "--output", model, "--report", report]
+            "--confidence", "0.95", "--guarantee-for", output, "--quiet", "--output", model,
+            "--report", report]
     proc = cli.run(*args)
     assert "passed: every constraint holds" in proc.stdout
     g = json.loads(report.read_text())["guarantee"]
-    assert g["passed"] is True and g["output"] == "deterministic" and g["delta"] == pytest.approx(0.05)
+    assert g["passed"] is True and g["output"] == output and g["delta"] == pytest.approx(0.05)
     assert g["safety_rows"] + g["candidate_rows"] == 30162
     assert 0.3 < g["safety_rows"] / 30162 < 0.5  # --safety-fraction 0.4
     (c,) = g["constraints"]

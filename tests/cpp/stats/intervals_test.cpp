@@ -243,6 +243,52 @@ TEST(HighConfidenceRanges, HoldTogetherWithFrequencyAtLeastOneMinusDelta) {
   }
 }
 
+// A stochastic classifier as a mixture of two hard ones (weights 0.3, 0.7), each drawn per row
+// from the population's classifier: its expected rates are the population's. The components'
+// exact bounds, weighted, hold jointly with frequency >= 1 - delta and are tighter than the
+// bounds for the mean of the mixture's probabilities.
+TEST(HighConfidenceRanges, MixtureOfHardModelsHoldsAndIsTighter) {
+  const Population pop;
+  const std::vector<std::string> constraints = {"ppr[g=a] - ppr[g=b] <= 0.05",
+                                                "tpr[g=b] - tpr[g=a] <= 0.05"};
+  const double truth[] = {pop.ppr(0) - pop.ppr(1) - 0.05, pop.tpr(1) - pop.tpr(0) - 0.05};
+  std::mt19937_64 rng(11);
+  const double delta = 0.1;
+  const int reps = 2000;
+  int failures = 0;
+  double mixture_width = 0;
+  double mean_width = 0;
+  for (int s = 0; s < reps; ++s) {
+    Sample sample = draw(pop, 300, rng);
+    MixtureData m{"", &sample.data, {sample.pred, Predictions{}}, {0.3, 0.7}};
+    // The second component: a fresh draw of every row's hard prediction.
+    const Labels& y = sample.data.labels();
+    const Column& g = sample.data.column("g");
+    for (std::size_t i = 0; i < sample.data.num_rows(); ++i) {
+      const int grp = g.levels[static_cast<std::size_t>(g.codes[i])] == "a" ? 0 : 1;
+      const double p = y.values[i] != 0 ? pop.pos_given_y1[grp] : pop.pos_given_y0[grp];
+      m.components[1].positive.push_back(test::uniform(rng) < p ? 1 : 0);
+    }
+    const auto ranges = high_confidence_ranges(constraints, m, delta);
+    bool all = true;
+    for (std::size_t c = 0; c < constraints.size(); ++c)
+      all = all && ranges[c].range.contains(truth[c]);
+    failures += all ? 0 : 1;
+    // The same mixture as probabilities, bounded as a mean.
+    Predictions mixed;
+    for (std::size_t i = 0; i < sample.data.num_rows(); ++i)
+      mixed.prob_positive.push_back(0.3 * m.components[0].positive[i] +
+                                    0.7 * m.components[1].positive[i]);
+    const NamedData named[] = {{"", &sample.data, &mixed}};
+    const auto as_mean = high_confidence_ranges(constraints, named, delta);
+    mixture_width += ranges[0].range.high - ranges[0].range.low;
+    mean_width += as_mean[0].range.high - as_mean[0].range.low;
+    EXPECT_NEAR(ranges[0].value, as_mean[0].value, 1e-12);
+  }
+  EXPECT_LE(failures / double(reps), delta + 3 * std::sqrt(delta * (1 - delta) / reps));
+  EXPECT_LT(mixture_width, 0.9 * mean_width);
+}
+
 TEST(HighConfidenceRanges, HardRatesAreClopperPearsonWithTheUnionBound) {
   std::mt19937_64 rng(5);
   const Sample s = draw(Population{}, 400, rng);
