@@ -269,50 +269,6 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
   return ok ? 0 : kExitRuntime;
 }
 
-// --confidence: bisection steps that scale down margins the candidate part cannot meet.
-constexpr int kMarginBisections = 5;
-
-// What a guarantee is about, on `ds`: the best single model's hard predictions, or (stochastic)
-// the mixture's components' hard predictions with their weights (a mixture of threshold models;
-// any other model: its probabilities as one component).
-MixtureData guarantee_data(const Classifier& model, const Dataset& ds, bool stochastic,
-                           int threads) {
-  MixtureData m;
-  m.name = "train";
-  m.data = &ds;
-  const auto hard = [&](const Classifier& c) {
-    Predictions p;
-    p.positive.resize(ds.num_rows());
-    c.predict_positive(ds, PredictMode::kDeterministic, p.positive, 0, threads);
-    return p;
-  };
-  if (!stochastic) {
-    m.components.push_back(hard(model));
-    m.weights.push_back(1.0);
-  } else if (model.link == Link::kThreshold && model.group_rules.empty()) {
-    for (std::size_t j = 0; j < model.components.size(); ++j) {
-      if (model.mixture[j] <= 0) continue;
-      m.components.push_back(
-          hard(Classifier::single(model.components[j], model.link, model.encoding)));
-      m.weights.push_back(model.mixture[j]);
-    }
-  } else {
-    Predictions p;
-    p.prob_positive.resize(ds.num_rows());
-    model.predict(ds, PredictMode::kProbability, p.prob_positive, 0, threads);
-    m.components.push_back(std::move(p));
-    m.weights.push_back(1.0);
-  }
-  return m;
-}
-
-// Rows summed over every rank.
-double rows_over_ranks(const Dataset& ds) {
-  double n[1] = {static_cast<double>(ds.num_rows())};
-  sum_over_ranks(n);
-  return n[0];
-}
-
 // The safety test's lines of the report.
 void print_guarantee(const nlohmann::json& g) {
   fmt::print(
@@ -377,76 +333,23 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
     extra.push_back(load_dataset(d.substr(eq + 1), r, &ds.encoding()));
     named.emplace_back(d.substr(0, eq), &extra.back());
   }
-  // The guaranteed mode (--confidence): the candidate part trains, the safety part certifies.
+  // The guaranteed mode (--confidence): the library splits the rows, trains on the candidate
+  // part and certifies on the safety part (train_guaranteed).
   const bool guaranteed = f.confidence > 0;
-  const bool guarantee_stochastic = f.guarantee_for == "stochastic";
   GuaranteeOptions guarantee = f.guarantee;
   guarantee.confidence = f.confidence;
   guarantee.seed = f.train.seed;
+  guarantee.stochastic_output = f.guarantee_for == "stochastic";
   const std::vector<std::string> constraints = spec.constraints;  // as given
-  std::vector<double> margins;
-  Dataset candidate;
-  Dataset safety;
-  if (guaranteed) {
-    if (f.solver == "postprocess" || f.solver == "ramp" || !f.datasets.empty())
-      throw InvalidArgument(
-          "--confidence runs with the cutting-plane and game solvers on the --data rows so far: "
-          "leave out --solver postprocess/ramp and --dataset");
-    if (spec.constraints.empty())
-      throw InvalidArgument("--confidence certifies constraints: give at least one --constraint");
-    validate(guarantee);
-    const std::vector<std::uint8_t> to_safety =
-        safety_rows(ds.num_rows(), shard.rows_before, guarantee);
-    std::vector<std::size_t> cand_rows;
-    std::vector<std::size_t> safe_rows;
-    for (std::size_t i = 0; i < to_safety.size(); ++i)
-      (to_safety[i] != 0 ? safe_rows : cand_rows).push_back(i);
-    candidate = select_rows(ds, cand_rows);
-    safety = select_rows(ds, safe_rows);
-    named[0].second = &candidate;
-  }
+  if (guaranteed && (f.solver == "postprocess" || f.solver == "ramp" || !f.datasets.empty()))
+    throw InvalidArgument(
+        "--confidence runs with the cutting-plane and game solvers on the --data rows so far: "
+        "leave out --solver postprocess/ramp and --dataset");
+  if (guaranteed && spec.constraints.empty())
+    throw InvalidArgument("--confidence certifies constraints: give at least one --constraint");
   std::vector<TrainingData> td;
   td.reserve(named.size());
   for (const auto& [n, p] : named) td.push_back({n, p});
-  if (guaranteed) {
-    // A first fit on the candidate part predicts how wide the safety test's bounds will be; the
-    // constraints are tightened by that margin for the fit that is kept. When the tightened
-    // constraints cannot be met (a two-sided bound tightened past zero), the margins are scaled
-    // down by bisection to the largest scale whose fit meets them.
-    TrainOptions o1 = f.train;
-    set_train_option(o1, "solver", f.solver);
-    if (o1.solver == TrainSolver::kOracle) o1.oracle = weighted_logistic_oracle(o1.c, threads);
-    o1.n_threads = threads;
-    const auto meets = [&](const TrainResult& r) {
-      const bool ok = r.status == Termination::kConverged || r.status == Termination::kFeasible;
-      return guarantee_stochastic ? ok : r.deterministic.max_violation() <= o1.tolerance;
-    };
-    const auto fit = [&](double scale, const std::vector<double>& m) {
-      ProblemSpec tight = spec;
-      for (std::size_t k = 0; k < constraints.size(); ++k)
-        tight.constraints[k] = tighten_constraint(constraints[k], scale * m[k]);
-      return rateopt::train(RateProblem::build(tight, td), o1);
-    };
-    const TrainResult first = fit(0.0, std::vector<double>(constraints.size(), 0.0));
-    const std::vector<double> predicted = predicted_safety_margins(
-        constraints, guarantee_data(first.classifier, candidate, guarantee_stochastic, threads),
-        guarantee);
-    double scale = 1.0;
-    if (!meets(fit(1.0, predicted))) {
-      double low = 0.0;
-      double high = 1.0;
-      for (int step = 0; step < kMarginBisections; ++step) {
-        const double mid = 0.5 * (low + high);
-        (meets(fit(mid, predicted)) ? low : high) = mid;
-      }
-      scale = low;
-    }
-    margins.resize(constraints.size());
-    for (std::size_t k = 0; k < constraints.size(); ++k) {
-      margins[k] = scale * predicted[k];
-      spec.constraints[k] = tighten_constraint(constraints[k], margins[k]);
-    }
-  }
   if (f.solver == "postprocess")
     return train_postprocess_cli(spec, named, f.datasets, data_path, validation_path, reader,
                                  f.postprocess, f.quiet, f.output_infeasible, f.report, threads,
@@ -489,7 +392,12 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
                  r.iteration + 1, o.iterations, r.objective, r.max_violation, r.seconds);
     };
   }
-  TrainResult result = rateopt::train(problem, o);
+  std::optional<GuaranteedTrainResult> g;
+  if (guaranteed) {
+    g = train_guaranteed(spec, ds, shard.rows_before, o, guarantee);
+    named[0].second = &g->candidate;  // the report's training sections: the candidate part
+  }
+  TrainResult result = guaranteed ? std::move(g->result) : rateopt::train(problem, o);
   nlohmann::json report{{"status", std::string(to_string(result.status))},
                         {"solver", std::string(to_string(result.solver))},
                         {"iterations", result.iterations},
@@ -505,36 +413,29 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
       report["oracle_iterations"] = result.oracle_iterations;
     }
   }
+  const Termination solver_status = guaranteed ? g->solver_status : result.status;
   const bool ok =
-      result.status == Termination::kConverged || result.status == Termination::kFeasible;
-  // The safety test: every constraint's upper bound on the held-out rows, all at once.
+      solver_status == Termination::kConverged || solver_status == Termination::kFeasible;
   bool certified = true;
   if (guaranteed) {
-    const std::vector<ConstraintRange> ranges = high_confidence_ranges(
-        constraints, guarantee_data(result.classifier, safety, guarantee_stochastic, threads),
-        1 - guarantee.confidence);
+    certified = g->passed;
     nlohmann::json rows = nlohmann::json::array();
-    for (std::size_t k = 0; k < ranges.size(); ++k) {
-      const bool holds = ranges[k].range.high <= 0;
-      certified = certified && holds;
+    for (std::size_t k = 0; k < g->safety.size(); ++k)
       rows.push_back({{"constraint", constraints[k]},
-                      {"trained_as", spec.constraints[k]},
-                      {"margin", margins[k]},
-                      {"safety_violation", ranges[k].value},
-                      {"upper_bound", ranges[k].range.high},
-                      {"certified", holds}});
-    }
+                      {"trained_as", g->trained_constraints[k]},
+                      {"margin", g->margins[k]},
+                      {"safety_violation", g->safety[k].value},
+                      {"upper_bound", g->safety[k].range.high},
+                      {"certified", g->safety[k].range.high <= 0}});
     report["guarantee"] = {{"confidence", guarantee.confidence},
                            {"delta", 1 - guarantee.confidence},
                            {"output", f.guarantee_for},
                            {"safety_fraction", guarantee.safety_fraction},
                            {"width_factor", guarantee.width_factor},
-                           {"candidate_rows", rows_over_ranks(candidate)},
-                           {"safety_rows", rows_over_ranks(safety)},
+                           {"candidate_rows", g->candidate_total},
+                           {"safety_rows", g->safety_total},
                            {"constraints", rows},
-                           {"passed", certified && ok}};
-    if (!(certified && ok))
-      report["status"] = std::string(to_string(Termination::kNoSolutionFound));
+                           {"passed", g->passed}};
   }
   ProblemSpec as_given = spec;
   as_given.constraints = constraints;
@@ -546,7 +447,7 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
   fmt::print(
       "{}: {} ({} solver, {} iterations, {:.3f} s); {} of {} candidates in the stochastic "
       "model\n",
-      ok ? "done" : "warning", to_string(result.status), to_string(result.solver),
+      ok ? "done" : "warning", to_string(solver_status), to_string(result.solver),
       result.iterations, result.seconds, result.classifier.components.size(),
       result.num_candidates);
   print_spec_sections(as_given, report);
@@ -556,7 +457,7 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
         "certificate: no classifier the oracle can find does better than {:.6f} (Lagrangian "
         "bound); the stochastic model is within {:.6f} of it ({})\n",
         p_sign(spec) * result.lower_bound, std::max(0.0, result.gap),
-        result.status == Termination::kConverged ? "converged: gap <= --tolerance"
+        solver_status == Termination::kConverged ? "converged: gap <= --tolerance"
                                                  : "not converged: raise --iterations");
   else if (result.status == Termination::kFeasible)
     fmt::print("feasible; this solver gives no optimality certificate\n");

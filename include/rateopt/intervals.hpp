@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "rateopt/expr.hpp"
+#include "rateopt/model.hpp"
 
 namespace rateopt {
 
@@ -135,6 +136,12 @@ struct MixtureData {
 [[nodiscard]] std::vector<ConstraintRange> high_confidence_ranges(
     std::span<const std::string> constraints, const MixtureData& mixture, double delta);
 
+// What a guarantee is about, on `data`: `model`'s best single model's hard predictions, or
+// (stochastic) its mixture's components' hard predictions with their weights (a mixture of
+// threshold models; any other model: its probabilities as one component).
+[[nodiscard]] MixtureData guarantee_data(const Classifier& model, const Dataset& data,
+                                         std::string name, bool stochastic, int n_threads = 0);
+
 // ---- the guaranteed training mode (rateopt train --confidence) ---------------------------------
 //
 // Seldonian-style (Thomas et al., Science 2019), with finite-sample bounds: the training rows are
@@ -152,6 +159,9 @@ struct GuaranteeOptions {
   // from the candidate part). 1 would leave about half the safety tests failing at the margin.
   double width_factor = 2.0;
   std::uint64_t seed = 0;  // seed of the split
+  // The output certified: false, the best single model (exact binomial bounds); true, the
+  // stochastic mixture's expected rates (its components' exact bounds, weighted).
+  bool stochastic_output = false;
 };
 // Throws InvalidArgument naming the field for values outside their ranges.
 void validate(const GuaranteeOptions& options);

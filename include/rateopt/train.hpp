@@ -73,6 +73,7 @@
 
 #include "rateopt/dataset.hpp"
 #include "rateopt/expr.hpp"
+#include "rateopt/intervals.hpp"
 #include "rateopt/model.hpp"
 #include "rateopt/status.hpp"
 
@@ -423,6 +424,36 @@ struct TrainResult {
 // The same (the name of earlier releases).
 [[nodiscard]] TrainResult train_rate_constrained(const RateProblem& problem,
                                                  const TrainOptions& options = {});
+
+// ---- the guaranteed mode (intervals.hpp, docs/guarantees.md) ----------------------------------
+
+struct GuaranteedTrainResult {
+  // The fit kept: on the candidate part, with the tightened constraints. result.status is
+  // kNoSolutionFound when the safety test failed (the solver's own status is in solver_status).
+  TrainResult result;
+  Termination solver_status = Termination::kConverged;
+  bool passed = false;  // the solver met the tightened constraints and every bound is <= 0
+  std::vector<std::string> trained_constraints;  // the constraints as trained (tightened)
+  std::vector<double> margins;                   // by how much each was tightened
+  std::vector<ConstraintRange> safety;  // per constraint: its value and range on the safety part
+  Dataset candidate;                    // this process's rows of each part
+  Dataset safety_rows;
+  double candidate_total = 0;  // rows of each part over every rank
+  double safety_total = 0;
+};
+
+// Trains `spec` on `data` (one dataset, referenced as "train" or without '@') in the guaranteed
+// mode: the split of safety_rows (first_row: the rows of lower MPI ranks), a first fit on the
+// candidate part that predicts each constraint's safety-test width (predicted_safety_margins),
+// the constraints tightened by those margins (scaled down by bisection when the candidate part
+// cannot meet them), the fit kept, then high_confidence_ranges at delta = 1 - confidence on the
+// safety part, for the output `guarantee.stochastic_output` names. Deterministic for a seed and
+// options, for any thread and rank count. Throws InvalidArgument for specs without constraints,
+// equalities, rates that cannot be bounded (high_confidence_ranges) and bad options.
+[[nodiscard]] GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& data,
+                                                     std::size_t first_row,
+                                                     const TrainOptions& options,
+                                                     const GuaranteeOptions& guarantee);
 
 // ---- any base model: prediction oracles ------------------------------------------------------
 

@@ -25,23 +25,7 @@ const Dataset& adult() {
         read_dataset(std::string(RATEOPT_SOURCE_DIR) + "/data/adult/adult-train.csv.gz", ro);
     std::vector<std::size_t> rows;
     for (std::size_t i = 0; i < full.num_rows(); i += 4) rows.push_back(i);
-    Labels y;
-    y.kind = LabelKind::kBinary;
-    y.names = full.labels().names;
-    for (std::size_t i : rows) y.values.push_back(full.labels().values[i]);
-    Dataset out(full.features().select_rows(rows), y);
-    for (const Column& c : full.columns()) {
-      Column sub;
-      sub.name = c.name;
-      sub.levels = c.levels;
-      for (std::size_t i : rows) {
-        sub.codes.push_back(c.codes[i]);
-        if (c.is_numeric()) sub.numeric.push_back(c.numeric[i]);
-      }
-      out.add_column(sub);
-    }
-    out.encoding() = full.encoding();
-    return out;
+    return select_rows(full, rows);
   }();
   return ds;
 }
