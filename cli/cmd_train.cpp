@@ -49,6 +49,8 @@ struct ProblemFlags {
   double confidence = 0;
   GuaranteeOptions guarantee;
   std::string guarantee_for = "deterministic";
+  // --ci: intervals in the report's sections (level 0 = none), --ci-resamples, --ci-seed.
+  IntervalOptions ci{.level = 0};
   // The option table's flags (train_options.hpp, one per TrainOptions key): their text as given
   // (a bool switch: the value it sets), and the keys given on the command line ("lambda" and
   // "mm_steps" too), which win over the problem file's.
@@ -169,15 +171,16 @@ bool finish_report(nlohmann::json& report, const ProblemSpec& spec, Classifier& 
                    const std::vector<std::pair<std::string, const Dataset*>>& named,
                    const std::string& validation_path, const ReaderFlags& reader, int threads,
                    std::chrono::steady_clock::time_point start, const std::string& output,
-                   const std::string& report_path, bool infeasible, bool output_infeasible) {
-  report["train"] = spec_sections(spec, classifier, named, threads);
+                   const std::string& report_path, bool infeasible, bool output_infeasible,
+                   const IntervalOptions* ci) {
+  report["train"] = spec_sections(spec, classifier, named, threads, ci, true);
   if (!validation_path.empty()) {
     // A file or a pattern (over ranks: each rank reads its share of the files).
     const Dataset valid =
         load_data_shard(validation_path, reader, &named[0].second->encoding()).data;
     auto vnamed = named;
     vnamed[0].second = &valid;
-    report["validation"] = spec_sections(spec, classifier, vnamed, threads);
+    report["validation"] = spec_sections(spec, classifier, vnamed, threads, ci);
   }
   report["seconds"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -247,9 +250,10 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
                         {"history", history},
                         {"train_seconds", train_seconds},
                         {"train_rows", ds.num_rows()}};
-  const bool saved = finish_report(report, spec, result.classifier, named, validation_path, reader,
-                                   threads, start, output, f.report,
-                                   result.status == Termination::kInfeasible, f.output_infeasible);
+  const bool saved =
+      finish_report(report, spec, result.classifier, named, validation_path, reader, threads, start,
+                    output, f.report, result.status == Termination::kInfeasible,
+                    f.output_infeasible, f.ci.level > 0 ? &f.ci : nullptr);
   const bool ok = result.status == Termination::kConverged;
   fmt::print("{}: {} (ramp solver, start {}, {} MM steps, {} SVM solves, {:.3f} s)\n",
              ok ? "done" : "warning", to_string(result.status), result.start, result.history.size(),
@@ -350,6 +354,7 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
   std::vector<TrainingData> td;
   td.reserve(named.size());
   for (const auto& [n, p] : named) td.push_back({n, p});
+  if (f.ci.level > 0) f.postprocess.ci = f.ci;
   if (f.solver == "postprocess")
     return train_postprocess_cli(spec, named, f.datasets, data_path, validation_path, reader,
                                  f.postprocess, f.quiet, f.output_infeasible, f.report, threads,
@@ -439,9 +444,9 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
   }
   ProblemSpec as_given = spec;
   as_given.constraints = constraints;
-  const bool saved =
-      finish_report(report, as_given, result.classifier, named, validation_path, reader, threads,
-                    start, output, f.report, !ok || !certified, f.output_infeasible);
+  const bool saved = finish_report(report, as_given, result.classifier, named, validation_path,
+                                   reader, threads, start, output, f.report, !ok || !certified,
+                                   f.output_infeasible, f.ci.level > 0 ? &f.ci : nullptr);
   const int failed_code = guaranteed ? kExitNoSolution : kExitRuntime;
   if (!lead) return ok && certified ? 0 : failed_code;
   fmt::print(
@@ -626,6 +631,21 @@ int run_train(int argc, const char* const* argv) {
                  "exact binomial bounds, weighted)")
       ->capture_default_str()
       ->check(CLI::IsMember({"deterministic", "stochastic"}))
+      ->group(pg);
+  auto* ci_opt = app.add_option("--ci", problem.ci.level,
+                                "Confidence intervals at this level (e.g. 0.9) in the report's "
+                                "sections: for --validation data, and for the training rows "
+                                "(marked in-sample: the model was fitted on them, so they are "
+                                "optimistic); see rateopt eval --ci")
+                     ->check(CLI::Range(0.0, 1.0).description("a level in (0, 1)"))
+                     ->group(pg);
+  app.add_option("--ci-resamples", problem.ci.resamples, "Bootstrap resamples of --ci")
+      ->capture_default_str()
+      ->needs(ci_opt)
+      ->group(pg);
+  app.add_option("--ci-seed", problem.ci.seed, "Seed of the --ci bootstrap")
+      ->capture_default_str()
+      ->needs(ci_opt)
       ->group(pg);
   app.add_flag("--output-infeasible", problem.output_infeasible,
                "Write the model even when training ends infeasible (exit 1); by default an "

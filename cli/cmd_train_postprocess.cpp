@@ -91,12 +91,13 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
   if (result.status == Termination::kInfeasible)
     report["violation_budget"] = result.violation_budget;
   Classifier& clf = result.classifier;
-  report["train"] = spec_sections(spec, clf, data, threads);
+  const IntervalOptions* ci = flags.ci ? &*flags.ci : nullptr;
+  report["train"] = spec_sections(spec, clf, data, threads, ci, true);
   if (!validation_path.empty()) {
     const Dataset valid = load_dataset(validation_path, reader, &base.encoding);
     NamedDatasets vnamed = data;
     vnamed.front().second = &valid;
-    report["validation"] = spec_sections(spec, clf, vnamed, threads);
+    report["validation"] = spec_sections(spec, clf, vnamed, threads, ci);
   }
   report["seconds"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

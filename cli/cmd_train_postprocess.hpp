@@ -4,19 +4,22 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common.hpp"
 #include "rateopt/dataset.hpp"
+#include "rateopt/intervals.hpp"
 #include "rateopt/train.hpp"
 
 namespace rateopt::cli {
 
 struct PostprocessFlags {
-  std::string base_model;           // --base-model FILE
-  std::vector<std::string> groups;  // --postprocess-groups COL[,COL]
+  std::string base_model;             // --base-model FILE
+  std::vector<std::string> groups;    // --postprocess-groups COL[,COL]
+  std::optional<IntervalOptions> ci;  // train --ci: intervals in the report sections
 };
 
 // Registers --base-model and --postprocess-groups in `group` and mentions postprocess in the

@@ -3,43 +3,82 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
 
 namespace rateopt::cli {
 namespace {
 
 nlohmann::json section(const ProblemSpec& spec, const Classifier& classifier,
-                       const std::vector<TrainingData>& data, PredictMode mode, int threads) {
-  const SpecValues v = evaluate_spec(spec, classifier, data, mode, 0, threads);
+                       const std::vector<TrainingData>& data, PredictMode mode, int threads,
+                       const IntervalOptions* ci, bool in_sample) {
+  const SpecValues v = evaluate_spec(spec, classifier, data, mode, 0, threads, ci);
   nlohmann::json constraints = nlohmann::json::array();
-  for (const ExpressionValue& c : v.constraints)
-    constraints.push_back({{"constraint", c.text},
-                           {"lhs", c.value},
-                           {"rhs", c.rhs},
-                           {"violation", std::max(0.0, c.violation)}});
-  return {{"objective", v.objective.value}, {"constraints", constraints}};
+  for (std::size_t k = 0; k < v.constraints.size(); ++k) {
+    const ExpressionValue& c = v.constraints[k];
+    nlohmann::json row{{"constraint", c.text},
+                       {"lhs", c.value},
+                       {"rhs", c.rhs},
+                       {"violation", std::max(0.0, c.violation)}};
+    if (ci != nullptr) {
+      const ValueInterval& iv = v.intervals[k + 1];
+      row["ci_low"] = iv.range.low;
+      row["ci_high"] = iv.range.high;
+      row["ci_method"] = std::string(to_string(iv.method));
+    }
+    constraints.push_back(std::move(row));
+  }
+  nlohmann::json out{{"objective", v.objective.value}, {"constraints", constraints}};
+  if (ci != nullptr) {
+    out["objective_ci"] = {v.intervals[0].range.low, v.intervals[0].range.high};
+    out["ci_method"] = std::string(to_string(v.intervals[0].method));
+    out["ci_level"] = ci->level;
+    out["in_sample"] = in_sample;
+  }
+  return out;
+}
+
+// " [low, high]" for a JSON number pair or two fields (NaN / infinity as JSON strings or nulls).
+std::string ci_text(const nlohmann::json& low, const nlohmann::json& high) {
+  const auto num = [](const nlohmann::json& x) {
+    return x.is_number() ? fmt::format("{:.6f}", x.get<double>()) : std::string("nan");
+  };
+  return fmt::format(" [{}, {}]", num(low), num(high));
 }
 
 void print_section(const std::string& title, const nlohmann::json& r) {
-  fmt::print("  {:<28} objective {:.6f}", title, r["objective"].get<double>());
+  const bool ci = r.contains("objective_ci");
+  const std::string name = ci && r["in_sample"].get<bool>() ? title + " (in-sample)" : title;
+  fmt::print("  {:<28} objective {:.6f}", name, r["objective"].get<double>());
+  if (ci)
+    fmt::print(" {:.0f}%{}", 100 * r["ci_level"].get<double>(),
+               ci_text(r["objective_ci"][0], r["objective_ci"][1]));
   double worst = 0;
   for (const auto& c : r["constraints"]) worst = std::max(worst, c["violation"].get<double>());
   if (!r["constraints"].empty()) fmt::print("  max violation {:.6f}", worst);
   fmt::print("\n");
-  for (const auto& c : r["constraints"])
-    fmt::print("      {:<48} {:.6f} vs {:.6f}  violation {:.6f}\n",
+  for (const auto& c : r["constraints"]) {
+    fmt::print("      {:<48} {:.6f} vs {:.6f}  violation {:.6f}",
                c["constraint"].get<std::string>(), c["lhs"].get<double>(), c["rhs"].get<double>(),
                c["violation"].get<double>());
+    if (ci)
+      fmt::print("  violation {:.0f}%{} {}", 100 * r["ci_level"].get<double>(),
+                 ci_text(c["ci_low"], c["ci_high"]), c["ci_method"].get<std::string>());
+    fmt::print("\n");
+  }
 }
 
 }  // namespace
 
 nlohmann::json spec_sections(const ProblemSpec& spec, const Classifier& classifier,
-                             const NamedDatasets& data, int threads) {
+                             const NamedDatasets& data, int threads, const IntervalOptions* ci,
+                             bool in_sample) {
   std::vector<TrainingData> td;
   td.reserve(data.size());
   for (const auto& [name, ds] : data) td.push_back({name, ds});
-  return {{"stochastic", section(spec, classifier, td, PredictMode::kProbability, threads)},
-          {"deterministic", section(spec, classifier, td, PredictMode::kDeterministic, threads)}};
+  return {{"stochastic",
+           section(spec, classifier, td, PredictMode::kProbability, threads, ci, in_sample)},
+          {"deterministic",
+           section(spec, classifier, td, PredictMode::kDeterministic, threads, ci, in_sample)}};
 }
 
 void print_spec_sections(const ProblemSpec& spec, const nlohmann::json& report) {

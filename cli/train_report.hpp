@@ -19,9 +19,14 @@ using NamedDatasets = std::vector<std::pair<std::string, const Dataset*>>;
 
 // {"stochastic": S, "deterministic": D}, each {"objective": value, "constraints": [{"constraint",
 // "lhs", "rhs", "violation" (clamped at 0)}]}: the spec evaluated for `classifier` on `data`
-// with probability predictions and with deterministic ones.
+// with probability predictions and with deterministic ones. With `ci` (train --ci), each section
+// also has "objective_ci" [low, high] and "ci_method", and each constraint "ci_low", "ci_high"
+// (of its violation, not clamped) and "ci_method"; `in_sample` marks sections of the rows the
+// model was fitted on ("in_sample": true: their intervals are optimistic).
 [[nodiscard]] nlohmann::json spec_sections(const ProblemSpec& spec, const Classifier& classifier,
-                                           const NamedDatasets& data, int threads);
+                                           const NamedDatasets& data, int threads,
+                                           const IntervalOptions* ci = nullptr,
+                                           bool in_sample = false);
 
 // Prints "minimize OBJECTIVE" and the report's train (and validation) sections, one line per
 // objective and per constraint.

@@ -199,13 +199,18 @@ struct ProblemValues {
 struct SpecValues {
   ExpressionValue objective;
   std::vector<ExpressionValue> constraints;  // one per ProblemSpec::constraints, in order
+  // With interval options: the objective's interval, then each constraint's (of its violation),
+  // from expression_intervals on the same predictions; empty otherwise.
+  std::vector<ValueInterval> intervals;
 };
 // Predicts each dataset with `classifier` in `mode` (the Dataset overload: group rules apply;
-// stochastic draws keyed by `seed`) and evaluates the spec's expressions there (evaluate_text).
-// Throws what Classifier::predict and evaluate_text throw.
+// stochastic draws keyed by `seed`) and evaluates the spec's expressions there (evaluate_text);
+// with `intervals`, also their confidence intervals (expression_intervals; its n_threads is
+// n_threads). Throws what Classifier::predict, evaluate_text and expression_intervals throw.
 [[nodiscard]] SpecValues evaluate_spec(const ProblemSpec& spec, const Classifier& classifier,
                                        std::span<const TrainingData> data, PredictMode mode,
-                                       std::uint64_t seed = 0, int n_threads = 0);
+                                       std::uint64_t seed = 0, int n_threads = 0,
+                                       const IntervalOptions* intervals = nullptr);
 
 class RateProblem {
  public:

@@ -3,9 +3,11 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "rateopt/expr.hpp"
+#include "rateopt/intervals.hpp"
 #include "rateopt/model.hpp"
 #include "rateopt/train.hpp"
 
@@ -13,7 +15,7 @@ namespace rateopt {
 
 SpecValues evaluate_spec(const ProblemSpec& spec, const Classifier& classifier,
                          std::span<const TrainingData> data, PredictMode mode, std::uint64_t seed,
-                         int n_threads) {
+                         int n_threads, const IntervalOptions* intervals) {
   std::vector<Predictions> preds(data.size());
   std::vector<NamedData> named;
   named.reserve(data.size());
@@ -45,6 +47,13 @@ SpecValues evaluate_spec(const ProblemSpec& spec, const Classifier& classifier,
   out.objective = evaluate_text(spec.objective, named);
   out.constraints.reserve(spec.constraints.size());
   for (const std::string& c : spec.constraints) out.constraints.push_back(evaluate_text(c, named));
+  if (intervals != nullptr) {
+    std::vector<std::string> texts{spec.objective};
+    texts.insert(texts.end(), spec.constraints.begin(), spec.constraints.end());
+    IntervalOptions o = *intervals;
+    o.n_threads = n_threads;
+    out.intervals = expression_intervals(texts, named, o);
+  }
   return out;
 }
 

@@ -327,3 +327,29 @@ def test_confidence_bad_options_exit_2(cli, source_dir, tmp_path, extra, needle)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert needle in proc.stderr
     assert not (tmp_path / "m.json").exists()
+
+
+def test_train_report_intervals(cli, source_dir, tmp_path):
+    """train --ci: every section of the report has intervals, the training rows' sections are
+    marked in-sample and the validation ones not; each interval holds its section's value; the
+    same seed gives the same report sections."""
+    report = tmp_path / "r.json"
+    args = ["train", "--data", source_dir / "data/adult/adult-train.csv.gz", *GUARANTEE_DATA,
+            "--minimize", "error", "--constraint", "ppr[sex=Female] >= 0.8 * ppr[sex=Male]",
+            "--validation", source_dir / "data/adult/adult-test.csv.gz", "--ci", "0.9",
+            "--ci-resamples", "200", "--quiet", "--output", tmp_path / "m.json",
+            "--report", report]
+    proc = cli.run(*args)
+    assert "(in-sample)" in proc.stdout and "violation 90% [" in proc.stdout
+    rep = json.loads(report.read_text())
+    for part, in_sample in (("train", True), ("validation", False)):
+        for mode in ("stochastic", "deterministic"):
+            sec = rep[part][mode]
+            assert sec["in_sample"] is in_sample and sec["ci_level"] == 0.9
+            low, high = sec["objective_ci"]
+            assert low <= sec["objective"] <= high
+            (c,) = sec["constraints"]
+            assert c["ci_method"] == "bootstrap" and c["ci_low"] < c["ci_high"]
+    cli.run(*args)
+    again = json.loads(report.read_text())
+    assert again["validation"] == rep["validation"] and again["train"] == rep["train"]
