@@ -21,6 +21,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from scale_mpi import mpi_env  # noqa: E402  (Open MPI's settings for root and shared memory)
 READ = ["--label", "income", "--positive", ">50K", "--groups", "sex,race"]
 RACES = ["White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other"]
 
@@ -54,14 +56,6 @@ def run(cmd, env=None):
         sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu, proc.stdout
-
-
-def mpi_env():
-    env = dict(os.environ)
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_btl="self,vader", OMPI_MCA_btl_vader_single_copy_mechanism="none",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    return env
 
 
 def main():

@@ -142,15 +142,18 @@ COMPAS_NUM = ["age", "decile_score", "priors_count", "days_b_screening_arrest"]
 COMPAS_CAT = ["c_charge_degree", "score_text", "sex"]
 
 
+def _compas(group, d):
+    d = d[[group] + COMPAS_CAT + COMPAS_NUM + ["two_year_recid"]].copy()
+    d["days_b_screening_arrest"] = d.days_b_screening_arrest.astype(float)
+    spec = dict(label="two_year_recid", positive="1", numeric=COMPAS_NUM, categorical=COMPAS_CAT,
+                groups={group: group}, derived=[group])
+    return d, spec
+
+
 def load_compas():
     """ProPublica's filter, African-American and Caucasian defendants (as bench/vs_fairlearn.py)."""
     d = _compas_rows()
-    d = d[d.race.isin(["African-American", "Caucasian"])].reset_index(drop=True)
-    d = d[["race"] + COMPAS_CAT + COMPAS_NUM + ["two_year_recid"]].copy()
-    d["days_b_screening_arrest"] = d.days_b_screening_arrest.astype(float)
-    spec = dict(label="two_year_recid", positive="1", numeric=COMPAS_NUM, categorical=COMPAS_CAT,
-                groups={"race": "race"}, derived=["race"])
-    return d, spec
+    return _compas("race", d[d.race.isin(["African-American", "Caucasian"])].reset_index(drop=True))
 
 
 def load_compas4():
@@ -158,11 +161,7 @@ def load_compas4():
     Hispanic, Other (Other, Asian and Native American merged)."""
     d = _compas_rows()
     d["race4"] = d.race.where(d.race.isin(["African-American", "Caucasian", "Hispanic"]), "Other")
-    d = d[["race4"] + COMPAS_CAT + COMPAS_NUM + ["two_year_recid"]].copy()
-    d["days_b_screening_arrest"] = d.days_b_screening_arrest.astype(float)
-    spec = dict(label="two_year_recid", positive="1", numeric=COMPAS_NUM, categorical=COMPAS_CAT,
-                groups={"race4": "race4"}, derived=["race4"])
-    return d, spec
+    return _compas("race4", d)
 
 
 def load_law():
@@ -279,22 +278,22 @@ def split_indices(n, seed):
 
 
 def encode(tr, te, numeric, categorical):
-    """Mirror of rateopt's CSV reader (as bench/vs_fairlearn.py): numerics standardised with the
-    training mean and population std, categoricals one-hot with the training levels."""
-    xtr, xte = [], []
-    for c in tr.columns:
-        if c in numeric:
-            v = tr[c].to_numpy(float)
-            mu, sd = v.mean(), v.std()
-            sd = sd if sd > 0 else 1.0
-            xtr.append(((v - mu) / sd)[:, None])
-            xte.append(((te[c].to_numpy(float) - mu) / sd)[:, None])
-        elif c in categorical:
-            levels = list(dict.fromkeys(tr[c].astype(str)))
-            a, b = tr[c].astype(str).to_numpy(), te[c].astype(str).to_numpy()
-            xtr.append(np.stack([a == lv for lv in levels], 1).astype(float))
-            xte.append(np.stack([b == lv for lv in levels], 1).astype(float))
-    return np.hstack(xtr), np.hstack(xte)
+    """bench/vs_fairlearn.py's mirror of rateopt's CSV reader (numerics standardised with the
+    training mean and population std, categoricals one-hot with the training levels)."""
+    xtr, xte, _ = _vs_fairlearn().encode(tr, te, numeric, categorical)
+    return xtr, xte
+
+
+def _vs_fairlearn():
+    """bench/vs_fairlearn.py as a module (its main() only runs as a script)."""
+    import importlib.util
+    if "_vs_fairlearn_module" not in globals():
+        spec = importlib.util.spec_from_file_location(
+            "vs_fairlearn", os.path.join(ROOT, "bench", "vs_fairlearn.py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        globals()["_vs_fairlearn_module"] = module
+    return globals()["_vs_fairlearn_module"]
 
 
 class Split:

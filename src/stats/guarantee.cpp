@@ -105,20 +105,9 @@ Interval rate_range(const RateRef& r, const NamedData& d, const stats_impl::Data
     return {clopper_pearson_lower(k, n, delta / 2), clopper_pearson_upper(k, n, delta / 2)};
   }
   if (label_determined(info->share_in)) {
-    // The mean of a over the rows of the denominator (b is 0 or 1 there): rows with b = 1.
-    const bool all = info->share_in == kCellAll;
-    BoundedSample sample{s[1], s[2], all ? s[0] : s[3]};
-    if (!all) {
-      // Only the rows in the denominator cells count: recompute over them.
-      const bool positives = (info->share_in & kCellTp) != 0;
-      std::vector<std::uint8_t> sub(mask.begin(), mask.end());
-      const auto& y = d.data->labels().values;
-      for (std::size_t i = 0; i < sub.size(); ++i)
-        if (sub[i] != 0 && (y[i] != 0) != positives) sub[i] = 0;
-      const std::vector<double> t = share_sums(d, sub, *info);
-      sample = {t[1], t[2], t[0]};
-    }
-    return bounded_mean_range(sample, delta);
+    // The mean of a over the rows of the denominator: there b is 1, and elsewhere b = 0, so
+    // a = 0 too (share_of lies within share_in): the slice's sums of a are the denominator's.
+    return bounded_mean_range({s[1], s[2], s[3]}, delta);
   }
   // A ratio of two means over the slice's rows, each at half the error.
   const Interval num = bounded_mean_range({s[1], s[2], s[0]}, delta / 2);
