@@ -10,6 +10,7 @@
 // distinct values, weighted by their counts. Those counts are summed over every rank and sorted,
 // so the resamples, drawn from (seed, resample index), are the same for any thread and rank count.
 #include <algorithm>
+#include <boost/random/binomial_distribution.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -344,7 +345,9 @@ void draw_multinomial(const Stratum& s, std::mt19937_64& rng, std::vector<double
   double mass = s.rows;
   for (std::size_t j = 0; j + 1 < k && left > 0; ++j) {
     const double p = std::min(1.0, s.counts[j] / mass);
-    std::binomial_distribution<std::int64_t> bin(left, p);
+    // Boost's sampler (table-based log-factorials): libstdc++'s calls lgamma, which writes the
+    // global signgam, a data race between threads.
+    boost::random::binomial_distribution<std::int64_t> bin(left, p);
     const std::int64_t x = bin(rng);
     out[j] = static_cast<double>(x);
     left -= x;
