@@ -5,7 +5,7 @@
 #      consumer build);
 #   2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the threaded tests under ThreadSanitizer (zero reports);
-#   4. the libFuzzer targets for every reader, 30 s each (two at a time), when clang is available;
+#   4. the libFuzzer targets for every reader, 15 s each (two at a time), when clang is available;
 #   5. the consumer project against an installed prefix.
 # Before the builds: clang-format, no OpenMP, and clang-tidy with zero findings (scripts/tidy.sh).
 # Prints ctest's summary for each stage and exits non-zero on any failure.
@@ -59,8 +59,11 @@ cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRATEOPT_SA
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DRATEOPT_BUILD_BENCHMARKS=OFF \
   -DRATEOPT_MPI=OFF >/dev/null
 cmake --build build/asan -j "$jobs"
+# The paper reproductions' smoke runs (label repro: minutes under the sanitizers, through code
+# the other CLI tests cover) run in the Release stage only.
 (cd build/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j "$jobs") || status=1
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j "$jobs" -LE repro) \
+  || status=1
 
 stage "ThreadSanitizer: the threaded tests (parallel_for, batch deciders, trainers at 1-4 threads)"
 # Only the library and the test files that run threads (rateopt_threaded_tests, preset tsan:
@@ -78,10 +81,10 @@ TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
   ./build/tsan/tests/rateopt_threaded_tests --gtest_filter="$tsan_tests" --gtest_brief=1 || status=1
 
 if command -v clang++ >/dev/null 2>&1; then
-  stage "libFuzzer targets (RATEOPT_FUZZ_SECONDS = 30 s each, two at a time; docs/fuzzing.md)"
+  stage "libFuzzer targets (RATEOPT_FUZZ_SECONDS = 15 s each, two at a time; docs/fuzzing.md)"
   CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DRATEOPT_BUILD_FUZZERS=ON -DRATEOPT_BUILD_TESTS=OFF -DRATEOPT_BUILD_CLI=OFF \
-    -DRATEOPT_BUILD_BENCHMARKS=OFF -DRATEOPT_BUILD_PYTHON=OFF >/dev/null
+    -DRATEOPT_BUILD_BENCHMARKS=OFF -DRATEOPT_BUILD_PYTHON=OFF -DRATEOPT_FUZZ_SECONDS=15 >/dev/null
   # Only the fuzz targets (they compile the sources they test; the full library is not needed).
   # Each runs for a fixed time from its seeds into the corpus kept in the build tree
   # (build/fuzz/tests/fuzz/corpus/<target>), so later runs start from what earlier ones found.

@@ -57,7 +57,10 @@ TEST(TrainGuaranteed, ImpossibleBoundIsNoSolutionFound) {
                       "ppr[sex=Female] - ppr[sex=Male] <= 0.001"};
   GuaranteeOptions g;
   g.confidence = 0.999;
-  const GuaranteedTrainResult r = train_guaranteed(spec, adult_rows(), 0, {}, g);
+  // The first 4,000 rows: every fit of the margin search is quick.
+  std::vector<std::size_t> rows(4000);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  const GuaranteedTrainResult r = train_guaranteed(spec, select_rows(adult_rows(), rows), 0, {}, g);
   EXPECT_FALSE(r.passed);
   EXPECT_EQ(r.result.status, Termination::kNoSolutionFound);
   EXPECT_GT(r.safety[0].range.high, 0.0);
