@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -108,6 +109,27 @@ class Expression {
   // The range of value(): of the violation for constraints (lhs - rhs for <=, rhs - lhs for >=,
   // |lhs - rhs| for ==).
   [[nodiscard]] Interval value_range(std::span<const Interval> rate_ranges) const;
+
+  // A constraint in epigraph form: its violation is the largest over pieces of
+  // `plus_sign * node(plus) - node(minus)`, where the side that must stay below splits through
+  // max(x, y, ...) (each argument) and abs(x) (x and -x) and the side that must stay above
+  // through min(...): `max(|a|, b) <= c` is the pieces a - c, -a - c and b - c. An equality
+  // gives lhs - rhs and rhs - lhs. Empty for an expression that is not a constraint.
+  struct Piece {
+    std::size_t plus = 0;
+    double plus_sign = 1;
+    std::size_t minus = 0;
+  };
+  [[nodiscard]] std::vector<Piece> pieces() const;
+
+  // Node `root` as constant + sum coefs[j] * rate j, when it is affine in the rates (built of
+  // constants, rates, +, -, negation, products with a constant factor and division by a
+  // constant); empty otherwise.
+  struct Affine {
+    double constant = 0;
+    std::vector<double> coefs;  // one per rate
+  };
+  [[nodiscard]] std::optional<Affine> affine(std::size_t root) const;
 
  private:
   std::string text_;

@@ -16,11 +16,16 @@
 //     other value a seeded bootstrap over rows, stratified by the slices the values name, with a
 //     simultaneous band over all bootstrap values (max-t: each value +- c * its bootstrap standard
 //     error, c the `level` quantile of the largest standardised deviation over values).
-//   * guarantees (high_confidence_ranges): ranges of constraint values that hold *all at once*
-//     with probability at least 1 - delta, for any sample size: a union bound over the rates the
-//     constraints read, each rate bounded exactly (Clopper-Pearson for hard predictions;
-//     Hoeffding and Maurer-Pontil empirical Bernstein bounds, the smaller, for the expected rates
-//     of stochastic classifiers), combined through the expression by interval arithmetic.
+//   * guarantees (high_confidence_ranges): ranges of constraint values whose ends hold *all at
+//     once* with probability at least 1 - delta, for any sample size: each end by a union
+//     bound. Hard predictions: the upper ends (what a safety test reads) per constraint at
+//     delta / constraints, each from the constraint's pieces (epigraph form): one rate by
+//     Clopper-Pearson, the difference of two rates on disjoint slices by the exact joint bound
+//     (binomial_difference_upper), other affine pieces by one-sided Clopper-Pearson bounds of
+//     their rates, anything else by interval arithmetic. Lower ends, and both ends for the
+//     expected rates of stochastic classifiers: a union bound over the rates the constraints
+//     read (Clopper-Pearson; Hoeffding and Maurer-Pontil empirical Bernstein bounds, the
+//     smaller, for expected rates), combined through the expression by interval arithmetic.
 //
 // Determinism: the bootstrap's draws are keyed by (seed, resample) and its data are the counts of
 // distinct rows per stratum summed over every rank, so results are bit-identical for any thread
@@ -56,6 +61,22 @@ namespace rateopt {
                                            double delta);
 [[nodiscard]] double clopper_pearson_lower(std::uint64_t successes, std::uint64_t trials,
                                            double delta);
+
+// Exact one-sided bound for a weighted difference of two independent binomial proportions:
+// from `k1` successes of `n1` trials (proportion p1) and `k2` of `n2` (p2), an upper bound U
+// with Pr(a p1 - b p2 > U) <= delta for every (p1, p2) and every sample size; a, b > 0. The
+// inversion of an exact unconditional test (statistic a k1 / n1 - b k2 / n2): its p-value is the
+// largest probability of a statistic this small over the null's boundary a p1 - b p2 = theta,
+// with the nuisance p2 restricted to its Clopper-Pearson interval at level 1 - delta / 10 and
+// delta / 10 added (Berger & Boos 1994), and the largest over that interval taken cell by cell
+// at each cell's worst corner, so it never undershoots. About as tight as a normal
+// approximation for large samples, and much tighter than bounding p1 and p2 apart (a union bound
+// gives each delta / 2 and adds their widths). n1 = 0 or n2 = 0 bound that proportion by [0, 1].
+// Throws InvalidArgument for successes above trials, a or b not positive and finite, or delta
+// outside (0, 1).
+[[nodiscard]] double binomial_difference_upper(std::uint64_t k1, std::uint64_t n1, double a,
+                                               std::uint64_t k2, std::uint64_t n2, double b,
+                                               double delta);
 
 // The sum, sum of squares and count of values in [0, 1] whose mean is bounded.
 struct BoundedSample {
@@ -107,10 +128,14 @@ struct ValueInterval {
 struct ConstraintRange {
   std::string text;  // as given
   double value = 0;  // the violation on `data` (Expression::value)
-  Interval range;    // holds the population violation, all constraints at once w.p. >= 1 - delta
+  // The population violation is at most range.high for every constraint at once with
+  // probability at least 1 - delta, and at least range.low for every constraint at once with
+  // probability at least 1 - delta.
+  Interval range;
 };
 // Ranges of the violations of `constraints` (constraint texts; group shorthands expanded over
-// `data`) that hold simultaneously with probability at least 1 - delta for finite samples.
+// `data`) whose upper ends hold simultaneously with probability at least 1 - delta for finite
+// samples, and so do their lower ends (see the file comment for how each end is bounded).
 // Every rate the constraints read must be a share of confusion cells (MetricInfo::share_of:
 // ppr, tpr, fpr, tnr, fnr, precision, npv, error, accuracy, ...) on binary data without row
 // weights; predictions are hard (Predictions::positive or 0/1 probabilities: exact binomial

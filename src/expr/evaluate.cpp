@@ -5,8 +5,10 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/check.hpp"
@@ -306,6 +308,114 @@ Interval Expression::value_range(std::span<const Interval> rate_ranges) const {
   if (relation_ != Relation::kEqual || has_nan(diff) || diff.low >= 0) return diff;
   if (diff.high <= 0) return {-diff.high, -diff.low};
   return {0.0, std::max(-diff.low, diff.high)};
+}
+
+namespace {
+
+void upper_pieces(const std::vector<ExprNode>& nodes, std::size_t root, double sign,
+                  std::vector<std::pair<std::size_t, double>>& out) {
+  const ExprNode& n = nodes[root];
+  if (n.op == NodeOp::kCall && n.function == "max") {
+    for (std::size_t a : n.args) upper_pieces(nodes, a, sign, out);
+  } else if (n.op == NodeOp::kCall && n.function == "abs" && n.args.size() == 1) {
+    upper_pieces(nodes, n.args[0], sign, out);
+    upper_pieces(nodes, n.args[0], -sign, out);
+  } else {
+    out.emplace_back(root, sign);
+  }
+}
+
+void lower_pieces(const std::vector<ExprNode>& nodes, std::size_t root,
+                  std::vector<std::size_t>& out) {
+  const ExprNode& n = nodes[root];
+  if (n.op == NodeOp::kCall && n.function == "min") {
+    for (std::size_t a : n.args) lower_pieces(nodes, a, out);
+  } else {
+    out.push_back(root);
+  }
+}
+
+}  // namespace
+
+std::vector<Expression::Piece> Expression::pieces() const {
+  std::vector<Piece> out;
+  const auto split = [&](std::size_t below, std::size_t above) {
+    std::vector<std::pair<std::size_t, double>> ups;
+    std::vector<std::size_t> lows;
+    upper_pieces(nodes_, below, 1, ups);
+    lower_pieces(nodes_, above, lows);
+    for (const auto& [node, sign] : ups)
+      for (std::size_t low : lows) out.push_back({node, sign, low});
+  };
+  switch (relation_) {
+    case Relation::kNone:
+      break;
+    case Relation::kLessEqual:
+      split(lhs_, rhs_);
+      break;
+    case Relation::kGreaterEqual:
+      split(rhs_, lhs_);
+      break;
+    case Relation::kEqual:
+      out.push_back({lhs_, 1, rhs_});
+      out.push_back({rhs_, 1, lhs_});
+      break;
+  }
+  return out;
+}
+
+std::optional<Expression::Affine> Expression::affine(std::size_t root) const {
+  RATEOPT_CHECK(root < nodes_.size(), "root is {}, expected a node index in [0, {}) of '{}'", root,
+                nodes_.size(), text_);
+  std::vector<std::optional<Affine>> v(root + 1);
+  const auto constant = [](const std::optional<Affine>& a) {
+    return std::all_of(a->coefs.begin(), a->coefs.end(), [](double c) { return c == 0; });
+  };
+  const auto combine = [](Affine x, const Affine& y, double s) {
+    x.constant += s * y.constant;
+    for (std::size_t j = 0; j < x.coefs.size(); ++j) x.coefs[j] += s * y.coefs[j];
+    return x;
+  };
+  const auto scaled = [](Affine x, double s) {
+    x.constant *= s;
+    for (double& c : x.coefs) c *= s;
+    return x;
+  };
+  for (std::size_t i = 0; i <= root; ++i) {
+    const ExprNode& n = nodes_[i];
+    const auto arg = [&](std::size_t k) -> const std::optional<Affine>& { return v[n.args[k]]; };
+    const bool known = std::all_of(n.args.begin(), n.args.end(),
+                                   [&](std::size_t a) { return a < i && v[a].has_value(); });
+    if (!known) continue;
+    switch (n.op) {
+      case NodeOp::kConstant:
+        v[i] = Affine{n.value, std::vector<double>(rates_.size(), 0.0)};
+        break;
+      case NodeOp::kRate:
+        v[i] = Affine{0.0, std::vector<double>(rates_.size(), 0.0)};
+        v[i]->coefs[n.rate] = 1;
+        break;
+      case NodeOp::kNeg:
+        v[i] = scaled(*arg(0), -1);
+        break;
+      case NodeOp::kAdd:
+        v[i] = combine(*arg(0), *arg(1), 1);
+        break;
+      case NodeOp::kSub:
+        v[i] = combine(*arg(0), *arg(1), -1);
+        break;
+      case NodeOp::kMul:
+        if (constant(arg(0))) v[i] = scaled(*arg(1), arg(0)->constant);
+        if (constant(arg(1))) v[i] = scaled(*arg(0), arg(1)->constant);
+        break;
+      case NodeOp::kDiv:
+        if (constant(arg(1)) && arg(1)->constant != 0) v[i] = scaled(*arg(0), 1 / arg(1)->constant);
+        break;
+      case NodeOp::kCall:
+        break;
+    }
+  }
+  return v[root];
 }
 
 std::string_view to_string(Relation relation) noexcept {

@@ -1,8 +1,9 @@
-// High-confidence ranges of constraint values (rateopt/intervals.hpp, high_confidence_ranges):
-// every distinct rate the constraints read is bounded at error delta / (number of rates) by a
-// finite-sample bound, and the bounds are combined through each expression by interval
-// arithmetic. By the union bound, all constraints' ranges hold at once with probability at least
-// 1 - delta.
+// High-confidence ranges of constraint values (rateopt/intervals.hpp, high_confidence_ranges).
+// Lower ends (and upper ends for expected rates): every distinct rate the constraints read is
+// bounded at error delta / (number of rates) by a finite-sample bound, and the bounds are
+// combined through each expression by interval arithmetic; by the union bound all hold at once
+// with probability at least 1 - delta. Upper ends for hard predictions: per constraint at
+// delta / (number of constraints), from its pieces (constraint_upper below).
 //
 // Why each rate's bound is exact. A share rate (ppr, tpr, precision, ...) on a slice is the share
 // of the rows of its denominator cells (all rows, label-1 rows, predicted-positive rows, ...)
@@ -11,15 +12,19 @@
 // numerator is binomial (hard predictions: Clopper-Pearson), and for a stochastic classifier the
 // expected indicator of each row is an independent value in [0, 1] (Hoeffding / Maurer-Pontil).
 // A stochastic classifier's precision-like rate, whose denominator depends on the prediction, is
-// the ratio of two such means over the slice's rows, each bounded at half the rate's error.
+// the ratio of two such means over the slice's rows, each bounded at half the rate's error. Two
+// rates on disjoint slices are independent given both slices' rows: their difference is bounded
+// jointly (binomial_difference_upper).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "common/check.hpp"
+#include "common/numeric.hpp"
 #include "common/random.hpp"
 #include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
@@ -79,9 +84,10 @@ std::vector<double> share_sums(const NamedData& d, std::span<const std::uint8_t>
                         });
 }
 
-// The rate's range at error `delta`.
-Interval rate_range(const RateRef& r, const NamedData& d, const stats_impl::DataTraits& traits,
-                    double delta) {
+// The catalogue entry of a rate a guarantee can bound (a share of confusion cells on unweighted
+// binary data). Throws InvalidArgument naming the rate otherwise.
+const MetricInfo& bounded_share(const RateRef& r, const NamedData& d,
+                                const stats_impl::DataTraits& traits) {
   const MetricInfo* info = find_metric(r.metric);
   const LabelKind kind = d.data->labels().kind;
   if (info == nullptr || info->share_of == 0 ||
@@ -95,15 +101,38 @@ Interval rate_range(const RateRef& r, const NamedData& d, const stats_impl::Data
                 "'{}': a guarantee needs unweighted rows (each row one independent draw); this "
                 "dataset has row weights",
                 r.to_string());
+  return *info;
+}
+
+// A hard rate's binomial count: `k` of `n` denominator rows lie in the numerator; `mask` marks
+// the slice's rows (of this rank).
+struct ShareCount {
+  std::uint64_t k = 0;
+  std::uint64_t n = 0;
+  std::vector<std::uint8_t> mask;
+};
+ShareCount share_count(const RateRef& r, const NamedData& d, const stats_impl::DataTraits& traits) {
+  const MetricInfo& info = bounded_share(r, d, traits);
+  ShareCount out;
+  out.mask = slice_mask(*d.data, r.slice);
+  const std::vector<double> s = share_sums(d, out.mask, info);
+  // Counts of 0/1 values: exact integers.
+  out.k = static_cast<std::uint64_t>(std::llround(s[1]));
+  out.n = static_cast<std::uint64_t>(std::llround(s[3]));
+  return out;
+}
+
+// The rate's range at error `delta`.
+Interval rate_range(const RateRef& r, const NamedData& d, const stats_impl::DataTraits& traits,
+                    double delta) {
+  if (traits.hard) {
+    const ShareCount c = share_count(r, d, traits);
+    if (c.n == 0) return {0.0, 1.0};
+    return {clopper_pearson_lower(c.k, c.n, delta / 2), clopper_pearson_upper(c.k, c.n, delta / 2)};
+  }
+  const MetricInfo* info = &bounded_share(r, d, traits);
   const std::vector<std::uint8_t> mask = slice_mask(*d.data, r.slice);
   const std::vector<double> s = share_sums(d, mask, *info);
-  if (traits.hard) {
-    // Counts of 0/1 values: exact integers.
-    const auto k = static_cast<std::uint64_t>(std::llround(s[1]));
-    const auto n = static_cast<std::uint64_t>(std::llround(s[3]));
-    if (n == 0) return {0.0, 1.0};
-    return {clopper_pearson_lower(k, n, delta / 2), clopper_pearson_upper(k, n, delta / 2)};
-  }
   if (label_determined(info->share_in)) {
     // The mean of a over the rows of the denominator: there b is 1, and elsewhere b = 0, so
     // a = 0 too (share_of lies within share_in): the slice's sums of a are the denominator's.
@@ -159,6 +188,75 @@ std::vector<ConstraintRange> combine(std::span<const std::string> constraints,
   return out;
 }
 
+// Whether two slices' row masks share no row on any rank (a collective).
+bool disjoint(std::span<const std::uint8_t> x, std::span<const std::uint8_t> y) {
+  double both[1] = {0};
+  for (std::size_t i = 0; i < x.size(); ++i) both[0] += (x[i] & y[i]) != 0 ? 1 : 0;
+  sum_over_ranks(both);
+  return both[0] == 0;
+}
+
+// One constraint's upper end at error `delta` for hard predictions (docs/guarantees.md, "How the
+// safety test bounds a constraint"). Its violation is the largest of its pieces (epigraph form);
+// if it exceeds U = the largest of the pieces' upper bounds, the piece that is largest in the
+// population exceeds its own bound, so each piece's bound at error delta suffices (no union over
+// pieces). An affine piece is bounded exactly: a constant as is; one rate by Clopper-Pearson; the
+// difference of two rates on disjoint slices of one dataset (independent binomials given the
+// slices' rows) by binomial_difference_upper; any other affine piece by one-sided Clopper-Pearson
+// bounds at delta / rates. A constraint with a piece that is not affine (ratios, sqrt, ...) is
+// bounded by interval arithmetic over two-sided ranges of its rates at delta / rates.
+double constraint_upper(const Expression& e, std::span<const NamedData> data,
+                        std::span<const stats_impl::DataTraits> traits, double delta) {
+  const std::vector<RateRef>& rates = e.rates();
+  std::vector<std::size_t> where(rates.size());
+  for (std::size_t j = 0; j < rates.size(); ++j) where[j] = stats_impl::data_index(rates[j], data);
+  std::vector<ShareCount> counts(rates.size());
+  std::vector<std::uint8_t> counted(rates.size(), 0);
+  const auto count = [&](std::size_t j) -> const ShareCount& {
+    if (counted[j] == 0) {
+      counts[j] = share_count(rates[j], data[where[j]], traits[where[j]]);
+      counted[j] = 1;
+    }
+    return counts[j];
+  };
+  const auto one_sided = [&](std::size_t j, double coef, double err) {
+    const ShareCount& c = count(j);
+    return coef > 0 ? coef * clopper_pearson_upper(c.k, c.n, err)
+                    : coef * clopper_pearson_lower(c.k, c.n, err);
+  };
+  double upper = -detail::kInf;
+  for (const Expression::Piece& piece : e.pieces()) {
+    const std::optional<Expression::Affine> plus = e.affine(piece.plus);
+    const std::optional<Expression::Affine> minus = e.affine(piece.minus);
+    if (!plus || !minus) {
+      std::vector<Interval> ranges;
+      const double each = delta / static_cast<double>(std::max<std::size_t>(rates.size(), 1));
+      for (std::size_t j = 0; j < rates.size(); ++j)
+        ranges.push_back(rate_range(rates[j], data[where[j]], traits[where[j]], each));
+      return e.value_range(ranges).high;
+    }
+    double bound = piece.plus_sign * plus->constant - minus->constant;
+    std::vector<std::size_t> used;
+    std::vector<double> coef(rates.size());
+    for (std::size_t j = 0; j < rates.size(); ++j) {
+      coef[j] = piece.plus_sign * plus->coefs[j] - minus->coefs[j];
+      if (coef[j] != 0) used.push_back(j);
+    }
+    if (used.size() == 2 && (coef[used[0]] > 0) != (coef[used[1]] > 0) &&
+        where[used[0]] == where[used[1]] && disjoint(count(used[0]).mask, count(used[1]).mask)) {
+      const std::size_t i = coef[used[0]] > 0 ? used[0] : used[1];
+      const std::size_t j = coef[used[0]] > 0 ? used[1] : used[0];
+      bound += binomial_difference_upper(count(i).k, count(i).n, coef[i], count(j).k, count(j).n,
+                                         -coef[j], delta);
+    } else {
+      for (std::size_t j : used)
+        bound += one_sided(j, coef[j], delta / static_cast<double>(used.size()));
+    }
+    upper = std::max(upper, bound);
+  }
+  return upper;
+}
+
 void check_delta(double delta) {
   RATEOPT_CHECK(delta > 0 && delta < 1, "delta is {}, expected a probability in (0, 1)", delta);
 }
@@ -180,7 +278,18 @@ std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string>
     ranges.push_back(rate_range(r, data[d], traits[d], each));
     values.push_back(evaluate_rate(r, data));
   }
-  return combine(constraints, pc, values, ranges);
+  std::vector<ConstraintRange> out = combine(constraints, pc, values, ranges);
+  // Hard predictions: each constraint's upper end from its pieces, at delta / constraints.
+  const bool hard = std::all_of(traits.begin(), traits.end(),
+                                [](const stats_impl::DataTraits& t) { return t.hard; });
+  if (hard) {
+    const double per = delta / static_cast<double>(std::max<std::size_t>(out.size(), 1));
+    for (std::size_t c = 0; c < out.size(); ++c) {
+      out[c].range.high = constraint_upper(pc.parsed[c], data, traits, per);
+      out[c].range.low = std::min(out[c].range.low, out[c].range.high);
+    }
+  }
+  return out;
 }
 
 std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string> constraints,

@@ -567,34 +567,6 @@ void check_numbers(const RateProblem::Impl& p, const Function& f, const std::str
                   what));
 }
 
-// Pieces of a side of a constraint (epigraph form). A side that must stay below a bound splits
-// through the convex functions max(x, y, ...) (each argument) and abs(x) (x and -x), recursively:
-// `max(|a|, b) <= c` holds exactly when a <= c, -a <= c and b <= c, so every piece stays linear
-// when its arguments are. A side that must stay above a bound splits through min(...) only.
-struct SidePiece {
-  std::size_t node = 0;
-  double sign = 1;
-};
-void upper_pieces(const Expression& e, std::size_t root, double sign, std::vector<SidePiece>& out) {
-  const ExprNode& n = e.nodes()[root];
-  if (n.op == NodeOp::kCall && n.function == "max") {
-    for (std::size_t a : n.args) upper_pieces(e, a, sign, out);
-  } else if (n.op == NodeOp::kCall && n.function == "abs" && n.args.size() == 1) {
-    upper_pieces(e, n.args[0], sign, out);
-    upper_pieces(e, n.args[0], -sign, out);
-  } else {
-    out.push_back({root, sign});
-  }
-}
-void lower_pieces(const Expression& e, std::size_t root, std::vector<SidePiece>& out) {
-  const ExprNode& n = e.nodes()[root];
-  if (n.op == NodeOp::kCall && n.function == "min") {
-    for (std::size_t a : n.args) lower_pieces(e, a, out);
-  } else {
-    out.push_back({root, 1});
-  }
-}
-
 // The source text of a node: from its position to the first ')' or ',' that closes nothing, or a
 // relation at depth 0 (so "abs(a - b) <= c" names its argument "a - b").
 std::string node_text(const Expression& e, std::size_t node) {
@@ -826,39 +798,21 @@ RateProblem RateProblem::build(const ProblemSpec& spec, std::vector<TrainingData
                   "constraint {} '{}' has no relation; write 'lhs <= rhs', 'lhs >= rhs' or "
                   "'lhs == rhs'",
                   c + 1, spec.constraints[c]);
-    const std::size_t lhs = ex.lhs_root(), rhs = ex.rhs_root();
-    struct Piece {
-      SidePiece plus;   // the side that must stay below ...
-      SidePiece minus;  // ... this one
-    };
-    std::vector<Piece> list;
-    const auto split = [&](std::size_t below, std::size_t above) {
-      std::vector<SidePiece> ups, lows;
-      upper_pieces(ex, below, 1, ups);
-      lower_pieces(ex, above, lows);
-      for (const SidePiece& a : ups)
-        for (const SidePiece& b : lows) list.push_back({a, b});
-    };
-    if (ex.relation() == Relation::kLessEqual) {
-      split(lhs, rhs);
-    } else if (ex.relation() == Relation::kGreaterEqual) {
-      split(rhs, lhs);
-    } else {
-      list.push_back({{lhs, 1}, {rhs, 1}});
-      list.push_back({{rhs, 1}, {lhs, 1}});
-    }
-    for (const Piece& pc : list) {
+    const std::size_t lhs = ex.lhs_root();
+    const std::vector<Expression::Piece> list = ex.pieces();
+    for (const Expression::Piece& pc : list) {
       Function f;
-      f.terms.push_back({e, pc.plus.node, pc.plus.sign});
-      f.terms.push_back({e, pc.minus.node, -1});
+      f.terms.push_back({e, pc.plus, pc.plus_sign});
+      f.terms.push_back({e, pc.minus, -1});
       std::string text = spec.constraints[c];
       if (list.size() > 1) {
-        const auto part = [&](const SidePiece& sp) {
-          return sp.sign < 0 ? "-(" + node_text(ex, sp.node) + ")" : node_text(ex, sp.node);
+        const auto part = [&](std::size_t node, double sign) {
+          return sign < 0 ? "-(" + node_text(ex, node) + ")" : node_text(ex, node);
         };
-        text = fmt::format("{} [{} - {}]", spec.constraints[c], part(pc.plus), part(pc.minus));
+        text = fmt::format("{} [{} - {}]", spec.constraints[c], part(pc.plus, pc.plus_sign),
+                           part(pc.minus, 1));
         if (ex.relation() == Relation::kEqual)
-          text = fmt::format("{} ({})", spec.constraints[c], pc.plus.node == lhs ? "<=" : ">=");
+          text = fmt::format("{} ({})", spec.constraints[c], pc.plus == lhs ? "<=" : ">=");
       }
       finish_function(p, f, text);
       check_numbers(p, f, fmt::format("constraint {} '{}'", c + 1, spec.constraints[c]));

@@ -22,6 +22,17 @@
 
 namespace rateopt::test {
 
+// Repetitions of a statistical simulation: `n`, or a fifth of it in sanitizer builds (run there
+// for memory and thread errors, 3-10 times slower; the full count runs in the Release stage).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr int kSimulationDivisor = 5;
+#else
+inline constexpr int kSimulationDivisor = 1;
+#endif
+inline int simulation_reps(int n) {
+  return n / kSimulationDivisor;
+}
+
 // The shared datasets' folder: RATEOPT_DATA_DIR when set, else ../shared/data as configured.
 inline std::string data_dir() {
   const char* env = std::getenv("RATEOPT_DATA_DIR");

@@ -82,6 +82,108 @@ TEST(ClopperPearson, HoldsWithFrequencyAtLeastOneMinusDelta) {
   }
 }
 
+// ---- the exact bound for a difference of two proportions ----
+
+double binomial_pmf(int n, double p, int x) {
+  if (p <= 0) return x == 0 ? 1.0 : 0.0;
+  if (p >= 1) return x == n ? 1.0 : 0.0;
+  return std::exp(std::lgamma(n + 1.0) - std::lgamma(x + 1.0) - std::lgamma(n - x + 1.0) +
+                  x * std::log(p) + (n - x) * std::log1p(-p));
+}
+
+// The same unconditional test by brute force on small samples: every (x1, x2) summed, the
+// nuisance p2 on a grid 30 times finer than the bound's cells and taken at the grid points (so
+// the supremum from below), the bound by bisection.
+double brute_force_difference_upper(int k1, int n1, double a, int k2, int n2, double b,
+                                    double delta) {
+  const double gamma = delta / 10;
+  const Interval nuisance = clopper_pearson(k2, n2, 1 - gamma);
+  const double t = a * k1 / n1 - b * k2 / n2;
+  const auto pvalue = [&](double theta0) {
+    double sup = 0;
+    const int grid = 3840;
+    for (int g = 0; g <= grid; ++g) {
+      const double p2 = nuisance.low + (nuisance.high - nuisance.low) * g / grid;
+      const double p1 = std::max(0.0, (theta0 + b * p2) / a);
+      if (p1 > 1) break;
+      double pr = 0;
+      for (int x1 = 0; x1 <= n1; ++x1)
+        for (int x2 = 0; x2 <= n2; ++x2)
+          if (a * x1 / n1 - b * x2 / n2 <= t + 1e-12)
+            pr += binomial_pmf(n1, p1, x1) * binomial_pmf(n2, p2, x2);
+      sup = std::max(sup, pr);
+    }
+    return sup + gamma;
+  };
+  double low = -b, high = a;
+  for (int step = 0; step < 30; ++step) {
+    const double mid = 0.5 * (low + high);
+    (pvalue(mid) <= delta ? high : low) = mid;
+  }
+  return high;
+}
+
+TEST(BinomialDifference, MatchesTheUnconditionalTestByBruteForce) {
+  struct Case {
+    int k1, n1;
+    double a;
+    int k2, n2;
+    double b, delta;
+  };
+  for (const Case& c : {Case{3, 8, 1.0, 2, 6, 1.0, 0.1}, Case{0, 5, 1.0, 5, 5, 1.0, 0.05},
+                        Case{5, 7, 1.0, 1, 9, 0.8, 0.1}, Case{7, 12, 0.8, 9, 10, 1.0, 0.2}}) {
+    SCOPED_TRACE(fmt::format("{}/{} {} {}/{} {}", c.k1, c.n1, c.a, c.k2, c.n2, c.b));
+    const double ours = binomial_difference_upper(c.k1, c.n1, c.a, c.k2, c.n2, c.b, c.delta);
+    const double brute = brute_force_difference_upper(c.k1, c.n1, c.a, c.k2, c.n2, c.b, c.delta);
+    // Cells bound the supremum from above: never below the brute force, and close to it.
+    EXPECT_GE(ours, brute - 1e-6);
+    EXPECT_LE(ours, brute + 0.02);
+  }
+  // All successes in the first sample and none in the second: the largest value, a.
+  EXPECT_EQ(binomial_difference_upper(4, 4, 0.8, 0, 3, 1, 0.05), 0.8);
+  // An empty sample: that proportion anywhere in [0, 1].
+  EXPECT_NEAR(binomial_difference_upper(0, 0, 1, 2, 5, 1, 0.1),
+              1 - clopper_pearson_lower(2, 5, 0.05), 1e-15);
+  test::expect_invalid([] { (void)binomial_difference_upper(3, 2, 1, 0, 1, 1, 0.1); }, "k1 is 3");
+  test::expect_invalid([] { (void)binomial_difference_upper(1, 2, 0, 0, 1, 1, 0.1); }, "a is 0");
+  test::expect_invalid([] { (void)binomial_difference_upper(1, 2, 1, 0, 1, 1, 1.5); },
+                       "delta is 1.5");
+}
+
+// Pr(a p1 - b p2 > bound) <= delta over repeated samples, and the bound tighter than bounding
+// each proportion apart at delta / 2.
+TEST(BinomialDifference, HoldsWithFrequencyAtLeastOneMinusDeltaAndBeatsTheUnionBound) {
+  struct Case {
+    int n1;
+    double p1, a;
+    int n2;
+    double p2, b;
+  };
+  std::mt19937_64 rng(21);
+  const double delta = 0.1;
+  const int reps = test::simulation_reps(1500);
+  for (const Case& c : {Case{40, 0.3, 1.0, 25, 0.45, 1.0}, Case{300, 0.1, 1.0, 120, 0.12, 0.8},
+                        Case{15, 0.9, 1.0, 60, 0.6, 1.0}}) {
+    SCOPED_TRACE(fmt::format("n1={} p1={} n2={} p2={}", c.n1, c.p1, c.n2, c.p2));
+    std::binomial_distribution<int> x1(c.n1, c.p1), x2(c.n2, c.p2);
+    const double theta = c.a * c.p1 - c.b * c.p2;
+    int failures = 0;
+    double exact_width = 0, union_width = 0;
+    for (int r = 0; r < reps; ++r) {
+      const auto k1 = static_cast<std::uint64_t>(x1(rng));
+      const auto k2 = static_cast<std::uint64_t>(x2(rng));
+      const double u = binomial_difference_upper(k1, c.n1, c.a, k2, c.n2, c.b, delta);
+      failures += theta > u ? 1 : 0;
+      const double t = c.a * k1 / c.n1 - c.b * k2 / c.n2;
+      exact_width += u - t;
+      union_width += c.a * clopper_pearson_upper(k1, c.n1, delta / 2) -
+                     c.b * clopper_pearson_lower(k2, c.n2, delta / 2) - t;
+    }
+    EXPECT_LE(failures / double(reps), delta + 3 * std::sqrt(delta * (1 - delta) / reps));
+    EXPECT_LT(exact_width, 0.85 * union_width);
+  }
+}
+
 TEST(BoundedMean, RadiiHoldWithFrequencyAtLeastOneMinusDelta) {
   // Values in [0, 1]: Beta(a, b) draws (mean a / (a + b)) and two-point values {0, 0.4}.
   std::mt19937_64 rng(2);
@@ -218,28 +320,37 @@ Sample draw(const Population& pop, std::size_t n, std::mt19937_64& rng, bool sof
   return s;
 }
 
+// Each end holds for all constraints at once: Pr(some population violation above its upper end)
+// <= delta, and the same below the lower ends.
 TEST(HighConfidenceRanges, HoldTogetherWithFrequencyAtLeastOneMinusDelta) {
   const Population pop;
   const std::vector<std::string> constraints = {
-      "ppr[g=a] - ppr[g=b] <= 0.05", "tpr[g=b] - tpr[g=a] <= 0.05", "fpr[g=a] <= 2 * fpr[g=b]"};
+      "ppr[g=a] - ppr[g=b] <= 0.05", "tpr[g=b] - tpr[g=a] <= 0.05", "fpr[g=a] <= 2 * fpr[g=b]",
+      "max(abs(ppr[g=a] - ppr[g=b]), tpr[g=a]) <= 0.75", "ppr[g=a] / ppr[g=b] <= 1.2"};
   const double truth[] = {pop.ppr(0) - pop.ppr(1) - 0.05, pop.tpr(1) - pop.tpr(0) - 0.05,
-                          pop.fpr(0) - 2 * pop.fpr(1)};
+                          pop.fpr(0) - 2 * pop.fpr(1),
+                          std::max(std::abs(pop.ppr(0) - pop.ppr(1)), pop.tpr(0)) - 0.75,
+                          pop.ppr(0) / pop.ppr(1) - 1.2};
   std::mt19937_64 rng(4);
   const double delta = 0.1;
   for (const bool soft : {false, true}) {
-    int failures = 0;
-    const int reps = 2000;
+    int above = 0, below = 0;
+    const int reps = test::simulation_reps(1500);
     for (int s = 0; s < reps; ++s) {
       const Sample sample = draw(pop, 300, rng, soft);
       const NamedData named[] = {{"", &sample.data, &sample.pred}};
       const auto ranges = high_confidence_ranges(constraints, named, delta);
-      bool all = true;
-      for (std::size_t c = 0; c < constraints.size(); ++c)
-        all = all && ranges[c].range.contains(truth[c]);
-      failures += all ? 0 : 1;
+      bool any_above = false, any_below = false;
+      for (std::size_t c = 0; c < constraints.size(); ++c) {
+        any_above = any_above || truth[c] > ranges[c].range.high;
+        any_below = any_below || truth[c] < ranges[c].range.low;
+      }
+      above += any_above ? 1 : 0;
+      below += any_below ? 1 : 0;
     }
     SCOPED_TRACE(soft ? "stochastic" : "hard");
-    EXPECT_LE(failures / double(reps), delta + 3 * std::sqrt(delta * (1 - delta) / reps));
+    EXPECT_LE(above / double(reps), delta + 3 * std::sqrt(delta * (1 - delta) / reps));
+    EXPECT_LE(below / double(reps), delta + 3 * std::sqrt(delta * (1 - delta) / reps));
   }
 }
 
@@ -289,13 +400,14 @@ TEST(HighConfidenceRanges, MixtureOfHardModelsHoldsAndIsTighter) {
   EXPECT_LT(mixture_width, 0.9 * mean_width);
 }
 
-TEST(HighConfidenceRanges, HardRatesAreClopperPearsonWithTheUnionBound) {
+// Hard predictions: delta split over the constraints; each constraint's pieces at its share.
+TEST(HighConfidenceRanges, HardUpperEndsComeFromEachConstraintsPieces) {
   std::mt19937_64 rng(5);
   const Sample s = draw(Population{}, 400, rng);
   const NamedData named[] = {{"", &s.data, &s.pred}};
-  const std::vector<std::string> c = {"ppr[g=a] <= 0.5", "ppr[g=a] - ppr[g=b] <= 0.1"};
-  const auto r = high_confidence_ranges(c, named, 0.05);
-  // Two distinct rates: each two-sided at 0.025, i.e. 0.0125 per side.
+  const std::vector<std::string> c = {"ppr[g=a] <= 0.5", "ppr[g=a] - ppr[g=b] <= 0.1",
+                                      "parity(ppr, g) <= 0.2", "ppr[g=a] / ppr[g=b] <= 1.5"};
+  const auto r = high_confidence_ranges(c, named, 0.08);
   const SliceCounts a =
       count_slice(s.data, slice_mask(s.data, Slice::parse("g=a")), s.pred.positive);
   const SliceCounts b =
@@ -303,11 +415,22 @@ TEST(HighConfidenceRanges, HardRatesAreClopperPearsonWithTheUnionBound) {
   const auto ka = static_cast<std::uint64_t>(a.confusion.predicted_positive());
   const auto kb = static_cast<std::uint64_t>(b.confusion.predicted_positive());
   const auto na = static_cast<std::uint64_t>(a.total), nb = static_cast<std::uint64_t>(b.total);
-  EXPECT_NEAR(r[0].range.high, clopper_pearson_upper(ka, na, 0.0125) - 0.5, 1e-15);
-  EXPECT_NEAR(r[1].range.high,
-              clopper_pearson_upper(ka, na, 0.0125) - clopper_pearson_lower(kb, nb, 0.0125) - 0.1,
-              1e-15);
+  // Four constraints: 0.02 each. One rate: one-sided Clopper-Pearson.
+  EXPECT_NEAR(r[0].range.high, clopper_pearson_upper(ka, na, 0.02) - 0.5, 1e-15);
   EXPECT_NEAR(r[0].value, ka / double(na) - 0.5, 1e-15);
+  // A difference over disjoint groups: the exact joint bound.
+  const double ab = binomial_difference_upper(ka, na, 1, kb, nb, 1, 0.02);
+  const double ba = binomial_difference_upper(kb, nb, 1, ka, na, 1, 0.02);
+  EXPECT_NEAR(r[1].range.high, ab - 0.1, 1e-15);
+  // |a - b|: both pieces at the constraint's whole share (the population is above at most one).
+  EXPECT_NEAR(r[2].range.high, std::max(ab, ba) - 0.2, 1e-15);
+  EXPECT_LT(r[1].range.high,
+            clopper_pearson_upper(ka, na, 0.01) - clopper_pearson_lower(kb, nb, 0.01) - 0.1);
+  // Not affine: interval arithmetic over both rates, each two-sided at 0.01.
+  EXPECT_NEAR(r[3].range.high,
+              clopper_pearson_upper(ka, na, 0.005) / clopper_pearson_lower(kb, nb, 0.005) - 1.5,
+              1e-12);
+  for (const ConstraintRange& x : r) EXPECT_LE(x.range.low, x.range.high);
 }
 
 TEST(HighConfidenceRanges, RefusesWhatItCannotBound) {
