@@ -28,7 +28,7 @@ namespace rateopt {
 
 namespace {
 
-constexpr int kCells = 128;          // cells of the nuisance interval
+constexpr int kCells = 64;           // cells of the nuisance interval
 constexpr int kBisections = 36;      // steps of each cell's search
 constexpr double kGammaShare = 0.1;  // Berger-Boos gamma as a share of delta
 // Binomial probabilities in double precision (Boost.Math would otherwise promote to long double).
@@ -129,25 +129,23 @@ double binomial_difference_upper(std::uint64_t k1, std::uint64_t n1, double a, s
   };
   // The null is rejected at theta0 when every cell's bound is <= level; each bound falls as
   // theta0 grows, so the bound is the largest over cells of the theta0 where that cell's falls
-  // to the level. Cells are visited in decreasing order of their bound at the observed value
-  // (the largest threshold is usually among the first), and a cell already at or below the
-  // level at the running largest needs no search.
-  std::vector<Window> corner(kCells);
-  std::vector<std::pair<double, int>> order(kCells);
-  for (int c = 0; c < kCells; ++c) {
-    corner[static_cast<std::size_t>(c)] = binomial_window(n2, cell_high(c));
-    order[static_cast<std::size_t>(c)] = {-tail(c, corner[static_cast<std::size_t>(c)], t), c};
-  }
-  std::sort(order.begin(), order.end());
+  // to the level. Cells are visited from the observed p2 outward (the largest threshold is
+  // usually near it), and a cell already at or below the level at the running largest needs no
+  // search.
+  const int first = std::clamp(
+      static_cast<int>((static_cast<double>(k2) / static_cast<double>(n2) - nuisance.low) /
+                       std::max(width, 1e-300)),
+      0, kCells - 1);
   double bound = -b;  // the smallest value a p1 - b p2 can take
-  for (const auto& entry : order) {
-    const int c = entry.second;
-    const Window& w2 = corner[static_cast<std::size_t>(c)];
+  for (int step = 0; step < 2 * kCells; ++step) {
+    const int c = step % 2 == 0 ? first + step / 2 : first - (step + 1) / 2;
+    if (c < 0 || c >= kCells) continue;
+    const Window w2 = binomial_window(n2, cell_high(c));
     if (tail(c, w2, bound) <= level) continue;
     // The cell holds no null point above a - b u: its threshold lies in (bound, a - b u].
     double low = bound;
     double high = a - b * cell_low(c) + 1e-12 * (a + b);
-    for (int step = 0; step < kBisections && high - low > 1e-10; ++step) {
+    for (int i = 0; i < kBisections && high - low > 1e-9; ++i) {
       const double mid = 0.5 * (low + high);
       (tail(c, w2, mid) <= level ? high : low) = mid;
     }

@@ -205,8 +205,12 @@ bool disjoint(std::span<const std::uint8_t> x, std::span<const std::uint8_t> y) 
 // slices' rows) by binomial_difference_upper; any other affine piece by one-sided Clopper-Pearson
 // bounds at delta / rates. A constraint with a piece that is not affine (ratios, sqrt, ...) is
 // bounded by interval arithmetic over two-sided ranges of its rates at delta / rates.
-double constraint_upper(const Expression& e, std::span<const NamedData> data,
-                        std::span<const stats_impl::DataTraits> traits, double delta) {
+// Each piece's upper bound at error `delta` (hard predictions), or nothing when some piece is not
+// affine in the rates.
+std::optional<std::vector<double>> piece_uppers(const Expression& e,
+                                                std::span<const NamedData> data,
+                                                std::span<const stats_impl::DataTraits> traits,
+                                                double delta) {
   const std::vector<RateRef>& rates = e.rates();
   std::vector<std::size_t> where(rates.size());
   for (std::size_t j = 0; j < rates.size(); ++j) where[j] = stats_impl::data_index(rates[j], data);
@@ -224,17 +228,11 @@ double constraint_upper(const Expression& e, std::span<const NamedData> data,
     return coef > 0 ? coef * clopper_pearson_upper(c.k, c.n, err)
                     : coef * clopper_pearson_lower(c.k, c.n, err);
   };
-  double upper = -detail::kInf;
+  std::vector<double> out;
   for (const Expression::Piece& piece : e.pieces()) {
     const std::optional<Expression::Affine> plus = e.affine(piece.plus);
     const std::optional<Expression::Affine> minus = e.affine(piece.minus);
-    if (!plus || !minus) {
-      std::vector<Interval> ranges;
-      const double each = delta / static_cast<double>(std::max<std::size_t>(rates.size(), 1));
-      for (std::size_t j = 0; j < rates.size(); ++j)
-        ranges.push_back(rate_range(rates[j], data[where[j]], traits[where[j]], each));
-      return e.value_range(ranges).high;
-    }
+    if (!plus || !minus) return std::nullopt;
     double bound = piece.plus_sign * plus->constant - minus->constant;
     std::vector<std::size_t> used;
     std::vector<double> coef(rates.size());
@@ -252,9 +250,30 @@ double constraint_upper(const Expression& e, std::span<const NamedData> data,
       for (std::size_t j : used)
         bound += one_sided(j, coef[j], delta / static_cast<double>(used.size()));
     }
-    upper = std::max(upper, bound);
+    out.push_back(bound);
   }
-  return upper;
+  return out;
+}
+
+// Interval arithmetic over two-sided ranges of the constraint's rates at delta / rates: the upper
+// end of a constraint that is not affine piece by piece.
+double fallback_upper(const Expression& e, std::span<const NamedData> data,
+                      std::span<const stats_impl::DataTraits> traits, double delta) {
+  const std::vector<RateRef>& rates = e.rates();
+  std::vector<Interval> ranges;
+  const double each = delta / static_cast<double>(std::max<std::size_t>(rates.size(), 1));
+  for (const RateRef& r : rates) {
+    const std::size_t d = stats_impl::data_index(r, data);
+    ranges.push_back(rate_range(r, data[d], traits[d], each));
+  }
+  return e.value_range(ranges).high;
+}
+
+double constraint_upper(const Expression& e, std::span<const NamedData> data,
+                        std::span<const stats_impl::DataTraits> traits, double delta) {
+  const std::optional<std::vector<double>> pieces = piece_uppers(e, data, traits, delta);
+  if (!pieces) return fallback_upper(e, data, traits, delta);
+  return pieces->empty() ? -detail::kInf : *std::max_element(pieces->begin(), pieces->end());
 }
 
 void check_delta(double delta) {
@@ -342,7 +361,49 @@ std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string>
     }
   }
   for (Interval& r : ranges) r = {std::clamp(r.low, 0.0, 1.0), std::clamp(r.high, 0.0, 1.0)};
-  return combine(constraints, pc, values, ranges);
+  std::vector<ConstraintRange> out = combine(constraints, pc, values, ranges);
+  // Upper ends per constraint at delta / constraints, from its pieces: the mixture's piece is the
+  // weighted sum of its components' (the rates are), each bounded at delta / (constraints x
+  // components). A constraint with a piece that is not affine: interval arithmetic over the
+  // components' weighted rate ranges at that error.
+  const double per =
+      delta / static_cast<double>(std::max<std::size_t>(out.size(), 1) * used.size());
+  std::vector<NamedData> ones;
+  std::vector<stats_impl::DataTraits> one_traits;
+  for (std::size_t j : used) {
+    ones.push_back({mixture.name, mixture.data, &mixture.components[j]});
+    one_traits.push_back(stats_impl::data_traits(ones.back()));
+  }
+  for (std::size_t c = 0; c < out.size(); ++c) {
+    const Expression& e = pc.parsed[c];
+    std::vector<double> sums;
+    bool affine = true;
+    std::vector<Interval> mixed(e.rates().size(), Interval{0, 0});
+    for (std::size_t u = 0; u < used.size(); ++u) {
+      const std::span<const NamedData> one(&ones[u], 1);
+      const std::span<const stats_impl::DataTraits> traits(&one_traits[u], 1);
+      const double w = mixture.weights[used[u]];
+      const std::optional<std::vector<double>> pieces =
+          affine ? piece_uppers(e, one, traits, per) : std::nullopt;
+      affine = affine && pieces.has_value();
+      if (affine) {
+        sums.resize(pieces->size(), 0.0);
+        for (std::size_t p = 0; p < pieces->size(); ++p) sums[p] += w * (*pieces)[p];
+      }
+      for (std::size_t k = 0; k < e.rates().size(); ++k) {
+        const Interval r =
+            rate_range(e.rates()[k], one[0], traits[0],
+                       per / static_cast<double>(std::max<std::size_t>(e.rates().size(), 1)));
+        mixed[k].low += w * r.low;
+        mixed[k].high += w * r.high;
+      }
+    }
+    out[c].range.high =
+        affine ? (sums.empty() ? -detail::kInf : *std::max_element(sums.begin(), sums.end()))
+               : e.value_range(mixed).high;
+    out[c].range.low = std::min(out[c].range.low, out[c].range.high);
+  }
+  return out;
 }
 
 void validate(const GuaranteeOptions& options) {
