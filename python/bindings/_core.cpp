@@ -431,6 +431,56 @@ py::dict train(const std::string& objective, bool maximize,
                   "problem"_a = description, "lower_bound"_a = r.lower_bound, "gap"_a = r.gap);
 }
 
+// The guaranteed mode (train.hpp, train_guaranteed; the CLI's --confidence) on the one dataset of
+// `data`: the fit kept and, under "guarantee", each constraint's margin and safety-test bound.
+py::dict train_guaranteed(const std::string& objective, bool maximize,
+                          const std::vector<std::string>& constraints, const py::list& data,
+                          const py::dict& opts, double confidence, double safety_fraction,
+                          bool stochastic) {
+  std::vector<std::shared_ptr<Dataset>> keep;
+  const auto named = training_data(data, keep);
+  if (named.size() != 1)
+    throw InvalidArgument("confidence= trains on the rows given to fit only (" +
+                          std::to_string(named.size()) +
+                          " datasets given); leave out datasets= or confidence=");
+  const ProblemSpec spec = problem_spec(objective, maximize, constraints);
+  TrainOptions o = train_options_from(opts);
+  if (o.solver == TrainSolver::kOracle) o.oracle = weighted_logistic_oracle(o.c, o.n_threads);
+  o.should_stop = python_interrupt_pending;
+  GuaranteeOptions g;
+  g.confidence = confidence;
+  g.safety_fraction = safety_fraction;
+  g.stochastic_output = stochastic;
+  g.seed = o.seed;
+  GuaranteedTrainResult r;
+  {
+    py::gil_scoped_release release;
+    r = rateopt::train_guaranteed(spec, *named[0].data, 0, o, g);
+  }
+  if (r.result.status == Termination::kInterrupted) throw py::error_already_set();
+  py::list rows;
+  for (std::size_t k = 0; k < r.safety.size(); ++k)
+    rows.append(py::dict("constraint"_a = constraints[k], "trained_as"_a = r.trained_constraints[k],
+                         "margin"_a = r.margins[k], "safety_violation"_a = r.safety[k].value,
+                         "upper_bound"_a = r.safety[k].range.high,
+                         "certified"_a = r.safety[k].range.high <= 0));
+  const py::dict guarantee("confidence"_a = g.confidence, "delta"_a = 1 - g.confidence,
+                           "output"_a = stochastic ? "stochastic" : "deterministic",
+                           "safety_fraction"_a = g.safety_fraction,
+                           "width_factor"_a = g.width_factor,
+                           "candidate_rows"_a = r.candidate_total, "safety_rows"_a = r.safety_total,
+                           "constraints"_a = rows, "passed"_a = r.passed,
+                           "solver_status"_a = std::string(to_string(r.solver_status)));
+  TrainResult& t = r.result;
+  return py::dict("model"_a = std::move(t.classifier),
+                  "solver"_a = std::string(to_string(t.solver)),
+                  "status"_a = std::string(to_string(t.status)), "iterations"_a = t.iterations,
+                  "seconds"_a = t.seconds, "stochastic"_a = values_to_dict(t.stochastic),
+                  "deterministic"_a = values_to_dict(t.deterministic),
+                  "num_candidates"_a = t.num_candidates, "history"_a = history_list(t.history),
+                  "lower_bound"_a = t.lower_bound, "gap"_a = t.gap, "guarantee"_a = guarantee);
+}
+
 // Post-processing (postprocess.hpp, the CLI's --solver postprocess): exact randomised group
 // thresholds of `base`'s score (one linear component) by one LP over the problem's data.
 // ThresholdClassifier passes any estimator's score as a one-column feature matrix and the base
@@ -1100,6 +1150,18 @@ PYBIND11_MODULE(_core, m) {
         "train_options(); progress: a callable getting a dict per progress record (every "
         "progress_every rounds, 0: the solver's default). Ctrl-C raises KeyboardInterrupt "
         "within a round.");
+  m.def("train_guaranteed", &rateopt::python::train_guaranteed, "objective"_a, "maximize"_a,
+        "constraints"_a, "data"_a, "options"_a, "confidence"_a,
+        "safety_fraction"_a = GuaranteeOptions{}.safety_fraction, "stochastic"_a = false,
+        "The guaranteed mode (train.hpp, train_guaranteed; rateopt train --confidence) on one "
+        "dataset: the dict of train() plus 'guarantee' (per constraint: margin, safety-test "
+        "upper bound, certified; passed). status is 'no_solution_found' when the safety test "
+        "fails.");
+  m.def("guarantee_defaults", [] {
+    const GuaranteeOptions g;
+    return py::dict("confidence"_a = g.confidence, "safety_fraction"_a = g.safety_fraction,
+                    "width_factor"_a = g.width_factor);
+  });
   m.def("postprocess", &rateopt::python::postprocess_thresholds, "objective"_a, "maximize"_a,
         "constraints"_a, "data"_a, "base"_a, "group_columns"_a = std::vector<std::string>{},
         "n_threads"_a = 0,

@@ -82,7 +82,7 @@ double tail_upper(std::uint64_t n1, double p1, double a, std::uint64_t n2, const
   const double scale = static_cast<double>(n1) / a;
   double total = w2.outside;
   for (std::size_t i = 0; i < w2.pmf.size(); ++i) {
-    const double x2 = static_cast<double>(w2.lo + static_cast<std::int64_t>(i));
+    const auto x2 = static_cast<double>(w2.lo + static_cast<std::int64_t>(i));
     // The largest x1 with T <= t, with a little slack so that rounding never drops a tie.
     const double limit = scale * (t + b * x2 / static_cast<double>(n2));
     const auto x1 = static_cast<std::int64_t>(std::floor(limit + 1e-9 * (1 + std::abs(limit))));

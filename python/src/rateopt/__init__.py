@@ -138,7 +138,7 @@ def __getattr__(name):
         from . import sklearn as _sk
 
         return getattr(_sk, name)
-    if name in ("RateConstrainedClassifier", "RampClassifier"):
+    if name in ("RateConstrainedClassifier", "RampClassifier", "NoSolutionFoundError"):
         from . import train as _train
 
         return getattr(_train, name)
@@ -169,4 +169,4 @@ __all__ = ["decide", "Decision", "BatchDecision", "gfm_from_samples", "select_th
            "select_top_k", "tune_threshold", "evaluate", "metrics", "load_model", "predict_model",
            "LogisticRegression", "BayesOptimalClassifier", "ParseError", "NotFoundError",
            "IoError", "RateoptError", "__version__", "report", "Report", "ThresholdClassifier",
-           "ClassifierChain", "ExactFPlugin", "BinaryRelevance"]
+           "ClassifierChain", "ExactFPlugin", "BinaryRelevance", "NoSolutionFoundError"]

@@ -42,6 +42,16 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from . import _core, _wrapped
 from ._validation import check_int, column, feature_matrix, group_columns
 
+
+class NoSolutionFoundError(RuntimeError):
+    """The guaranteed mode (``confidence=``) found no model that passes its safety test: no
+    model is fitted. ``report`` holds the training report, with the safety test's bound for
+    each constraint under ``report["guarantee"]``."""
+
+    def __init__(self, message: str, report: dict):
+        super().__init__(message)
+        self.report = report
+
 __all__ = ["RateConstrainedClassifier", "RampClassifier"]
 
 
@@ -167,9 +177,19 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
                 f"{e}; pass the group columns with fit(X, y, sensitive_features=...) (GridSearchCV "
                 "and cross_val_score keep groups= for their CV splitter: give them "
                 "sensitive_features=... instead)") from None
+        if r["status"] == "no_solution_found":
+            g = r["guarantee"]
+            worst = max(c["upper_bound"] for c in g["constraints"])
+            raise NoSolutionFoundError(
+                f"{type(self).__name__}: the safety test could not certify the constraints at "
+                f"confidence {g['confidence']:g} (largest upper bound {worst:.4g} > 0, on "
+                f"{g['safety_rows']:.0f} held-out rows); no model is fitted. More rows, a looser "
+                "bound or a lower confidence may help; the exception's report has each "
+                "constraint's bound", r)
         self.model_ = r.pop("model")
         self.report_ = r
         self.status_ = r["status"]
+        self.guarantee_ = r.get("guarantee")
         if self.status_ in ("infeasible", "max_iterations", "numerical_error"):
             what = {"infeasible": "ended infeasible: no mixture found meets the constraints on "
                                   "the training data",
@@ -189,7 +209,11 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
         self.mixture_ = self.model_.mixture
         self.n_iter_ = int(r.get("iterations", len(r.get("history", [])) or 1))
         self.predict_mode_ = self.predict_mode
-        if self.predict_mode == "auto":
+        if self.predict_mode == "auto" and self.guarantee_ is not None:
+            # The output the guarantee is about.
+            self.predict_mode_ = ("stochastic" if self.guarantee_["output"] == "stochastic"
+                                  else "deterministic")
+        elif self.predict_mode == "auto":
             det = r.get("deterministic", {})
             tol = float(getattr(self, "tolerance", getattr(self, "feasibility_tol", 1e-3)))
             ok = det.get("max_violation", 0.0) <= tol
@@ -298,6 +322,18 @@ class RateConstrainedClassifier(_RateEstimator):
         seed; when given it replaces ``seed`` for the training draws and stochastic predictions.
     n_jobs : int or None, default None: scikit-learn's name for the thread count; when given it
         replaces ``n_threads`` (-1: every core). Results do not depend on it.
+    confidence : float in (0, 1) or None, default None: the guaranteed mode (docs/guarantees.md;
+        ``rateopt train --confidence``). The rows are split into a candidate part and a safety
+        part; the model is trained on the first with tightened constraints and kept only if a
+        safety test on the second certifies every constraint: then the probability that it
+        violates any of them on the population is at most 1 - confidence. Otherwise ``fit``
+        raises ``NoSolutionFoundError`` (its ``report`` has each constraint's bound). One
+        dataset, no ``estimator``.
+    safety_fraction : float in (0, 1) or None, default None: the share of rows held out for the
+        safety test (None: the library's default, 0.4).
+    guarantee_for : {"deterministic", "stochastic"}, default "deterministic": the output the
+        guarantee is about, the best single model or the stochastic mixture; with
+        ``predict_mode="auto"`` predictions come from it.
     pos_label : a class of y or None, default None: the positive class, the one rates such as
         ``tpr`` and ``ppr`` count (``">50K"``); it becomes ``classes_[1]``. None: the larger of
         the two sorted classes.
@@ -316,7 +352,8 @@ class RateConstrainedClassifier(_RateEstimator):
     coef_ (components x features), intercept_, mixture_, status_ ("converged": feasible on the
     training data and within ``tolerance`` of the certificate's lower bound; "feasible": feasible,
     certificate not reached; "infeasible"), lower_bound_ and gap_ (the certificate; NaN when the
-    solver gives none), predict_mode_, report_ (training values, history, analysis).
+    solver gives none), predict_mode_, report_ (training values, history, analysis),
+    guarantee_ (with ``confidence``: the safety test's upper bound per constraint; else None).
     """
 
     def __init__(self, objective="error", constraints=(), maximize=False, solver="auto",
@@ -325,7 +362,11 @@ class RateConstrainedClassifier(_RateEstimator):
                  fit_intercept=True, checkpoint_every=0, tolerance=1e-3, stop_window=0,
                  stop_tolerance=1e-3, shrink=True, batch_size=0, seed=0, n_threads=0,
                  oracle_c=_DEPRECATED, predict_mode="auto", verbose=0, random_state=None,
-                 n_jobs=None, estimator=None, pos_label=None):
+                 n_jobs=None, estimator=None, pos_label=None, confidence=None,
+                 safety_fraction=None, guarantee_for="deterministic"):
+        self.confidence = confidence
+        self.safety_fraction = safety_fraction
+        self.guarantee_for = guarantee_for
         self.objective = objective
         self.constraints = constraints
         self.maximize = maximize
@@ -416,6 +457,8 @@ class RateConstrainedClassifier(_RateEstimator):
             warnings.warn("RateConstrainedClassifier: oracle_c is deprecated, use c (the same "
                           "value)", FutureWarning, stacklevel=3)
             opts["c"] = _option_value(self.oracle_c)
+        if self.confidence is not None:
+            return self._train_guaranteed(constraints, data, opts)
         if self.estimator is not None:
             return _wrapped.train(self, constraints, data, opts)
         verbose = check_int(self.verbose or 0, "verbose", 0)
@@ -423,6 +466,22 @@ class RateConstrainedClassifier(_RateEstimator):
         # round for cutting-plane's few); 2 and more: every round.
         return _core.train(self.objective, bool(self.maximize), constraints, data, opts,
                            progress=self._progress(), progress_every=1 if verbose >= 2 else 0)
+
+    def _train_guaranteed(self, constraints, data, opts):
+        # The guaranteed mode (docs/guarantees.md): split, tightened fit, one safety test.
+        if self.estimator is not None:
+            raise ValueError("confidence= runs with the built-in linear learner; estimator= is "
+                             "not supported with it yet (leave out one of the two)")
+        if self.guarantee_for not in ("deterministic", "stochastic"):
+            raise ValueError(f"guarantee_for is {self.guarantee_for!r}, expected "
+                             "'deterministic' or 'stochastic'")
+        if not constraints:
+            raise ValueError("confidence= certifies constraints: the problem has none")
+        fraction = (_core.guarantee_defaults()["safety_fraction"] if self.safety_fraction is None
+                    else self.safety_fraction)
+        return _core.train_guaranteed(self.objective, bool(self.maximize), list(constraints),
+                                      data, opts, float(self.confidence), float(fraction),
+                                      self.guarantee_for == "stochastic")
 
     def _more_tags(self):
         return {

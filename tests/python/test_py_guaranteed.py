@@ -1,0 +1,101 @@
+"""The guaranteed mode from Python (issue 26): RateConstrainedClassifier(confidence=...) on the
+bundled Adult rows certifies a loose bound (each constraint's safety-test upper bound <= 0 in
+guarantee_, predictions from the output the guarantee is about, the same bits for 1 and 2
+threads), raises NoSolutionFoundError with the report for a bound it cannot certify, and refuses
+what it does not support with a message naming it."""
+import os
+
+import numpy as np
+import pytest
+
+from pyhelpers import import_rateopt
+
+rateopt = import_rateopt()
+pd = pytest.importorskip("pandas")
+from sklearn.base import clone  # noqa: E402
+from sklearn.linear_model import LogisticRegression as SkLogistic  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+ADULT = os.path.join(ROOT, "data", "adult", "adult-train.csv.gz")
+RULE = ["ppr[sex=Female] >= 0.6 * ppr[sex=Male]"]
+
+
+@pytest.fixture(scope="module")
+def adult():
+    """Every bundled Adult row: one-hot categories and standardised numbers, labels, sex."""
+    df = pd.read_csv(ADULT)
+    y = (df.pop("income").astype(str).str.strip() == ">50K").astype(int).to_numpy()
+    sex = df[["sex"]].copy()
+    num = df.select_dtypes("number")
+    X = pd.concat([(num - num.mean()) / num.std(),
+                   pd.get_dummies(df.select_dtypes(exclude="number"), dtype=float)], axis=1)
+    return X.to_numpy(dtype=np.float64), y, sex
+
+
+@pytest.mark.parametrize("output", ["deterministic", "stochastic"])
+def test_loose_bound_is_certified(adult, output):
+    X, y, sex = adult
+    clf = rateopt.RateConstrainedClassifier(constraints=RULE, confidence=0.95,
+                                            guarantee_for=output, n_jobs=1)
+    clf.fit(X, y, sensitive_features=sex)
+    g = clf.guarantee_
+    assert g["passed"] and g["output"] == output and g["confidence"] == 0.95
+    assert g["safety_rows"] + g["candidate_rows"] == len(y)
+    assert abs(g["safety_rows"] / len(y) - 0.4) < 0.02  # the library's default fraction
+    (c,) = g["constraints"]
+    assert c["certified"] and c["upper_bound"] <= 0
+    assert c["upper_bound"] >= c["safety_violation"]
+    assert c["margin"] > 0 and c["trained_as"] != RULE[0]
+    assert clf.status_ in ("converged", "feasible")
+    assert clf.predict_mode_ == output
+    assert set(np.unique(clf.predict(X))) <= {0, 1}
+    # The same bits for another thread count.
+    again = clone(clf).set_params(n_jobs=2).fit(X, y, sensitive_features=sex)
+    assert again.guarantee_ == g
+    np.testing.assert_array_equal(again.coef_, clf.coef_)
+
+
+def test_impossible_bound_raises_with_the_report(adult):
+    X, y, sex = adult
+    clf = rateopt.RateConstrainedClassifier(
+        constraints=["abs(ppr[sex=Male] - ppr[sex=Female]) <= 0.001"], confidence=0.999,
+        safety_fraction=0.5)
+    with pytest.raises(rateopt.NoSolutionFoundError, match="could not certify") as err:
+        clf.fit(X[:4000], y[:4000], sensitive_features=sex[:4000])
+    g = err.value.report["guarantee"]
+    assert g["passed"] is False and g["safety_fraction"] == 0.5
+    assert g["constraints"][0]["upper_bound"] > 0
+    assert err.value.report["status"] == "no_solution_found"
+    assert not hasattr(clf, "model_")
+
+
+@pytest.mark.parametrize("params, needle", [
+    ({"confidence": 1.5}, "confidence is 1.5"),
+    ({"confidence": 0.9, "safety_fraction": 0.0}, "safety fraction is 0"),
+    ({"confidence": 0.9, "guarantee_for": "both"}, "guarantee_for is 'both'"),
+    ({"confidence": 0.9, "estimator": SkLogistic()}, "estimator= is not supported"),
+    ({"confidence": 0.9, "constraints": ["f1[sex=Female] >= 0.3"]}, "shares of confusion"),
+    ({"confidence": 0.9, "constraints": []}, "has none"),
+])
+def test_what_it_cannot_do_is_a_clear_error(adult, params, needle):
+    X, y, sex = adult
+    kw = {"constraints": RULE, **params}
+    with pytest.raises(ValueError, match=needle):
+        rateopt.RateConstrainedClassifier(**kw).fit(X[:2000], y[:2000],
+                                                    sensitive_features=sex[:2000])
+
+
+def test_other_datasets_are_refused(adult):
+    X, y, sex = adult
+    clf = rateopt.RateConstrainedClassifier(constraints=RULE, confidence=0.9)
+    with pytest.raises(ValueError, match="rows given to fit only"):
+        clf.fit(X[:2000], y[:2000], sensitive_features=sex[:2000],
+                datasets={"other": {"X": X[2000:3000], "y": y[2000:3000]}})
+
+
+def test_parameters_round_trip():
+    clf = rateopt.RateConstrainedClassifier(confidence=0.9, safety_fraction=0.3,
+                                            guarantee_for="stochastic")
+    p = clone(clf).get_params()
+    assert (p["confidence"], p["safety_fraction"], p["guarantee_for"]) == (0.9, 0.3, "stochastic")
+    assert rateopt.RateConstrainedClassifier().get_params()["confidence"] is None
