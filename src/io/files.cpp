@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <utility>
 
 #include "common/check.hpp"
+#include "common/random.hpp"
 #include "io/io_util.hpp"
 #include "rateopt/io.hpp"
 
@@ -373,14 +375,35 @@ void AtomicFileWriter::open() {
   const std::filesystem::path target(path_);
   const std::filesystem::path folder =
       target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-  std::string temp = (folder / fmt::format(".{}.tmp-XXXXXX", target.filename().string())).string();
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0)
-    throw WriteError(fmt::format("cannot create a temporary file in '{}' to write '{}': {}",
-                                 folder.string(), path_, errno_text()));
-  fd_ = fd;
-  temp_ = std::move(temp);
-  pending_ = new PendingTemp(temp_);  // removed by remove_pending_temp_files on a signal
+  // The temporary file's name is registered for remove_pending_temp_files *before* the file is
+  // created, so that a signal at any moment removes it (with mkstemp the file would exist a
+  // moment before its name could be registered): a random suffix, then an exclusive create,
+  // another suffix when the name is taken.
+  static std::atomic<std::uint64_t> serial{0};
+  const auto clock =
+      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  for (int attempt = 0;; ++attempt) {
+    const std::uint64_t suffix =
+        detail::mix64(clock ^ (static_cast<std::uint64_t>(::getpid()) << 32), serial++);
+    temp_ = (folder /
+             fmt::format(".{}.tmp-{:012x}", target.filename().string(), suffix & 0xFFFFFFFFFFFFULL))
+                .string();
+    pending_ = new PendingTemp(temp_);
+    const int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      fd_ = fd;
+      break;
+    }
+    const int error = errno;
+    delete static_cast<PendingTemp*>(pending_);
+    pending_ = nullptr;
+    if (error != EEXIST || attempt >= 100) {
+      temp_.clear();
+      errno = error;
+      throw WriteError(fmt::format("cannot create a temporary file in '{}' to write '{}': {}",
+                                   folder.string(), path_, errno_text()));
+    }
+  }
   // The new file gets the permissions a plain create would give (mkstemp makes it 0600), or the
   // replaced file's.
   mode_t mode = 0666;

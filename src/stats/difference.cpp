@@ -11,14 +11,13 @@
 // grows; the bound is the largest theta0 at which some cell's value still exceeds delta - gamma,
 // found per cell by bisection and reported at the bracket's upper end.
 //
-// Binomial probabilities come from a window of about +-10 standard deviations around the mean,
+// Binomial probabilities come from a window of 8 standard deviations (plus 6) around the mean,
 // by the ratio recurrence from the mode (one Boost.Math pdf call), with the mass outside the
 // window counted in full (so truncation can only raise the p-value).
 #include <algorithm>
 #include <boost/math/distributions/binomial.hpp>
 #include <cmath>
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 #include "common/check.hpp"
