@@ -205,12 +205,18 @@ bool disjoint(std::span<const std::uint8_t> x, std::span<const std::uint8_t> y) 
 // slices' rows) by binomial_difference_upper; any other affine piece by one-sided Clopper-Pearson
 // bounds at delta / rates. A constraint with a piece that is not affine (ratios, sqrt, ...) is
 // bounded by interval arithmetic over two-sided ranges of its rates at delta / rates.
-// Each piece's upper bound at error `delta` (hard predictions), or nothing when some piece is not
-// affine in the rates.
-std::optional<std::vector<double>> piece_uppers(const Expression& e,
-                                                std::span<const NamedData> data,
-                                                std::span<const stats_impl::DataTraits> traits,
-                                                double delta) {
+// Whether every piece of the constraint is affine in the rates (Expression::affine).
+bool pieces_affine(const Expression& e) {
+  const std::vector<Expression::Piece> pieces = e.pieces();
+  return std::all_of(pieces.begin(), pieces.end(), [&](const Expression::Piece& p) {
+    return e.affine(p.plus).has_value() && e.affine(p.minus).has_value();
+  });
+}
+
+// Each piece's upper bound at error `delta` (hard predictions); every piece affine
+// (pieces_affine).
+std::vector<double> piece_uppers(const Expression& e, std::span<const NamedData> data,
+                                 std::span<const stats_impl::DataTraits> traits, double delta) {
   const std::vector<RateRef>& rates = e.rates();
   std::vector<std::size_t> where(rates.size());
   for (std::size_t j = 0; j < rates.size(); ++j) where[j] = stats_impl::data_index(rates[j], data);
@@ -232,7 +238,7 @@ std::optional<std::vector<double>> piece_uppers(const Expression& e,
   for (const Expression::Piece& piece : e.pieces()) {
     const std::optional<Expression::Affine> plus = e.affine(piece.plus);
     const std::optional<Expression::Affine> minus = e.affine(piece.minus);
-    if (!plus || !minus) return std::nullopt;
+    RATEOPT_CHECK(plus && minus, "'{}': a piece is not affine in its rates", e.text());
     double bound = piece.plus_sign * plus->constant - minus->constant;
     std::vector<std::size_t> used;
     std::vector<double> coef(rates.size());
@@ -271,9 +277,9 @@ double fallback_upper(const Expression& e, std::span<const NamedData> data,
 
 double constraint_upper(const Expression& e, std::span<const NamedData> data,
                         std::span<const stats_impl::DataTraits> traits, double delta) {
-  const std::optional<std::vector<double>> pieces = piece_uppers(e, data, traits, delta);
-  if (!pieces) return fallback_upper(e, data, traits, delta);
-  return pieces->empty() ? -detail::kInf : *std::max_element(pieces->begin(), pieces->end());
+  if (!pieces_affine(e)) return fallback_upper(e, data, traits, delta);
+  const std::vector<double> pieces = piece_uppers(e, data, traits, delta);
+  return pieces.empty() ? -detail::kInf : *std::max_element(pieces.begin(), pieces.end());
 }
 
 void check_delta(double delta) {
@@ -376,31 +382,30 @@ std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string>
   }
   for (std::size_t c = 0; c < out.size(); ++c) {
     const Expression& e = pc.parsed[c];
-    std::vector<double> sums;
-    bool affine = true;
-    std::vector<Interval> mixed(e.rates().size(), Interval{0, 0});
-    for (std::size_t u = 0; u < used.size(); ++u) {
-      const std::span<const NamedData> one(&ones[u], 1);
-      const std::span<const stats_impl::DataTraits> traits(&one_traits[u], 1);
-      const double w = mixture.weights[used[u]];
-      const std::optional<std::vector<double>> pieces =
-          affine ? piece_uppers(e, one, traits, per) : std::nullopt;
-      affine = affine && pieces.has_value();
-      if (affine) {
-        sums.resize(pieces->size(), 0.0);
-        for (std::size_t p = 0; p < pieces->size(); ++p) sums[p] += w * (*pieces)[p];
+    const std::size_t rates = std::max<std::size_t>(e.rates().size(), 1);
+    if (pieces_affine(e)) {
+      std::vector<double> sums;
+      for (std::size_t u = 0; u < used.size(); ++u) {
+        const std::vector<double> pieces = piece_uppers(e, {&ones[u], 1}, {&one_traits[u], 1}, per);
+        sums.resize(pieces.size(), 0.0);
+        for (std::size_t p = 0; p < pieces.size(); ++p)
+          sums[p] += mixture.weights[used[u]] * pieces[p];
       }
-      for (std::size_t k = 0; k < e.rates().size(); ++k) {
-        const Interval r =
-            rate_range(e.rates()[k], one[0], traits[0],
-                       per / static_cast<double>(std::max<std::size_t>(e.rates().size(), 1)));
-        mixed[k].low += w * r.low;
-        mixed[k].high += w * r.high;
+      out[c].range.high =
+          sums.empty() ? -detail::kInf : *std::max_element(sums.begin(), sums.end());
+    } else {
+      std::vector<Interval> mixed(e.rates().size(), Interval{0, 0});
+      for (std::size_t u = 0; u < used.size(); ++u) {
+        const double w = mixture.weights[used[u]];
+        for (std::size_t k = 0; k < e.rates().size(); ++k) {
+          const Interval r =
+              rate_range(e.rates()[k], ones[u], one_traits[u], per / static_cast<double>(rates));
+          mixed[k].low += w * r.low;
+          mixed[k].high += w * r.high;
+        }
       }
+      out[c].range.high = e.value_range(mixed).high;
     }
-    out[c].range.high =
-        affine ? (sums.empty() ? -detail::kInf : *std::max_element(sums.begin(), sums.end()))
-               : e.value_range(mixed).high;
     out[c].range.low = std::min(out[c].range.low, out[c].range.high);
   }
   return out;

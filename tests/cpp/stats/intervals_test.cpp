@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -320,6 +321,27 @@ Sample draw(const Population& pop, std::size_t n, std::mt19937_64& rng, bool sof
   return s;
 }
 
+// Over repeated samples: how often some constraint's population violation lies above its upper
+// end, and how often below its lower end; each at most delta (three standard errors allowed).
+struct EndMisses {
+  int reps = 0, above = 0, below = 0;
+  void add(const std::vector<ConstraintRange>& ranges, std::span<const double> truth) {
+    bool any_above = false, any_below = false;
+    for (std::size_t c = 0; c < ranges.size(); ++c) {
+      any_above = any_above || truth[c] > ranges[c].range.high;
+      any_below = any_below || truth[c] < ranges[c].range.low;
+    }
+    ++reps;
+    above += any_above ? 1 : 0;
+    below += any_below ? 1 : 0;
+  }
+  void expect_at_most(double delta) const {
+    const double allowed = delta + 3 * std::sqrt(delta * (1 - delta) / reps);
+    EXPECT_LE(above / double(reps), allowed);
+    EXPECT_LE(below / double(reps), allowed);
+  }
+};
+
 // Each end holds for all constraints at once: Pr(some population violation above its upper end)
 // <= delta, and the same below the lower ends.
 TEST(HighConfidenceRanges, HoldTogetherWithFrequencyAtLeastOneMinusDelta) {
@@ -334,23 +356,16 @@ TEST(HighConfidenceRanges, HoldTogetherWithFrequencyAtLeastOneMinusDelta) {
   std::mt19937_64 rng(4);
   const double delta = 0.1;
   for (const bool soft : {false, true}) {
-    int above = 0, below = 0;
+    EndMisses misses;
     const int reps = test::simulation_reps(1000);
     for (int s = 0; s < reps; ++s) {
       const Sample sample = draw(pop, 300, rng, soft);
       const NamedData named[] = {{"", &sample.data, &sample.pred}};
       const auto ranges = high_confidence_ranges(constraints, named, delta);
-      bool any_above = false, any_below = false;
-      for (std::size_t c = 0; c < constraints.size(); ++c) {
-        any_above = any_above || truth[c] > ranges[c].range.high;
-        any_below = any_below || truth[c] < ranges[c].range.low;
-      }
-      above += any_above ? 1 : 0;
-      below += any_below ? 1 : 0;
+      misses.add(ranges, truth);
     }
     SCOPED_TRACE(soft ? "stochastic" : "hard");
-    EXPECT_LE(above / double(reps), delta + 3 * std::sqrt(delta * (1 - delta) / reps));
-    EXPECT_LE(below / double(reps), delta + 3 * std::sqrt(delta * (1 - delta) / reps));
+    misses.expect_at_most(delta);
   }
 }
 
@@ -366,7 +381,7 @@ TEST(HighConfidenceRanges, MixtureOfHardModelsHoldsAndIsTighter) {
   std::mt19937_64 rng(11);
   const double delta = 0.1;
   const int reps = test::simulation_reps(1000);
-  int above = 0, below = 0;
+  EndMisses misses;
   double mixture_width = 0;
   double mean_width = 0;
   for (int s = 0; s < reps; ++s) {
@@ -381,13 +396,7 @@ TEST(HighConfidenceRanges, MixtureOfHardModelsHoldsAndIsTighter) {
       m.components[1].positive.push_back(test::uniform(rng) < p ? 1 : 0);
     }
     const auto ranges = high_confidence_ranges(constraints, m, delta);
-    bool any_above = false, any_below = false;
-    for (std::size_t c = 0; c < constraints.size(); ++c) {
-      any_above = any_above || truth[c] > ranges[c].range.high;
-      any_below = any_below || truth[c] < ranges[c].range.low;
-    }
-    above += any_above ? 1 : 0;
-    below += any_below ? 1 : 0;
+    misses.add(ranges, truth);
     // The same mixture as probabilities, bounded as a mean.
     Predictions mixed;
     for (std::size_t i = 0; i < sample.data.num_rows(); ++i)
@@ -399,8 +408,7 @@ TEST(HighConfidenceRanges, MixtureOfHardModelsHoldsAndIsTighter) {
     mean_width += as_mean[0].range.high - as_mean[0].range.low;
     EXPECT_NEAR(ranges[0].value, as_mean[0].value, 1e-12);
   }
-  EXPECT_LE(above / double(reps), delta + 3 * std::sqrt(delta * (1 - delta) / reps));
-  EXPECT_LE(below / double(reps), delta + 3 * std::sqrt(delta * (1 - delta) / reps));
+  misses.expect_at_most(delta);
   EXPECT_LT(mixture_width, 0.9 * mean_width);
 }
 
