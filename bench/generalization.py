@@ -58,14 +58,17 @@ Numbers per tool and cell (over the splits run):
   guarantee check (--confidence rows and Seldonian): "failure rate at most 1 - confidence" is
               rejected at the 5% level when the Clopper-Pearson lower bound exceeds it (100 splits,
               confidence 0.95: at most 9 failures pass).
-Interval study (needs `rateopt eval --ci`; --ci 0 skips it): the 30% test part is cut in two
-halves, validation and test; `rateopt eval --ci LEVEL` of the split's rateopt model (default and
---confidence) on the validation half gives an interval for each constraint's violation, and the
-share of (split, constraint) pairs where it covers the violation on the test half is reported
-(and of splits where all of a cell's constraints are covered), next to the coverage one exact
-interval would have under a normal approximation (the test half has its own noise: about 76% for
-a 90% interval and equal halves). The JSON of `eval --ci` is read by read_eval_json (an adapter:
-the format is not final).
+Interval study (needs `rateopt eval --ci`; --ci 0 skips it): coverage of a POPULATION value.
+The split's 30% test part is taken as a finite population; a validation sample of half its size
+is drawn from it with replacement (i.i.d. rows of that population, by a generator keyed by the
+seed); `rateopt eval --ci LEVEL` of the split's rateopt model (default and --confidence) on the
+validation sample gives an interval for each constraint's violation, and it covers when it holds
+the violation computed on the whole test part (the population value, exactly). Reported: the
+share of (split, constraint) pairs covered, the share of splits whose every constraint is covered
+(the bootstrap band is simultaneous over one call's constraints), against the nominal LEVEL.
+(An earlier version compared the interval with the value on a second half-sample, itself noisy:
+a correct 90% interval covers that only about 76% of the time.) The JSON of `eval --ci` is read by
+read_eval_json.
 A fit that raises, times out (--timeout) or kills its worker is recorded as an error of that
 tool and split (listed in the table's note), not a crash.
 """
@@ -268,13 +271,14 @@ def cell_frame(cell):
 
 
 def split_indices(n, seed):
-    """A random 70/30 split: (train, test) index arrays in random order, and the test part cut
-    in two halves (validation, test2) for the interval study."""
+    """A random 70/30 split: (train, test) index arrays in random order, and for the interval
+    study a validation sample of half the test part's size drawn from it with replacement (the
+    test part is the population whose value the interval is about)."""
     perm = np.random.default_rng(seed).permutation(n)
     n_tr = int(round(0.7 * n))
     tr, te = perm[:n_tr], perm[n_tr:]
-    h = len(te) // 2
-    return tr, te, te[:h], te[h:]
+    va = np.random.default_rng([seed, 1]).choice(te, size=len(te) // 2, replace=True)
+    return tr, te, va
 
 
 def encode(tr, te, numeric, categorical):
@@ -304,9 +308,9 @@ class Split:
         self.cell, self.seed, self.spec = cell, seed, spec
         g = spec["gcol"]
         self.levels = sorted(d[g].astype(str).unique())
-        tr, te, va, te2 = split_indices(len(d), seed)
+        tr, te, va = split_indices(len(d), seed)
         self.tr, self.te = d.iloc[tr].reset_index(drop=True), d.iloc[te].reset_index(drop=True)
-        self.va, self.te2 = d.iloc[va].reset_index(drop=True), d.iloc[te2].reset_index(drop=True)
+        self.va = d.iloc[va].reset_index(drop=True)
         cat = spec["categorical"] + ([g] if cell["variant"] == "feature" else [])
         self.xtr, self.xte = encode(self.tr, self.te, spec["numeric"], cat)
         lab = lambda f: (f[spec["label"]].astype(str) == spec["positive"]).astype(int).to_numpy()
@@ -319,7 +323,7 @@ class Split:
     def write_csvs(self, folder):
         if self.files is None:
             self.files = {}
-            for part in ("tr", "te", "va", "te2"):
+            for part in ("tr", "te", "va"):
                 path = os.path.join(folder, f"{part}.csv")
                 getattr(self, part).to_csv(path, index=False)
                 self.files[part] = path
@@ -530,7 +534,8 @@ def read_eval_json(text):
 
 
 def interval_study(job, sp, folder, model):
-    """Coverage of `rateopt eval --ci` intervals (validation half) of the test half's values."""
+    """Coverage of `rateopt eval --ci` intervals (validation sample, drawn with replacement from
+    the test part) of the population values (the whole test part's)."""
     files = sp.write_csvs(folder)
     cons = rateopt_constraints(sp.cell["kind"], sp.spec["gcol"], sp.levels, sp.cell["bound"])
     base = [job["rateopt"], "eval", "--model", model, "--mode", "probability", "--threads", "1",
@@ -538,7 +543,7 @@ def interval_study(job, sp, folder, model):
     for c in cons:
         base += ["--metric", c]
     out = {}
-    for part, extra in (("va", ["--ci", str(job["ci"])]), ("te2", [])):
+    for part, extra in (("va", ["--ci", str(job["ci"])]), ("te", [])):
         rc, _, _, text = run_child(base + ["--data", files[part]] + extra, job["timeout"])
         if rc != 0:
             raise RuntimeError(f"rateopt eval failed (exit {rc}): {text.strip()[-300:]}")
@@ -546,13 +551,13 @@ def interval_study(job, sp, folder, model):
         start = min([i for i in (text.find("{"), text.find("[")) if i >= 0], default=0)
         out[part] = read_eval_json(text[start:])
     rows = []
-    for v, t in zip(out["va"], out["te2"]):
+    for v, t in zip(out["va"], out["te"]):
         cov = (None if v["ci_low"] is None or t["target"] is None
                else bool(v["ci_low"] - 1e-12 <= t["target"] <= v["ci_high"] + 1e-12))
         rows.append({"expression": v["expression"], "val_target": v["target"],
                      "ci_low": v["ci_low"], "ci_high": v["ci_high"],
                      "ci_method": v["ci_method"], "test_target": t["target"], "covered": cov})
-    return {"n_val": len(sp.va), "n_test": len(sp.te2), "values": rows}
+    return {"n_val": len(sp.va), "n_test": len(sp.te), "values": rows}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -840,14 +845,6 @@ def max_failures(n, rate, conf=0.95):
     return k
 
 
-def normal_coverage(level, n_val, n_test):
-    """Coverage an exact normal interval (validation, n_val rows) has of an estimate from n_test
-    other rows of the same population: P(|Z| <= z * sqrt(n_test / (n_val + n_test)))."""
-    from scipy.stats import norm
-    z = norm.ppf(0.5 + level / 2)
-    return float(2 * norm.cdf(z * math.sqrt(n_test / (n_val + n_test))) - 1)
-
-
 def aggregate(rows):
     agg = {}
     for r in rows:
@@ -1040,20 +1037,21 @@ def write_report(blob, out):
     else:
         lvl = meta["ci"]
         L += [f"The {lvl:.0%} interval of each constraint's violation (lhs - rhs; rhs - lhs for "
-              f">=) from `rateopt eval --ci {lvl}` of the split's model on the validation half "
-              "of the test part, and whether it covers the violation on the other half. "
-              "*values*: constraints x splits; *all covered*: splits whose every interval covers "
-              "(the band is simultaneous over a call's constraints). *exact*: the coverage one "
-              "exact normal interval would have of the other half's estimate, whose own noise "
-              "widens the miss (a lower reference, not a target).", "",
-              "| cell | tool | values | covered | coverage | splits all covered | exact | "
-              "mean width | method |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              f">=) from `rateopt eval --ci {lvl}` of the split's model on a validation sample "
+              "(half the test part's size, drawn from the test part with replacement), and "
+              "whether it covers the violation on the whole test part, the population the "
+              "sample was drawn from. *values*: constraints x splits; *splits all covered*: "
+              "splits whose every interval covers (the bootstrap band is simultaneous over a "
+              f"call's constraints). Target: coverage at least {lvl:.0%} (the issue asks for "
+              "85% of a 90% interval in every cell).", "",
+              "| cell | tool | values | covered | coverage | 95% CP low | splits all covered | "
+              "validation rows | mean width | method |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
         for (c, t), iv in sorted(ivs):
+            cp_low = clopper_pearson(iv["covered"], iv["values"])[0]
             L.append(f"| {c} | {TOOL_NAMES[t]} | {iv['values']} | {iv['covered']} | "
-                     f"{iv['covered'] / iv['values']:.2f} | "
-                     f"{iv['splits_all_covered']}/{iv['splits']} | "
-                     f"{normal_coverage(lvl, iv['n_val'], iv['n_test']):.2f} | "
+                     f"{iv['covered'] / iv['values']:.2f} | {cp_low:.2f} | "
+                     f"{iv['splits_all_covered']}/{iv['splits']} | {iv['n_val']} | "
                      f"{iv['mean_width']:.4f} | {', '.join(iv['methods'])} |")
         L.append("")
     L += ["## Cost per fit (mean wall seconds by dataset)", "",

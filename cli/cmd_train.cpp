@@ -273,35 +273,6 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
   return ok ? 0 : kExitRuntime;
 }
 
-// The safety test's lines of the report.
-void print_guarantee(const nlohmann::json& g) {
-  fmt::print(
-      "guarantee ({} output, confidence {}): safety test on {} held-out rows ({} for "
-      "training)\n",
-      g["output"].get<std::string>(), g["confidence"].get<double>(), g["safety_rows"].get<double>(),
-      g["candidate_rows"].get<double>());
-  for (const auto& c : g["constraints"])
-    fmt::print("      {:<44} safety {:.6f}  upper bound {:.6f}  {}  (trained with margin {:.6f})\n",
-               c["constraint"].get<std::string>(), c["safety_violation"].get<double>(),
-               c["upper_bound"].get<double>(),
-               c["certified"].get<bool>() ? "certified" : "NOT certified",
-               c["margin"].get<double>());
-  if (g["passed"].get<bool>())
-    fmt::print(
-        "passed: every constraint holds on the population with probability >= {} (if rows "
-        "are independent draws from it)\n",
-        g["confidence"].get<double>());
-  else
-    fmt::print(
-        "no_solution_found: the safety test could not certify the constraints at "
-        "confidence {}; no model is written (--output-infeasible writes it anyway); more "
-        "rows, a looser bound or a lower --confidence{} may help\n",
-        g["confidence"].get<double>(),
-        g["output"].get<std::string>() == "stochastic"
-            ? ", or --guarantee-for deterministic (one model's bounds, often tighter)"
-            : "");
-}
-
 int train_rate_constrained_cli(const DataShard& shard, const std::string& data_path,
                                const std::string& validation_path, const ReaderFlags& reader,
                                ProblemFlags f, int threads, const std::string& output) {
@@ -345,16 +316,24 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
   guarantee.seed = f.train.seed;
   guarantee.stochastic_output = f.guarantee_for == "stochastic";
   const std::vector<std::string> constraints = spec.constraints;  // as given
-  if (guaranteed && (f.solver == "postprocess" || f.solver == "ramp" || !f.datasets.empty()))
+  if (guaranteed && (f.solver == "ramp" || !f.datasets.empty()))
     throw InvalidArgument(
-        "--confidence runs with the cutting-plane and game solvers on the --data rows so far: "
-        "leave out --solver postprocess/ramp and --dataset");
+        "--confidence runs with the cutting-plane, game and postprocess solvers on the --data "
+        "rows so far: leave out --solver ramp and --dataset");
   if (guaranteed && spec.constraints.empty())
     throw InvalidArgument("--confidence certifies constraints: give at least one --constraint");
   std::vector<TrainingData> td;
   td.reserve(named.size());
   for (const auto& [n, p] : named) td.push_back({n, p});
   if (f.ci.level > 0) f.postprocess.ci = f.ci;
+  if (guaranteed && f.solver == "postprocess") {
+    f.postprocess.guarantee = guarantee;
+    f.postprocess.guarantee_for = f.guarantee_for;
+    f.postprocess.tolerance = f.train.tolerance;
+    f.postprocess.base_options.c = f.train.c;
+    f.postprocess.base_options.fit_intercept = f.train.fit_intercept;
+    f.postprocess.base_options.n_threads = threads;
+  }
   if (f.solver == "postprocess")
     return train_postprocess_cli(spec, named, f.datasets, data_path, validation_path, reader,
                                  f.postprocess, f.quiet, f.output_infeasible, f.report, threads,
@@ -424,23 +403,7 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
   bool certified = true;
   if (guaranteed) {
     certified = g->passed;
-    nlohmann::json rows = nlohmann::json::array();
-    for (std::size_t k = 0; k < g->safety.size(); ++k)
-      rows.push_back({{"constraint", constraints[k]},
-                      {"trained_as", g->trained_constraints[k]},
-                      {"margin", g->margins[k]},
-                      {"safety_violation", g->safety[k].value},
-                      {"upper_bound", g->safety[k].range.high},
-                      {"certified", g->safety[k].range.high <= 0}});
-    report["guarantee"] = {{"confidence", guarantee.confidence},
-                           {"delta", 1 - guarantee.confidence},
-                           {"output", f.guarantee_for},
-                           {"safety_fraction", guarantee.safety_fraction},
-                           {"width_factor", guarantee.width_factor},
-                           {"candidate_rows", g->candidate_total},
-                           {"safety_rows", g->safety_total},
-                           {"constraints", rows},
-                           {"passed", g->passed}};
+    report["guarantee"] = guarantee_section(*g, constraints, guarantee, f.guarantee_for);
   }
   ProblemSpec as_given = spec;
   as_given.constraints = constraints;

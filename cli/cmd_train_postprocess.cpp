@@ -10,6 +10,7 @@
 #include <deque>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "rateopt/error.hpp"
 #include "rateopt/expr.hpp"
@@ -41,55 +42,84 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
                           bool output_infeasible, const std::string& report_path, int threads,
                           const std::string& output) {
   const auto start = std::chrono::steady_clock::now();
-  if (flags.base_model.empty())
+  const bool guaranteed = flags.guarantee.has_value();
+  if (flags.base_model.empty() && !guaranteed)
     throw InvalidArgument(
         "--solver postprocess needs --base-model FILE (the scoring model, e.g. a logistic "
-        "regression saved by rateopt train)");
-  const Classifier base = Classifier::load(flags.base_model);
+        "regression saved by rateopt train; with --confidence it may be left out: a logistic "
+        "regression is then fitted on the candidate part)");
+  std::optional<Classifier> given;
+  if (!flags.base_model.empty()) given = Classifier::load(flags.base_model);
   // The score is defined on the base model's features: read the data again with its encoding
   // unless the data's own encoding is the same.
   NamedDatasets data = named;
   std::deque<Dataset> reread;
-  if (named.front().second->encoding().to_json() != base.encoding.to_json()) {
-    reread.push_back(load_dataset(data_path, reader, &base.encoding));
+  if (given && named.front().second->encoding().to_json() != given->encoding.to_json()) {
+    reread.push_back(load_dataset(data_path, reader, &given->encoding));
     data.front().second = &reread.back();
     for (std::size_t k = 0; k < dataset_args.size() && k + 1 < data.size(); ++k) {
       ReaderFlags r = reader;
       r.baseline_file.clear();
       reread.push_back(
-          load_dataset(dataset_args[k].substr(dataset_args[k].find('=') + 1), r, &base.encoding));
+          load_dataset(dataset_args[k].substr(dataset_args[k].find('=') + 1), r, &given->encoding));
       data[k + 1].second = &reread.back();
     }
   }
-  std::vector<TrainingData> td;
-  for (const auto& [n, p] : data) td.push_back({n, p});
-  const RateProblem problem = RateProblem::build(spec, td);
   PostprocessOptions options;
   options.group_columns = flags.groups;
   options.n_threads = threads;
-  if (!quiet)
-    fmt::print(stderr, "post-processing {} ({}) on {} ({} rows)\n{}", flags.base_model, base.kind,
-               data_path, data.front().second->num_rows(), problem.describe());
-  PostprocessResult result = postprocess(problem, base, options);
+  PostprocessResult result;
+  Classifier base;
+  std::optional<GuaranteedPostprocessResult> g;
+  std::vector<std::string> constraints = spec.constraints;  // as given
+  if (guaranteed) {
+    if (!quiet)
+      fmt::print(
+          stderr, "post-processing {} with a guarantee on {} ({} rows)\n",
+          given ? flags.base_model : std::string("a logistic regression of the candidate part"),
+          data_path, data.front().second->num_rows());
+    g = postprocess_guaranteed(spec, *data.front().second, 0, given ? &*given : nullptr,
+                               flags.base_options, options, flags.tolerance, *flags.guarantee);
+    result = std::move(g->postprocess);
+    result.classifier = g->guarantee.result.classifier;
+    base = std::move(g->base);
+    data.front().second = &g->guarantee.candidate;  // the report's training sections
+  } else {
+    base = std::move(*given);
+    std::vector<TrainingData> td;
+    for (const auto& [n, p] : data) td.push_back({n, p});
+    const RateProblem problem = RateProblem::build(spec, td);
+    if (!quiet)
+      fmt::print(stderr, "post-processing {} ({}) on {} ({} rows)\n{}", flags.base_model, base.kind,
+                 data_path, data.front().second->num_rows(), problem.describe());
+    result = postprocess(problem, base, options);
+  }
 
   nlohmann::json groups = nlohmann::json::array();
-  for (std::size_t g = 0; g < result.groups.size(); ++g)
-    groups.push_back({{"key", result.groups[g].key},
-                      {"rows", result.groups[g].rows},
-                      {"thresholds", result.classifier.group_rules[g].thresholds},
-                      {"weights", result.classifier.group_rules[g].weights}});
+  for (std::size_t k = 0; k < result.groups.size(); ++k)
+    groups.push_back({{"key", result.groups[k].key},
+                      {"rows", result.groups[k].rows},
+                      {"thresholds", result.classifier.group_rules[k].thresholds},
+                      {"weights", result.classifier.group_rules[k].weights}});
+  const std::string base_name =
+      given ? flags.base_model : std::string("logistic regression of the candidate part");
   nlohmann::json report{
-      {"status", std::string(to_string(result.status))},
+      {"status", std::string(to_string(guaranteed ? g->guarantee.result.status : result.status))},
       {"solver", "postprocess"},
-      {"base_model", flags.base_model},
+      {"base_model", base_name},
       {"group_columns", result.group_columns},
       {"groups", groups},
       {"lp_columns", result.lp_columns},
       {"lp_objective", spec.maximize ? -result.lp_objective : result.lp_objective},
       {"train_seconds", result.seconds},
-      {"train_rows", data.front().second->num_rows()}};
+      {"train_rows", named.front().second->num_rows()}};
   if (result.status == Termination::kInfeasible)
     report["violation_budget"] = result.violation_budget;
+  if (guaranteed) {
+    report["guarantee"] =
+        guarantee_section(g->guarantee, constraints, *flags.guarantee, flags.guarantee_for);
+    if (g->base_fitted) report["base_model_fit"] = nlohmann::json::parse(base.options_json);
+  }
   Classifier& clf = result.classifier;
   const IntervalOptions* ci = flags.ci ? &*flags.ci : nullptr;
   report["train"] = spec_sections(spec, clf, data, threads, ci, true);
@@ -103,7 +133,8 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   clf.report_json = report.dump();
   const bool ok = result.status == Termination::kConverged;
-  const bool saved = save_trained_model(clf, output, !ok, output_infeasible);
+  const bool certified = !guaranteed || g->guarantee.passed;
+  const bool saved = save_trained_model(clf, output, !ok || !certified, output_infeasible);
   if (!report_path.empty()) write_text(report_path, report.dump(2) + "\n");
 
   fmt::print("{}: {} (postprocess solver: LP over {} thresholds of {} groups, {:.3f} s)\n",
@@ -114,16 +145,24 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
              result.group_columns.empty()
                  ? std::string("one group")
                  : fmt::format("{}", fmt::join(result.group_columns, ", ")));
-  for (std::size_t g = 0; g < result.groups.size(); ++g) {
-    const GroupRule& r = clf.group_rules[g];
+  for (std::size_t k = 0; k < result.groups.size(); ++k) {
+    const GroupRule& r = clf.group_rules[k];
     std::string rule;
     for (std::size_t j = 0; j < r.thresholds.size(); ++j)
       rule += fmt::format("{}score > {:.6g} w.p. {:.6f}", j == 0 ? "" : "; ", r.thresholds[j],
                           r.weights[j]);
-    const std::vector<std::string>& key = result.groups[g].key;
+    const std::vector<std::string>& key = result.groups[k].key;
     fmt::print("  {} ({} rows): {}\n",
                key.empty() ? std::string("all rows") : fmt::format("[{}]", fmt::join(key, ", ")),
-               result.groups[g].rows, rule);
+               result.groups[k].rows, rule);
+  }
+  if (guaranteed) {
+    print_guarantee(report["guarantee"]);
+    if (given)
+      fmt::print(
+          "note: the guarantee holds only if {} was fitted without the rows of {} (the safety "
+          "rows must be new to the whole model)\n",
+          flags.base_model, data_path);
   }
   if (!ok)
     fmt::print(
@@ -132,6 +171,7 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
         "{:.6f}\n",
         result.violation_budget);
   print_model_saved(saved, output);
+  if (guaranteed && !certified) return kExitNoSolution;
   return ok ? 0 : kExitRuntime;
 }
 

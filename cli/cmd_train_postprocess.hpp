@@ -12,6 +12,7 @@
 #include "common.hpp"
 #include "rateopt/dataset.hpp"
 #include "rateopt/intervals.hpp"
+#include "rateopt/logistic.hpp"
 #include "rateopt/train.hpp"
 
 namespace rateopt::cli {
@@ -20,6 +21,13 @@ struct PostprocessFlags {
   std::string base_model;             // --base-model FILE
   std::vector<std::string> groups;    // --postprocess-groups COL[,COL]
   std::optional<IntervalOptions> ci;  // train --ci: intervals in the report sections
+  // train --confidence: the guaranteed mode (postprocess_guaranteed), certifying the output
+  // `guarantee_for` names; without --base-model the score is a logistic regression
+  // (base_options) fitted on the candidate part.
+  std::optional<GuaranteeOptions> guarantee;
+  std::string guarantee_for = "deterministic";
+  double tolerance = 1e-3;
+  LogisticRegressionOptions base_options;
 };
 
 // Registers --base-model and --postprocess-groups in `group` and mentions postprocess in the
@@ -29,7 +37,8 @@ void add_postprocess_flags(CLI::App& app, PostprocessFlags& flags, const std::st
 // Post-processes the base model on the named datasets (the training data first; `dataset_args`
 // are their --dataset NAME=FILE flags, so that they can be read again with the base model's
 // encoding when it differs from theirs), prints and saves like the other solvers. Returns the
-// exit code: 0 when the LP met the constraints, kExitRuntime when they cannot hold.
+// exit code: 0 when the LP met the constraints, kExitRuntime when they cannot hold, and in the
+// guaranteed mode (flags.guarantee; one dataset) kExitNoSolution when the safety test fails.
 int train_postprocess_cli(const ProblemSpec& spec,
                           const std::vector<std::pair<std::string, const Dataset*>>& named,
                           const std::vector<std::string>& dataset_args,

@@ -90,4 +90,54 @@ void print_spec_sections(const ProblemSpec& spec, const nlohmann::json& report) 
   }
 }
 
+nlohmann::json guarantee_section(const GuaranteedTrainResult& g,
+                                 const std::vector<std::string>& constraints,
+                                 const GuaranteeOptions& options, const std::string& output) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (std::size_t k = 0; k < g.safety.size(); ++k)
+    rows.push_back({{"constraint", constraints[k]},
+                    {"trained_as", g.trained_constraints[k]},
+                    {"margin", g.margins[k]},
+                    {"safety_violation", g.safety[k].value},
+                    {"upper_bound", g.safety[k].range.high},
+                    {"certified", g.safety[k].range.high <= 0}});
+  return {{"confidence", options.confidence},
+          {"delta", 1 - options.confidence},
+          {"output", output},
+          {"safety_fraction", options.safety_fraction},
+          {"width_factor", options.width_factor},
+          {"candidate_rows", g.candidate_total},
+          {"safety_rows", g.safety_total},
+          {"constraints", rows},
+          {"passed", g.passed}};
+}
+
+void print_guarantee(const nlohmann::json& g) {
+  fmt::print(
+      "guarantee ({} output, confidence {}): safety test on {} held-out rows ({} for "
+      "training)\n",
+      g["output"].get<std::string>(), g["confidence"].get<double>(), g["safety_rows"].get<double>(),
+      g["candidate_rows"].get<double>());
+  for (const auto& c : g["constraints"])
+    fmt::print("      {:<44} safety {:.6f}  upper bound {:.6f}  {}  (trained with margin {:.6f})\n",
+               c["constraint"].get<std::string>(), c["safety_violation"].get<double>(),
+               c["upper_bound"].get<double>(),
+               c["certified"].get<bool>() ? "certified" : "NOT certified",
+               c["margin"].get<double>());
+  if (g["passed"].get<bool>())
+    fmt::print(
+        "passed: every constraint holds on the population with probability >= {} (if rows "
+        "are independent draws from it)\n",
+        g["confidence"].get<double>());
+  else
+    fmt::print(
+        "no_solution_found: the safety test could not certify the constraints at "
+        "confidence {}; no model is written (--output-infeasible writes it anyway); more "
+        "rows, a looser bound or a lower --confidence{} may help\n",
+        g["confidence"].get<double>(),
+        g["output"].get<std::string>() == "stochastic"
+            ? ", or --guarantee-for deterministic (one model's bounds, often tighter)"
+            : "");
+}
+
 }  // namespace rateopt::cli

@@ -32,4 +32,14 @@ using NamedDatasets = std::vector<std::pair<std::string, const Dataset*>>;
 // objective and per constraint.
 void print_spec_sections(const ProblemSpec& spec, const nlohmann::json& report);
 
+// The report's "guarantee" section of the guaranteed mode (--confidence): the split, and per
+// constraint as given its tightened form, margin, safety-part value and upper bound.
+[[nodiscard]] nlohmann::json guarantee_section(const GuaranteedTrainResult& g,
+                                               const std::vector<std::string>& constraints,
+                                               const GuaranteeOptions& options,
+                                               const std::string& output);
+
+// Prints the guarantee section: one line per constraint, then passed or no_solution_found.
+void print_guarantee(const nlohmann::json& g);
+
 }  // namespace rateopt::cli

@@ -163,7 +163,11 @@ struct MixtureData {
 
 // What a guarantee is about, on `data`: `model`'s best single model's hard predictions, or
 // (stochastic) its mixture's components' hard predictions with their weights (a mixture of
-// threshold models; any other model: its probabilities as one component).
+// threshold models; randomised group thresholds, as postprocess() gives: hard components that
+// couple the groups' draws through one uniform, component k taking in every group the threshold
+// whose cumulative weight interval holds the k-th interval between all groups' cumulative
+// weights, so that the weighted components give each row exactly its probability; any other
+// model: its probabilities as one component).
 [[nodiscard]] MixtureData guarantee_data(const Classifier& model, const Dataset& data,
                                          std::string name, bool stochastic, int n_threads = 0);
 

@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "rateopt/logistic.hpp"
 #include "rateopt/model.hpp"
 #include "rateopt/status.hpp"
 #include "rateopt/train.hpp"
@@ -85,5 +86,30 @@ struct PostprocessResult {
 // column of a dataset or a row's value in it is missing.
 [[nodiscard]] PostprocessResult postprocess(const RateProblem& problem, const Classifier& base,
                                             const PostprocessOptions& options = {});
+
+// ---- the guaranteed mode for post-processing (train.hpp, train_guaranteed) --------------------
+
+struct GuaranteedPostprocessResult {
+  // guarantee.result.classifier is the group-threshold model kept (fitted on the candidate part);
+  // guarantee.result.status is kNoSolutionFound when the safety test failed.
+  GuaranteedTrainResult guarantee;
+  PostprocessResult postprocess;  // the kept LP's answer, on the candidate part
+  Classifier base;                // the score post-processed
+  bool base_fitted = false;       // true: fitted here on the candidate part
+};
+
+// Post-processing with a guarantee: the rows are split as in train_guaranteed; on the candidate
+// part the base score is fitted (logistic regression with `base_options`) unless `base` is given,
+// and postprocess() finds the group thresholds for the tightened constraints; the safety part
+// certifies the output guarantee.stochastic_output names (deterministic: each group's majority
+// threshold; stochastic: the randomised thresholds, bounded through guarantee_data's hard
+// components). A given `base` must have the data's encoding and must not have been fitted on
+// `data`'s rows: the guarantee needs safety rows that the whole model never saw. `tolerance`:
+// the largest violation a deterministic output may keep on the candidate part. Throws as
+// postprocess and train_guaranteed do.
+[[nodiscard]] GuaranteedPostprocessResult postprocess_guaranteed(
+    const ProblemSpec& spec, const Dataset& data, std::size_t first_row, const Classifier* base,
+    const LogisticRegressionOptions& base_options, const PostprocessOptions& options,
+    double tolerance, const GuaranteeOptions& guarantee);
 
 }  // namespace rateopt

@@ -445,6 +445,7 @@ struct GuaranteedTrainResult {
   Dataset safety_rows;
   double candidate_total = 0;  // rows of each part over every rank
   double safety_total = 0;
+  std::size_t kept_fit = 0;  // which call of the fit (0-based) gave `result`
 };
 
 // Trains `spec` on `data` (one dataset, referenced as "train" or without '@') in the guaranteed
@@ -458,6 +459,20 @@ struct GuaranteedTrainResult {
 [[nodiscard]] GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& data,
                                                      std::size_t first_row,
                                                      const TrainOptions& options,
+                                                     const GuaranteeOptions& guarantee);
+
+// The same around any fit (the solvers above, post-processing, a caller's own learner): `fit`
+// trains a spec (the constraints tightened) on the candidate part, referenced as "train", and
+// answers like `train`: the classifier, the status (kConverged or kFeasible: the tightened
+// constraints are met by the stochastic output), and the training values of both outputs (a
+// deterministic output meets them when its largest violation is at most `tolerance`). It is
+// called for the first fit that predicts the widths, the tightened fit and each bisection step;
+// it must not read the safety rows. `n_threads` sets the safety test's predictions.
+using GuaranteedFit = std::function<TrainResult(const ProblemSpec& spec, const Dataset& candidate)>;
+[[nodiscard]] GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& data,
+                                                     std::size_t first_row,
+                                                     const GuaranteedFit& fit, double tolerance,
+                                                     int n_threads,
                                                      const GuaranteeOptions& guarantee);
 
 // ---- any base model: prediction oracles ------------------------------------------------------

@@ -1,8 +1,11 @@
 // The guaranteed training mode (rateopt/train.hpp, train_guaranteed; docs/guarantees.md): split,
 // a first fit to predict the safety test's widths, the fit on tightened constraints, one safety
 // test with finite-sample bounds.
+#include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +14,8 @@
 #include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/intervals.hpp"
+#include "rateopt/logistic.hpp"
+#include "rateopt/postprocess.hpp"
 #include "rateopt/train.hpp"
 
 namespace rateopt {
@@ -24,6 +29,45 @@ double rows_over_ranks(const Dataset& ds) {
   double n[1] = {static_cast<double>(ds.num_rows())};
   sum_over_ranks(n);
   return n[0];
+}
+
+// Cumulative weights below which a group's draw takes its next threshold closer than this are
+// one breakpoint (the groups' weights each sum to 1 up to rounding).
+constexpr double kBreakpointDust = 1e-12;
+
+// Randomised group thresholds as hard components (guarantee_data): one uniform u drives every
+// group's draw, group g taking threshold j when u falls in its j-th cumulative weight interval.
+// Between consecutive breakpoints of all groups every group's pick is fixed: one hard component
+// of weight the interval's length.
+void group_threshold_components(const Classifier& model, std::vector<Classifier>& parts,
+                                std::vector<double>& weights) {
+  std::vector<double> cuts = {0.0, 1.0};
+  for (const GroupRule& r : model.group_rules) {
+    double cum = 0;
+    for (std::size_t j = 0; j + 1 < r.weights.size(); ++j) cuts.push_back(cum += r.weights[j]);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
+    const double width = cuts[k + 1] - cuts[k];
+    if (width <= kBreakpointDust) continue;
+    const double mid = 0.5 * (cuts[k] + cuts[k + 1]);
+    Classifier part = model;
+    for (GroupRule& r : part.group_rules) {
+      double cum = 0;
+      std::size_t pick = r.thresholds.size() - 1;
+      for (std::size_t j = 0; j < r.weights.size(); ++j) {
+        cum += r.weights[j];
+        if (mid < cum) {
+          pick = j;
+          break;
+        }
+      }
+      r.thresholds = {r.thresholds[pick]};
+      r.weights = {1.0};
+    }
+    parts.push_back(std::move(part));
+    weights.push_back(width);
+  }
 }
 
 }  // namespace
@@ -42,6 +86,15 @@ MixtureData guarantee_data(const Classifier& model, const Dataset& data, std::st
   if (!stochastic) {
     m.components.push_back(hard(model));
     m.weights.push_back(1.0);
+  } else if (model.link == Link::kThreshold && !model.group_rules.empty() &&
+             model.components.size() == 1) {
+    std::vector<Classifier> parts;
+    std::vector<double> weights;
+    group_threshold_components(model, parts, weights);
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      m.components.push_back(hard(parts[k]));
+      m.weights.push_back(weights[k]);
+    }
   } else if (model.link == Link::kThreshold && model.group_rules.empty()) {
     for (std::size_t j = 0; j < model.components.size(); ++j) {
       if (model.mixture[j] <= 0) continue;
@@ -60,7 +113,8 @@ MixtureData guarantee_data(const Classifier& model, const Dataset& data, std::st
 }
 
 GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& data,
-                                       std::size_t first_row, const TrainOptions& options,
+                                       std::size_t first_row, const GuaranteedFit& fit,
+                                       double tolerance, int n_threads,
                                        const GuaranteeOptions& guarantee) {
   validate(guarantee);
   RATEOPT_CHECK(!spec.constraints.empty(),
@@ -75,13 +129,12 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
   out.safety_rows = select_rows(data, safe_rows);
   out.candidate_total = rows_over_ranks(out.candidate);
   out.safety_total = rows_over_ranks(out.safety_rows);
-  const std::vector<TrainingData> td = {{"train", &out.candidate}};
   const std::vector<std::string>& constraints = spec.constraints;
   const bool stochastic = guarantee.stochastic_output;
 
   const auto meets = [&](const TrainResult& r) {
     const bool ok = r.status == Termination::kConverged || r.status == Termination::kFeasible;
-    return stochastic ? ok : r.deterministic.max_violation() <= options.tolerance;
+    return stochastic ? ok : r.deterministic.max_violation() <= tolerance;
   };
   const auto tightened = [&](double scale, const std::vector<double>& m) {
     std::vector<std::string> t(constraints.size());
@@ -89,30 +142,34 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
       t[k] = tighten_constraint(constraints[k], scale * m[k]);
     return t;
   };
-  const auto fit = [&](const std::vector<std::string>& cons) {
+  std::size_t calls = 0;
+  const auto fit_with = [&](const std::vector<std::string>& cons) {
     ProblemSpec tight = spec;
     tight.constraints = cons;
-    return train(RateProblem::build(tight, td), options);
+    ++calls;
+    return fit(tight, out.candidate);
   };
   // A first fit on the candidate part predicts how wide the safety test's bounds will be.
-  const TrainResult first = fit(constraints);
+  const TrainResult first = fit_with(constraints);
   const std::vector<double> predicted = predicted_safety_margins(
-      constraints,
-      guarantee_data(first.classifier, out.candidate, "train", stochastic, options.n_threads),
+      constraints, guarantee_data(first.classifier, out.candidate, "train", stochastic, n_threads),
       guarantee);
   // The largest scale of the margins (1 first, else by bisection) whose fit meets them.
   double scale = 1.0;
-  TrainResult kept = fit(tightened(1.0, predicted));
+  TrainResult kept = fit_with(tightened(1.0, predicted));
+  std::size_t kept_call = calls - 1;
   if (!meets(kept)) {
     double low = 0.0;
     double high = 1.0;
     TrainResult best = first;
+    kept_call = 0;
     for (int step = 0; step < kMarginBisections; ++step) {
       const double mid = 0.5 * (low + high);
-      TrainResult r = fit(tightened(mid, predicted));
+      TrainResult r = fit_with(tightened(mid, predicted));
       if (meets(r)) {
         low = mid;
         best = std::move(r);
+        kept_call = calls - 1;
       } else {
         high = mid;
       }
@@ -120,20 +177,66 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
     scale = low;
     kept = std::move(best);
   }
+  out.kept_fit = kept_call;
   out.margins.resize(constraints.size());
   for (std::size_t k = 0; k < constraints.size(); ++k) out.margins[k] = scale * predicted[k];
   out.trained_constraints = tightened(scale, predicted);
 
   // The safety test: every constraint's range on the held-out rows, all at once.
   out.safety = high_confidence_ranges(
-      constraints,
-      guarantee_data(kept.classifier, out.safety_rows, "train", stochastic, options.n_threads),
+      constraints, guarantee_data(kept.classifier, out.safety_rows, "train", stochastic, n_threads),
       1 - guarantee.confidence);
   out.solver_status = kept.status;
   out.passed = kept.status == Termination::kConverged || kept.status == Termination::kFeasible;
   for (const ConstraintRange& r : out.safety) out.passed = out.passed && r.range.high <= 0;
   out.result = std::move(kept);
   if (!out.passed) out.result.status = Termination::kNoSolutionFound;
+  return out;
+}
+
+GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& data,
+                                       std::size_t first_row, const TrainOptions& options,
+                                       const GuaranteeOptions& guarantee) {
+  const GuaranteedFit fit = [&](const ProblemSpec& tight, const Dataset& candidate) {
+    const std::vector<TrainingData> td = {{"train", &candidate}};
+    return train(RateProblem::build(tight, td), options);
+  };
+  return train_guaranteed(spec, data, first_row, fit, options.tolerance, options.n_threads,
+                          guarantee);
+}
+
+GuaranteedPostprocessResult postprocess_guaranteed(const ProblemSpec& spec, const Dataset& data,
+                                                   std::size_t first_row, const Classifier* base,
+                                                   const LogisticRegressionOptions& base_options,
+                                                   const PostprocessOptions& options,
+                                                   double tolerance,
+                                                   const GuaranteeOptions& guarantee) {
+  GuaranteedPostprocessResult out;
+  std::optional<Classifier> score;
+  if (base != nullptr) score = *base;
+  std::vector<PostprocessResult> answers;  // one per call of the fit, to return the kept one
+  const GuaranteedFit fit = [&](const ProblemSpec& tight, const Dataset& candidate) {
+    if (!score) {  // the first call: the base score from the candidate part alone
+      const auto lr = fit_logistic_regression(candidate.features(), candidate.labels().values,
+                                              candidate.weights(), base_options);
+      score = logistic_regression_model(lr.model, base_options, candidate.encoding());
+      out.base_fitted = true;
+    }
+    const std::vector<TrainingData> td = {{"train", &candidate}};
+    PostprocessResult p = postprocess(RateProblem::build(tight, td), *score, options);
+    TrainResult r;
+    r.classifier = p.classifier;
+    r.status = p.status;
+    r.seconds = p.seconds;
+    r.stochastic = p.stochastic;
+    r.deterministic = p.deterministic;
+    answers.push_back(std::move(p));
+    return r;
+  };
+  out.guarantee =
+      train_guaranteed(spec, data, first_row, fit, tolerance, options.n_threads, guarantee);
+  out.postprocess = std::move(answers.at(out.guarantee.kept_fit));
+  out.base = std::move(*score);
   return out;
 }
 

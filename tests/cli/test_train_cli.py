@@ -316,6 +316,53 @@ def test_confidence_fails_with_its_own_exit_code_and_no_model(cli, source_dir, t
     assert proc.returncode == 3 and model.read_text() != "old"
 
 
+def test_confidence_postprocess(cli, source_dir, tmp_path):
+    """--solver postprocess --confidence: without --base-model the score is a logistic regression
+    of the candidate part; the group thresholds are certified on the safety rows (both outputs),
+    the report says so, predictions come from the model written; with --base-model the model
+    post-processes that score and a note says what the guarantee assumes. An impossible bound
+    exits 3 with no model."""
+    model, report = tmp_path / "m.json", tmp_path / "r.json"
+    for output in ("deterministic", "stochastic"):
+        args = ["train", "--data", source_dir / "data/adult/adult-train.csv.gz", *GUARANTEE_DATA,
+                "--minimize", "error", "--constraint", "ppr[sex=Female] >= 0.6 * ppr[sex=Male]",
+                "--solver", "postprocess", "--confidence", "0.95", "--guarantee-for", output,
+                "--quiet", "--output", model, "--report", report]
+        proc = cli.run(*args)
+        assert "passed: every constraint holds" in proc.stdout, proc.stdout
+        rep = json.loads(report.read_text())
+        assert rep["solver"] == "postprocess" and rep["status"] == "converged"
+        assert rep["base_model"] == "logistic regression of the candidate part"
+        assert rep["base_model_fit"]["learner"] == "logistic_regression"
+        g = rep["guarantee"]
+        assert g["passed"] is True and g["output"] == output
+        assert g["safety_rows"] + g["candidate_rows"] == 30162
+        (c,) = g["constraints"]
+        assert c["certified"] is True and c["upper_bound"] <= 0 < c["margin"]
+        assert json.loads(model.read_text())["kind"] == "group_threshold"
+        first = model.read_bytes()
+        cli.run(*args)
+        assert model.read_bytes() == first
+    # A given score: post-processed as it is, with the note.
+    base = tmp_path / "lr.json"
+    cli.run("train", "--data", source_dir / "data/adult/adult-test.csv.gz", *GUARANTEE_DATA,
+            "--output", base)
+    proc = cli.run("train", "--data", source_dir / "data/adult/adult-train.csv.gz",
+                   *GUARANTEE_DATA, "--minimize", "error", "--constraint",
+                   "ppr[sex=Female] >= 0.6 * ppr[sex=Male]", "--solver", "postprocess",
+                   "--base-model", base, "--confidence", "0.95", "--output", model,
+                   "--report", report)
+    assert "holds only if" in proc.stdout
+    assert json.loads(report.read_text())["base_model"] == str(base)
+    model.write_text("old")
+    proc = cli.run("train", "--data", source_dir / "data/adult/adult-train.csv.gz",
+                   *GUARANTEE_DATA, "--minimize", "error", "--constraint",
+                   "parity(ppr, sex) <= 0.001", "--solver", "postprocess", "--confidence",
+                   "0.999", "--quiet", "--output", model, check=False)
+    assert proc.returncode == 3 and "no_solution_found" in proc.stdout
+    assert model.read_text() == "old"
+
+
 @pytest.mark.parametrize("extra, needle", [
     (["--confidence", "1.5"], "--confidence"),
     (["--confidence", "0.9", "--safety-fraction", "0"], "safety fraction is 0"),

@@ -2,13 +2,19 @@
 // bound is certified with every upper bound <= 0 and the bounds are the safety part's own
 // (high_confidence_ranges recomputed); an impossible one ends in the typed status
 // kNoSolutionFound; the split holds the safety fraction; the same bits for 1 and 2 threads.
+// Post-processing with a guarantee (postprocess_guaranteed): the base score and the thresholds
+// come from the candidate part alone, the bounds are the safety part's; randomised group
+// thresholds as hard components (guarantee_data) give every row its probability.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
 #include "rateopt/error.hpp"
 #include "rateopt/io.hpp"
+#include "rateopt/logistic.hpp"
+#include "rateopt/postprocess.hpp"
 #include "rateopt/train.hpp"
 #include "test_util.hpp"
 
@@ -91,6 +97,98 @@ TEST(TrainGuaranteed, BadInputIsAnError) {
   ok.constraints = {"ppr[sex=Female] >= 0.1"};
   test::expect_invalid([&] { (void)train_guaranteed(ok, adult_rows(), 0, {}, bad); },
                        "safety fraction is 1");
+}
+
+TEST(PostprocessGuaranteed, CertifiesWithTheCandidatePartsScoreAndTheSafetyPartsBounds) {
+  const Dataset& ds = adult_rows();
+  ProblemSpec spec;
+  spec.constraints = {"ppr[sex=Female] >= 0.6 * ppr[sex=Male]"};
+  for (const bool stochastic : {false, true}) {
+    SCOPED_TRACE(stochastic ? "stochastic" : "deterministic");
+    GuaranteeOptions g;
+    g.stochastic_output = stochastic;
+    const GuaranteedPostprocessResult r =
+        postprocess_guaranteed(spec, ds, 0, nullptr, {}, {}, 1e-3, g);
+    ASSERT_TRUE(r.guarantee.passed);
+    EXPECT_TRUE(r.base_fitted);
+    EXPECT_EQ(r.guarantee.result.classifier.kind, "group_threshold");
+    EXPECT_GT(r.guarantee.margins[0], 0.0);
+    // The score is the candidate part's own logistic regression, bit for bit.
+    const Dataset& cand = r.guarantee.candidate;
+    const auto lr = fit_logistic_regression(cand.features(), cand.labels().values, {}, {});
+    EXPECT_EQ(r.base.components[0].weights, lr.model.weights);
+    EXPECT_EQ(r.guarantee.result.classifier.components[0].weights, lr.model.weights);
+    // The thresholds are the kept LP's, the bounds the safety part's.
+    EXPECT_EQ(r.postprocess.classifier.to_json(), r.guarantee.result.classifier.to_json());
+    const auto again = high_confidence_ranges(
+        spec.constraints,
+        guarantee_data(r.guarantee.result.classifier, r.guarantee.safety_rows, "train", stochastic),
+        0.05);
+    EXPECT_EQ(again[0].range.high, r.guarantee.safety[0].range.high);
+    EXPECT_LE(r.guarantee.safety[0].range.high, 0.0);
+  }
+  // A given score is used as it is (no fit).
+  const Classifier given = postprocess_guaranteed(spec, ds, 0, nullptr, {}, {}, 1e-3, {}).base;
+  const GuaranteedPostprocessResult r =
+      postprocess_guaranteed(spec, ds, 0, &given, {}, {}, 1e-3, {});
+  EXPECT_FALSE(r.base_fitted);
+  EXPECT_EQ(r.base.to_json(), given.to_json());
+}
+
+TEST(PostprocessGuaranteed, ImpossibleBoundIsNoSolutionFound) {
+  std::vector<std::size_t> rows(4000);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  ProblemSpec spec;
+  spec.constraints = {"parity(ppr, sex) <= 0.001"};
+  GuaranteeOptions g;
+  g.confidence = 0.999;
+  const GuaranteedPostprocessResult r =
+      postprocess_guaranteed(spec, select_rows(adult_rows(), rows), 0, nullptr, {}, {}, 1e-3, g);
+  EXPECT_FALSE(r.guarantee.passed);
+  EXPECT_EQ(r.guarantee.result.status, Termination::kNoSolutionFound);
+  EXPECT_GT(r.guarantee.safety[0].range.high, 0.0);
+}
+
+// Randomised thresholds in five race groups (three each, random weights): the hard components
+// guarantee_data makes, weighted, give every row the model's own probability.
+TEST(GuaranteeData, GroupThresholdComponentsGiveEachRowItsProbability) {
+  const Dataset& ds = adult_rows();
+  std::vector<std::size_t> rows(3000);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  const Dataset part = select_rows(ds, rows);
+  const auto lr = fit_logistic_regression(part.features(), part.labels().values, {}, {});
+  Classifier model = logistic_regression_model(lr.model, {}, part.encoding());
+  model.kind = "group_threshold";
+  model.link = Link::kThreshold;
+  model.group_columns = {"race"};
+  std::mt19937_64 gen(7);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (const char* race : {"White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other"}) {
+    GroupRule r;
+    r.key = {race};
+    r.thresholds = {-2.0 + u(gen), -0.5 + u(gen), 1.0 + u(gen)};
+    r.weights = {u(gen), u(gen), u(gen)};
+    const double sum = r.weights[0] + r.weights[1] + r.weights[2];
+    for (double& w : r.weights) w /= sum;
+    model.group_rules.push_back(r);
+  }
+  std::vector<double> prob(part.num_rows());
+  model.predict(part, PredictMode::kProbability, prob);
+  const MixtureData m = guarantee_data(model, part, "train", true);
+  ASSERT_GE(m.components.size(), 3U);
+  EXPECT_LE(m.components.size(), 11U);  // 1 + 5 groups x 2 inner breakpoints
+  double total = 0;
+  for (double w : m.weights) total += w;
+  EXPECT_NEAR(total, 1.0, 1e-12);
+  int mixed = 0;
+  for (std::size_t i = 0; i < part.num_rows(); ++i) {
+    double p = 0;
+    for (std::size_t k = 0; k < m.components.size(); ++k)
+      p += m.weights[k] * m.components[k].positive[i];
+    EXPECT_NEAR(p, prob[i], 1e-12) << "row " << i;
+    mixed += prob[i] > 0 && prob[i] < 1 ? 1 : 0;
+  }
+  EXPECT_GT(mixed, 100);  // the test reaches randomised rows
 }
 
 }  // namespace
