@@ -26,7 +26,9 @@ Tools (rows of each table; one whose library or CLI flag is missing is skipped w
   rateopt       `rateopt train --minimize error --constraint ...` (default solver).
   rateopt-conf  the same with `--confidence C` (and `--safety-fraction F` when given): exit code 3
                 (constraints not certified, no model) is "no solution".
-  rateopt-2ds   placeholder for `--two-dataset`: skipped unless `rateopt train --help` lists it.
+  rateopt-2ds   the same with `--two-dataset F` (--two-dataset-fraction, default 0.33): Cotter et
+                al.'s scheme, models fitted on the rest, constraints and the final mixture
+                judged on F of the training rows; skipped unless `rateopt train --help` lists it.
   eg            fairlearn ExponentiatedGradient(LogisticRegression(C=1)) with DemographicParity /
                 EqualizedOdds / TruePositiveRateParity; the bound translated from group-vs-group
                 to fairlearn's group-vs-overall form (see the report's protocol section).
@@ -471,7 +473,7 @@ def fit_rateopt(job, sp, folder, tool):
         if job.get("safety_fraction") is not None:
             cmd += ["--safety-fraction", str(job["safety_fraction"])]
     elif tool == "rateopt-2ds":
-        cmd += ["--two-dataset"]  # TODO: its arguments once the flag exists
+        cmd += ["--two-dataset", str(job["two_dataset_fraction"])]
     cmd += shlex.split(job.get("rateopt_args") or "")
     rc, wall, cpu, text = run_child(cmd, job["timeout"])
     rep = {}
@@ -1139,6 +1141,8 @@ def main():
                     help="fewer splits for slow tools, e.g. seldonian=30,oxonfair=50")
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--safety-fraction", type=float, default=None)
+    ap.add_argument("--two-dataset-fraction", type=float, default=0.33,
+                    help="rateopt-2ds: share of the training rows on the constraint side")
     ap.add_argument("--ci", type=float, default=0.9, help="interval level of the interval study "
                     "(0: skip it)")
     ap.add_argument("--seldonian-delta", type=float, default=0.05)
@@ -1235,6 +1239,7 @@ def main():
             "peers": args.peers, "versions": versions, "splits": args.splits,
             "tool_splits": {t: n for t, n in tool_splits.items() if t in tools},
             "confidence": args.confidence, "safety_fraction": args.safety_fraction,
+            "two_dataset_fraction": args.two_dataset_fraction,
             "ci": args.ci, "seldonian_delta": args.seldonian_delta,
             "seldonian_safety": args.seldonian_safety, "seldonian_iters": args.seldonian_iters,
             "lr_solver": args.lr_solver, "jobs": args.jobs, "skipped_tools": skipped,
@@ -1263,6 +1268,7 @@ def main():
                              "rateopt_args": args.rateopt_args, "caps": caps,
                              "confidence": args.confidence,
                              "safety_fraction": args.safety_fraction, "ci": args.ci,
+                             "two_dataset_fraction": args.two_dataset_fraction,
                              "seldonian_delta": args.seldonian_delta,
                              "seldonian_safety": args.seldonian_safety,
                              "seldonian_iters": args.seldonian_iters,

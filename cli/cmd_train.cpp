@@ -49,6 +49,9 @@ struct ProblemFlags {
   double confidence = 0;
   GuaranteeOptions guarantee;
   std::string guarantee_for = "deterministic";
+  // --two-dataset F: Cotter et al.'s scheme with this share of the rows on the constraint side
+  // (0 = off; train_two_dataset).
+  double two_dataset = 0;
   // --ci: intervals in the report's sections (level 0 = none), --ci-resamples, --ci-seed.
   IntervalOptions ci{.level = 0};
   // The option table's flags (train_options.hpp, one per TrainOptions key): their text as given
@@ -320,6 +323,17 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
     throw InvalidArgument(
         "--confidence runs with the cutting-plane, game and postprocess solvers on the --data "
         "rows so far: leave out --solver ramp and --dataset");
+  const bool two_dataset = f.two_dataset > 0;
+  if (two_dataset && (guaranteed || distributed || !f.datasets.empty() ||
+                      (f.solver != "auto" && f.solver != "cutting-plane" && f.solver != "oracle")))
+    throw InvalidArgument(
+        "--two-dataset runs the cutting-plane (or oracle) solver with the logistic oracle on the "
+        "--data rows of one process: leave out --confidence, --dataset, other solvers and "
+        "mpirun");
+  if (two_dataset && spec.constraints.empty())
+    throw InvalidArgument(
+        "--two-dataset moves constraints to held-out rows: give at least one "
+        "--constraint");
   if (guaranteed && spec.constraints.empty())
     throw InvalidArgument("--confidence certifies constraints: give at least one --constraint");
   std::vector<TrainingData> td;
@@ -377,11 +391,19 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
     };
   }
   std::optional<GuaranteedTrainResult> g;
+  std::optional<TwoDatasetResult> two;
+  TrainResult result;
   if (guaranteed) {
     g = train_guaranteed(spec, ds, shard.rows_before, o, guarantee);
     named[0].second = &g->candidate;  // the report's training sections: the candidate part
+    result = std::move(g->result);
+  } else if (two_dataset) {
+    two = train_two_dataset(spec, ds, o, {.constraint_fraction = f.two_dataset, .seed = o.seed});
+    named[0].second = &two->model_rows;  // the report's training sections: the model part
+    result = std::move(two->result);
+  } else {
+    result = rateopt::train(problem, o);
   }
-  TrainResult result = guaranteed ? std::move(g->result) : rateopt::train(problem, o);
   nlohmann::json report{{"status", std::string(to_string(result.status))},
                         {"solver", std::string(to_string(result.solver))},
                         {"iterations", result.iterations},
@@ -396,6 +418,15 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
       report["oracle_calls"] = result.oracle_calls;
       report["oracle_iterations"] = result.oracle_iterations;
     }
+  }
+  if (two_dataset) {
+    NamedDatasets held = named;
+    held[0].second = &two->constraint_rows;
+    report["two_dataset"] = {
+        {"constraint_fraction", f.two_dataset},
+        {"model_rows", two->model_rows.num_rows()},
+        {"constraint_rows", two->constraint_rows.num_rows()},
+        {"constraint_side", spec_sections(spec, result.classifier, held, threads)}};
   }
   const Termination solver_status = guaranteed ? g->solver_status : result.status;
   const bool ok =
@@ -420,6 +451,18 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
       result.num_candidates);
   print_spec_sections(as_given, report);
   if (guaranteed) print_guarantee(report["guarantee"]);
+  if (two_dataset) {
+    const nlohmann::json& t = report["two_dataset"];
+    fmt::print(
+        "two-dataset: models fitted on {} rows (the train sections above), constraints "
+        "judged on {} held-out rows:\n",
+        t["model_rows"].get<std::size_t>(), t["constraint_rows"].get<std::size_t>());
+    for (const char* mode : {"stochastic", "deterministic"})
+      for (const auto& c : t["constraint_side"][mode]["constraints"])
+        fmt::print("  held-out, {:<14} {:<44} {:.6f} vs {:.6f}  violation {:.6f}\n", mode,
+                   c["constraint"].get<std::string>(), c["lhs"].get<double>(),
+                   c["rhs"].get<double>(), c["violation"].get<double>());
+  }
   if (!std::isnan(result.gap))
     fmt::print(
         "certificate: no classifier the oracle can find does better than {:.6f} (Lagrangian "
@@ -586,6 +629,13 @@ int run_train(int argc, const char* const* argv) {
   app.add_option("--safety-fraction", problem.guarantee.safety_fraction,
                  "--confidence: share of the rows held out for the safety test")
       ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0).description("a share in (0, 1)"))
+      ->group(pg);
+  app.add_option("--two-dataset", problem.two_dataset,
+                 "Cotter et al.'s two-dataset scheme (docs/guarantees.md): this share of the "
+                 "rows (e.g. 0.33) is held out for the constraint side (the LP's constraints and "
+                 "the final mixture), the rest fits the models; the constraints are then met on "
+                 "rows no model was fitted to")
       ->check(CLI::Range(0.0, 1.0).description("a share in (0, 1)"))
       ->group(pg);
   app.add_option("--guarantee-for", problem.guarantee_for,

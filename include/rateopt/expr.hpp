@@ -202,6 +202,12 @@ struct ExpressionValue {
 // equality (==) or a margin that is negative or not finite.
 [[nodiscard]] std::string tighten_constraint(std::string_view text, double margin);
 
+// The text of `expression` with every rate that names no dataset naming `dataset` instead (for a
+// problem whose rows are split over two datasets, train_two_dataset), fully parenthesised, each
+// constant in its shortest round-trip form, so that Expression::parse reads it back.
+[[nodiscard]] std::string with_default_dataset(const Expression& expression,
+                                               std::string_view dataset);
+
 // ---- group shorthands (docs/expressions.md, "Every group of a column") ------------------------
 
 // The values of a column, for the shorthands: (dataset name, "" = the first; column name) ->

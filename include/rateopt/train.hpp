@@ -475,6 +475,38 @@ using GuaranteedFit = std::function<TrainResult(const ProblemSpec& spec, const D
                                                      int n_threads,
                                                      const GuaranteeOptions& guarantee);
 
+// ---- the two-dataset scheme (Cotter et al. 2019) ----------------------------------------------
+//
+// "Training well-generalizing classifiers for fairness metrics and other data-dependent
+// constraints" (Cotter, Gupta, Jiang, Srebro, Sridharan, Wang, Woodworth & You, ICML 2019): the
+// rows are split once; the model side (every fit of the oracle, and the objective) sees only the
+// model part, the constraint side (the master LP's constraint rows, hence the multipliers, and
+// the final LP over the candidates) only the constraint part. The oracle's costs for the
+// constraints are those of the constraint part carried over to the model rows of the same kind
+// (the same slice columns' values and label: each kind's cost mass spread over its model rows in
+// proportion to their weights), the proxy of the paper. The mixture then meets the constraints
+// on rows none of its models was fitted to.
+struct TwoDatasetOptions {
+  double constraint_fraction = 1.0 / 3.0;  // share of the rows on the constraint side, in (0, 1)
+  std::uint64_t seed = 0;                  // seed of the split (safety_rows' draw)
+};
+struct TwoDatasetResult {
+  // The classifier (a mixture of the oracle's linear models, as train's) and its values on the
+  // problem of both parts: the objective on the model part, the constraints on the constraint
+  // part. No certificate (lower_bound and gap are NaN): the oracle minimises the proxy, not the
+  // master LP's Lagrangian.
+  TrainResult result;
+  Dataset model_rows;  // the two parts
+  Dataset constraint_rows;
+};
+// Trains `spec` (one dataset, "train" or no '@') by the cutting-plane solver (Algorithm 1 for
+// problems not linear in rates) with the weighted logistic-regression oracle (options.c,
+// options.fit_intercept) on the model part. Throws InvalidArgument for a fraction outside (0, 1),
+// a spec without constraints, rates naming another dataset, and what train throws.
+[[nodiscard]] TwoDatasetResult train_two_dataset(const ProblemSpec& spec, const Dataset& data,
+                                                 const TrainOptions& options,
+                                                 const TwoDatasetOptions& two);
+
 // ---- any base model: prediction oracles ------------------------------------------------------
 
 // A cost-sensitive oracle that answers with the *predictions* of the classifier it fitted rather

@@ -147,6 +147,48 @@ Expression Expression::parse(std::string_view text) {
   return ExpressionParser(text).parse();
 }
 
+namespace {
+
+std::string node_text(const Expression& e, std::size_t k, std::string_view dataset) {
+  const ExprNode& n = e.nodes()[k];
+  const auto arg = [&](std::size_t j) { return node_text(e, n.args[j], dataset); };
+  switch (n.op) {
+    case NodeOp::kConstant:
+      return n.value < 0 ? fmt::format("({})", n.value) : fmt::format("{}", n.value);
+    case NodeOp::kRate: {
+      RateRef r = e.rates()[n.rate];
+      if (r.dataset.empty()) r.dataset = dataset;
+      return r.to_string();
+    }
+    case NodeOp::kNeg:
+      return "(-" + arg(0) + ")";
+    case NodeOp::kAdd:
+      return "(" + arg(0) + " + " + arg(1) + ")";
+    case NodeOp::kSub:
+      return "(" + arg(0) + " - " + arg(1) + ")";
+    case NodeOp::kMul:
+      return "(" + arg(0) + " * " + arg(1) + ")";
+    case NodeOp::kDiv:
+      return "(" + arg(0) + " / " + arg(1) + ")";
+    case NodeOp::kCall: {
+      std::string out = n.function + "(";
+      for (std::size_t j = 0; j < n.args.size(); ++j) out += (j > 0 ? ", " : "") + arg(j);
+      return out + ")";
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string with_default_dataset(const Expression& expression, std::string_view dataset) {
+  std::string out = node_text(expression, expression.lhs_root(), dataset);
+  if (expression.is_constraint())
+    out += fmt::format(" {} {}", to_string(expression.relation()),
+                       node_text(expression, expression.rhs_root(), dataset));
+  return out;
+}
+
 // ---- errors -------------------------------------------------------------------------------------
 
 void ExpressionParser::fail(std::size_t offset, const std::string& message) const {

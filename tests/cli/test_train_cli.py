@@ -363,6 +363,34 @@ def test_confidence_postprocess(cli, source_dir, tmp_path):
     assert model.read_text() == "old"
 
 
+def test_two_dataset(cli, source_dir, tmp_path):
+    """--two-dataset F: the report's train sections are the model part's, its two_dataset section
+    the held-out constraint part's, where the stochastic model meets the bound; the parts add up
+    to the rows; the same command gives the same bytes; bad combinations exit 2."""
+    model, report = tmp_path / "m.json", tmp_path / "r.json"
+    args = ["train", "--data", source_dir / "data/adult/adult-train.csv.gz", *GUARANTEE_DATA,
+            "--minimize", "error", "--constraint", "parity(ppr, sex) <= 0.05",
+            "--two-dataset", "0.33", "--quiet", "--output", model, "--report", report]
+    proc = cli.run(*args)
+    assert "constraints judged on" in proc.stdout
+    rep = json.loads(report.read_text())
+    t = rep["two_dataset"]
+    assert t["model_rows"] + t["constraint_rows"] == 30162
+    assert 0.30 < t["constraint_rows"] / 30162 < 0.36
+    (c,) = t["constraint_side"]["stochastic"]["constraints"]
+    assert c["violation"] <= 1e-3 and c["lhs"] == pytest.approx(0.05, abs=2e-3)
+    assert "gap" not in rep  # no certificate
+    first = model.read_bytes()
+    cli.run(*args)
+    assert model.read_bytes() == first
+    for extra, needle in ((["--confidence", "0.9"], "--two-dataset runs"),
+                          (["--solver", "proxy"], "--two-dataset runs"),
+                          (["--two-dataset", "1.5"], "--two-dataset")):
+        proc = cli.run(*args[:-4], *extra, "--output", tmp_path / "x.json", check=False)
+        assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
+        assert not (tmp_path / "x.json").exists()
+
+
 @pytest.mark.parametrize("extra, needle", [
     (["--confidence", "1.5"], "--confidence"),
     (["--confidence", "0.9", "--safety-fraction", "0"], "safety fraction is 0"),
