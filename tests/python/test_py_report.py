@@ -1,5 +1,7 @@
 """rateopt.report: per-group metrics equal a hand computation with numpy (exactly) and
-fairlearn's MetricFrame (1e-12) when fairlearn imports; bad input raises ValueError."""
+fairlearn's MetricFrame (1e-12) when fairlearn imports; bad input raises ValueError; ci= gives
+each group's proportion its Clopper-Pearson interval (scipy's beta quantiles, 1e-12) and the other
+values bootstrap intervals around them."""
 import os
 import sys
 import warnings
@@ -215,6 +217,45 @@ def test_matches_fairlearn_metric_frame():
                                        mf.group_min()[METRICS].to_numpy(dtype=float), atol=1e-12)
             np.testing.assert_allclose(r.group_max()[METRICS].to_numpy(),
                                        mf.group_max()[METRICS].to_numpy(dtype=float), atol=1e-12)
+
+
+def test_intervals_per_group_and_overall():
+    rng = np.random.default_rng(5)
+    n = 600
+    y = rng.integers(0, 2, n)
+    p = (rng.random(n) < 0.3 + 0.4 * y).astype(int)
+    g = pd.DataFrame({"grp": rng.choice(["a,b", 'x"y', "plain"], n),
+                      "sex": rng.choice(["F", "M"], n)})
+    metrics = ["ppr", "tpr", "f1", "roc_auc", lambda t, q: float(np.mean(t == q))]
+    r = rateopt.report(y, p, g, metrics=metrics, ci=0.9, ci_resamples=300, ci_seed=1)
+    assert r.ci_level == 0.9
+    assert r.ci_low.shape == r.by_group.shape and list(r.ci_low.index) == list(r.by_group.index)
+    beta = pytest.importorskip("scipy.stats").beta
+    names = list(r.by_group.columns)
+    for key in r.by_group.index:
+        rows = np.ones(n, bool)
+        for col, v in zip(["grp", "sex"], key):
+            rows &= g[col].to_numpy() == v
+        for m, sel in (("ppr", rows), ("tpr", rows & (y == 1))):
+            k, m_n = int(p[sel].sum()), int(sel.sum())
+            lo = 0.0 if k == 0 else beta.ppf(0.05, k, m_n - k + 1)
+            hi = 1.0 if k == m_n else beta.ppf(0.95, k + 1, m_n - k)
+            assert r.ci_method.loc[key, m] == "clopper-pearson"
+            assert r.ci_low.loc[key, m] == pytest.approx(lo, abs=1e-12)
+            assert r.ci_high.loc[key, m] == pytest.approx(hi, abs=1e-12)
+        f1 = r.by_group.loc[key, "f1"]
+        assert r.ci_method.loc[key, "f1"] == "bootstrap"
+        assert r.ci_low.loc[key, "f1"] < f1 < r.ci_high.loc[key, "f1"]
+        assert np.isnan(r.ci_low.loc[key, "roc_auc"]) and np.isnan(r.ci_low.loc[key, names[-1]])
+    o = r.overall_ci
+    assert o.loc["ppr", "method"] == "clopper-pearson"
+    assert o.loc["ppr", "low"] < r.overall["ppr"] < o.loc["ppr", "high"]
+    assert o.loc["f1", "low"] < r.overall["f1"] < o.loc["f1", "high"]
+    again = rateopt.report(y, p, g, metrics=metrics, ci=0.9, ci_resamples=300, ci_seed=1)
+    pd.testing.assert_frame_equal(again.ci_low, r.ci_low)
+    assert rateopt.report(y, p, g, metrics=["ppr"]).ci_low is None
+    with pytest.raises(ValueError, match="ci is"):
+        rateopt.report(y, p, g, ci=1.5)
 
 
 def test_import_stays_light_and_the_name_stays_the_function():

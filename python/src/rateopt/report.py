@@ -182,13 +182,24 @@ class Report:
     overall : Series, each metric on all rows
     sizes : Series, rows per group
     weights : Series, total sample weight per group (the row count without weights)
+    ci_level : float or None, the level given as ``ci=``
+    ci_low, ci_high : DataFrame or None, shaped as ``by_group``: each value's interval for its
+        population value (NaN where none applies: ranking metrics and callables)
+    ci_method : DataFrame or None, ``"clopper-pearson"``, ``"bootstrap"`` or ``"none"`` per value
+    overall_ci : DataFrame or None, index the metrics, columns ``low``, ``high``, ``method``
     """
 
-    def __init__(self, by_group, overall, sizes, weights):
+    def __init__(self, by_group, overall, sizes, weights, ci=None):
         self.by_group = by_group
         self.overall = overall
         self.sizes = sizes
         self.weights = weights
+        # report(..., ci=level): intervals for the population values (see report()).
+        self.ci_level = None
+        self.ci_low = self.ci_high = self.ci_method = None
+        self.overall_ci = None
+        if ci is not None:
+            (self.ci_level, self.ci_low, self.ci_high, self.ci_method, self.overall_ci) = ci
 
     @property
     def metrics(self):
@@ -265,8 +276,56 @@ def _compute(spec, labels, pred, weights, baseline, where):
         raise type(e)(f"{spec} on {where}: {e}") from None
 
 
+def _slice_token(v):
+    """A slice column or value as the expression language reads it (quoted when needed)."""
+    t = str(v)
+    if t and not t[0].isspace() and not t[-1].isspace() and not any(c in t for c in
+                                                                      ",&=\"'\\[]"):
+        return t
+    return '"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _intervals(specs, labels, pred, w, b, frame, keys, level, resamples, seed):
+    """Intervals of every catalogue metric's value per group and overall, from one
+    rateopt.evaluate(..., ci=level) call (so the bootstrap band is simultaneous over all of
+    them); (low, high, method) arrays shaped (groups, metrics) and the overall rows."""
+    from .metrics import evaluate
+
+    columns = list(frame.columns)
+    n_g, n_m = len(keys), len(specs)
+    low = np.full((n_g, n_m), np.nan)
+    high = np.full((n_g, n_m), np.nan)
+    method = np.full((n_g, n_m), "none", dtype=object)
+    o_low, o_high = np.full(n_m, np.nan), np.full(n_m, np.nan)
+    o_method = np.full(n_m, "none", dtype=object)
+    texts, where = [], []
+    cat = _catalogue()
+    for j, (_, spec) in enumerate(specs):
+        if callable(spec) or spec in ("roc_auc", "average_precision") or \
+                spec.partition(":")[0] not in cat:
+            continue
+        texts.append(spec)
+        where.append((None, j))
+        for g, key in enumerate(keys):
+            label = key if isinstance(key, tuple) else (key,)
+            cond = ",".join(f"{_slice_token(c)}={_slice_token(v)}" for c, v in zip(columns, label))
+            texts.append(f"{spec}[{cond}]")
+            where.append((g, j))
+    if texts:
+        grp = frame.astype(str)
+        values = evaluate(labels, pred, texts, groups=grp, sample_weight=w, baseline=b,
+                          ci=level, ci_resamples=resamples, ci_seed=seed)
+        for text, (g, j) in zip(texts, where):
+            v = values[text]
+            if g is None:
+                o_low[j], o_high[j], o_method[j] = v.ci_low, v.ci_high, v.ci_method
+            else:
+                low[g, j], high[g, j], method[g, j] = v.ci_low, v.ci_high, v.ci_method
+    return low, high, method, o_low, o_high, o_method
+
+
 def report(y_true, y_pred, groups, metrics=None, pos_label=None, sample_weight=None,
-           baseline=None):
+           baseline=None, ci=None, ci_resamples=1000, ci_seed=0):
     """Every metric on every group and overall.
 
     Parameters
@@ -288,6 +347,13 @@ def report(y_true, y_pred, groups, metrics=None, pos_label=None, sample_weight=N
     pos_label : the positive label, needed when y_true is not 0/1 (e.g. ``">50K"``)
     sample_weight : array-like (n,), optional
     baseline : array-like (n,), optional, a deployed model's 0/1 predictions (churn, wins, ...)
+    ci : float in (0, 1), optional
+        Also an interval at this level for every catalogue metric's population value, per group
+        and overall (``Report.ci_low``, ``ci_high``, ``ci_method``, ``overall_ci``): as
+        :func:`rateopt.evaluate` with ``ci=`` (exact Clopper-Pearson for one proportion of hard
+        predictions, otherwise a bootstrap stratified by group, simultaneous over all the
+        report's bootstrap values). ``ci_resamples`` and ``ci_seed`` set the bootstrap. Ranking
+        metrics and callables get none (NaN).
 
     Returns
     -------
@@ -355,7 +421,17 @@ def report(y_true, y_pred, groups, metrics=None, pos_label=None, sample_weight=N
     overall = pd.Series(row(np.arange(n), "all rows"), index=names, name="overall")
     sizes = pd.Series(sizes, index=index, name="rows").reindex(by_group.index)
     weights = pd.Series(weights, index=index, name="weight").reindex(by_group.index)
-    return Report(by_group, overall, sizes, weights)
+    ci_parts = None
+    if ci is not None:
+        if not (isinstance(ci, (int, float)) and 0 < ci < 1):
+            raise ValueError(f"ci is {ci!r}, expected a confidence level in (0, 1), e.g. 0.9")
+        low, high, method, o_low, o_high, o_method = _intervals(
+            specs, labels, pred, w, b, frame, keys, float(ci), ci_resamples, ci_seed)
+        frame_of = lambda a: pd.DataFrame(a, index=index, columns=names).reindex(by_group.index)
+        overall_ci = pd.DataFrame({"low": o_low, "high": o_high, "method": o_method},
+                                  index=names)
+        ci_parts = (float(ci), frame_of(low), frame_of(high), frame_of(method), overall_ci)
+    return Report(by_group, overall, sizes, weights, ci_parts)
 
 
 class _CallableModule(__import__("types").ModuleType):
