@@ -1031,6 +1031,32 @@ def write_report(blob, out):
                 f"{'; '.join(note)} |")
         L.append("")
     ivs = [(k, a["interval"]) for k, a in agg.items() if "interval" in a]
+    pairs = [c for c in CELLS if (c, "rateopt") in agg and (c, "rateopt-2ds") in agg]
+    if pairs:
+        frac = meta.get("two_dataset_fraction", 0.33)
+        L += ["## Two-dataset scheme against the default", "",
+              f"`rateopt train --two-dataset {frac}` (models fitted on {1 - frac:.0%} of the "
+              f"training rows, constraints and the final mixture judged on the other {frac:.0%}) "
+              "against the default fit, on the same splits. *test value*: mean over the solved "
+              "splits (gap: lower is better; p80 ratio: higher is better), with the standard "
+              "error of that mean over splits; *better by*: the default's mean minus the "
+              "scheme's (gap), or the reverse (ratio), so positive means the scheme generalises "
+              "better.", "",
+              "| cell | default: failure | scheme: failure | default: test value | "
+              "scheme: test value | better by | default: test error | scheme: test error |",
+              "|---|---|---|---|---|---|---|---|"]
+        for c in pairs:
+            a, b = agg[(c, "rateopt")], agg[(c, "rateopt-2ds")]
+            sign = -1 if CELLS[c]["kind"] == "p80" else 1
+            se = lambda t: float(np.std([r["test"]["value"] for r in rows
+                                         if r["cell"] == c and r["tool"] == t and "test" in r],
+                                        ddof=1) / math.sqrt(max(1, agg[(c, t)]["solved"])))
+            L.append(f"| {c} | {a['failure_rate']:.2f} | {b['failure_rate']:.2f} | "
+                     f"{fmt(a['test_value'])} ({se('rateopt'):.4f}) | "
+                     f"{fmt(b['test_value'])} ({se('rateopt-2ds'):.4f}) | "
+                     f"{sign * (a['test_value'] - b['test_value']):+.4f} | "
+                     f"{fmt(a['test_error'])} | {fmt(b['test_error'])} |")
+        L.append("")
     L += ["## Interval study (`rateopt eval --ci`)", ""]
     if not meta["caps"].get("eval_ci"):
         L += ["Not run: `rateopt eval --help` does not list `--ci`.", ""]
