@@ -431,6 +431,41 @@ py::dict train(const std::string& objective, bool maximize,
                   "problem"_a = description, "lower_bound"_a = r.lower_bound, "gap"_a = r.gap);
 }
 
+// Cotter et al.'s two-dataset scheme (train.hpp, train_two_dataset; the CLI's --two-dataset) on
+// the one dataset of `data`: the dict of train() plus "two_dataset" (the split and the constraint
+// side's values).
+py::dict train_two_dataset(const std::string& objective, bool maximize,
+                           const std::vector<std::string>& constraints, const py::list& data,
+                           const py::dict& opts, double constraint_fraction) {
+  std::vector<std::shared_ptr<Dataset>> keep;
+  const auto named = training_data(data, keep);
+  if (named.size() != 1)
+    throw InvalidArgument("two_dataset= splits the rows given to fit (" +
+                          std::to_string(named.size()) +
+                          " datasets given); leave out datasets= or two_dataset=");
+  const ProblemSpec spec = problem_spec(objective, maximize, constraints);
+  TrainOptions o = train_options_from(opts);
+  o.should_stop = python_interrupt_pending;
+  TwoDatasetResult r;
+  {
+    py::gil_scoped_release release;
+    r = rateopt::train_two_dataset(spec, *named[0].data, o,
+                                   {.constraint_fraction = constraint_fraction, .seed = o.seed});
+  }
+  if (r.result.status == Termination::kInterrupted) throw py::error_already_set();
+  const py::dict two("constraint_fraction"_a = constraint_fraction,
+                     "model_rows"_a = r.model_rows.num_rows(),
+                     "constraint_rows"_a = r.constraint_rows.num_rows());
+  TrainResult& t = r.result;
+  return py::dict("model"_a = std::move(t.classifier),
+                  "solver"_a = std::string(to_string(t.solver)),
+                  "status"_a = std::string(to_string(t.status)), "iterations"_a = t.iterations,
+                  "seconds"_a = t.seconds, "stochastic"_a = values_to_dict(t.stochastic),
+                  "deterministic"_a = values_to_dict(t.deterministic),
+                  "num_candidates"_a = t.num_candidates, "history"_a = history_list(t.history),
+                  "lower_bound"_a = t.lower_bound, "gap"_a = t.gap, "two_dataset"_a = two);
+}
+
 // The guaranteed mode (train.hpp, train_guaranteed; the CLI's --confidence) on the one dataset of
 // `data`: the fit kept and, under "guarantee", each constraint's margin and safety-test bound.
 py::dict train_guaranteed(const std::string& objective, bool maximize,
@@ -1157,6 +1192,11 @@ PYBIND11_MODULE(_core, m) {
         "dataset: the dict of train() plus 'guarantee' (per constraint: margin, safety-test "
         "upper bound, certified; passed). status is 'no_solution_found' when the safety test "
         "fails.");
+  m.def("train_two_dataset", &rateopt::python::train_two_dataset, "objective"_a, "maximize"_a,
+        "constraints"_a, "data"_a, "options"_a, "constraint_fraction"_a,
+        "Cotter et al.'s two-dataset scheme (train.hpp, train_two_dataset; rateopt train "
+        "--two-dataset) on one dataset: the dict of train() plus 'two_dataset' (the share held "
+        "out for the constraint side and the rows of each part).");
   m.def("guarantee_defaults", [] {
     const GuaranteeOptions g;
     return py::dict("confidence"_a = g.confidence, "safety_fraction"_a = g.safety_fraction,

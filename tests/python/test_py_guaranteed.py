@@ -99,3 +99,26 @@ def test_parameters_round_trip():
     p = clone(clf).get_params()
     assert (p["confidence"], p["safety_fraction"], p["guarantee_for"]) == (0.9, 0.3, "stochastic")
     assert rateopt.RateConstrainedClassifier().get_params()["confidence"] is None
+
+
+def test_two_dataset(adult):
+    """two_dataset=: the constraints are met on the held-out part (the report's stochastic values
+    are those of the problem whose constraints sit there), the split adds up, no certificate;
+    the same bits for 1 and 2 threads; bad values and combinations are refused."""
+    X, y, sex = adult
+    params = dict(constraints=["parity(ppr, sex) <= 0.05"], two_dataset=0.33)
+    clf = rateopt.RateConstrainedClassifier(n_jobs=1, **params).fit(X, y, sensitive_features=sex)
+    t = clf.report_["two_dataset"]
+    assert t["model_rows"] + t["constraint_rows"] == len(y)
+    assert 0.30 < t["constraint_rows"] / len(y) < 0.36
+    assert clf.status_ == "converged" and np.isnan(clf.gap_)
+    assert clf.report_["stochastic"]["max_violation"] <= 1e-3
+    other = rateopt.RateConstrainedClassifier(n_jobs=2, **params).fit(X, y, sensitive_features=sex)
+    np.testing.assert_array_equal(other.coef_, clf.coef_)
+    np.testing.assert_array_equal(other.mixture_, clf.mixture_)
+    for bad, needle in ((dict(two_dataset=1.5), "two_dataset is"),
+                        (dict(two_dataset=0.3, confidence=0.9), "two_dataset= runs"),
+                        (dict(two_dataset=True), "two_dataset is")):
+        with pytest.raises(ValueError, match=needle):
+            rateopt.RateConstrainedClassifier(constraints=RULE, **bad).fit(
+                X[:500], y[:500], sensitive_features=sex[:500])

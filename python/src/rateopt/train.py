@@ -334,6 +334,11 @@ class RateConstrainedClassifier(_RateEstimator):
     guarantee_for : {"deterministic", "stochastic"}, default "deterministic": the output the
         guarantee is about, the best single model or the stochastic mixture; with
         ``predict_mode="auto"`` predictions come from it.
+    two_dataset : float in (0, 1) or None, default None: Cotter et al.'s two-dataset scheme
+        (``rateopt train --two-dataset``; docs/guarantees.md): this share of the rows is held out
+        for the constraint side (the constraints the mixture is chosen under), the models are
+        fitted on the rest, so the constraints are met on rows no model was fitted to; no
+        certificate (``gap_`` is NaN). One dataset, no ``estimator`` or ``confidence``.
     pos_label : a class of y or None, default None: the positive class, the one rates such as
         ``tpr`` and ``ppr`` count (``">50K"``); it becomes ``classes_[1]``. None: the larger of
         the two sorted classes.
@@ -353,7 +358,8 @@ class RateConstrainedClassifier(_RateEstimator):
     training data and within ``tolerance`` of the certificate's lower bound; "feasible": feasible,
     certificate not reached; "infeasible"), lower_bound_ and gap_ (the certificate; NaN when the
     solver gives none), predict_mode_, report_ (training values, history, analysis),
-    guarantee_ (with ``confidence``: the safety test's upper bound per constraint; else None).
+    guarantee_ (with ``confidence``: the safety test's upper bound per constraint; else None);
+    with ``two_dataset``, ``report_["two_dataset"]`` has the split.
     """
 
     def __init__(self, objective="error", constraints=(), maximize=False, solver="auto",
@@ -363,7 +369,8 @@ class RateConstrainedClassifier(_RateEstimator):
                  stop_tolerance=1e-3, shrink=True, batch_size=0, seed=0, n_threads=0,
                  oracle_c=_DEPRECATED, predict_mode="auto", verbose=0, random_state=None,
                  n_jobs=None, estimator=None, pos_label=None, confidence=None,
-                 safety_fraction=None, guarantee_for="deterministic"):
+                 safety_fraction=None, guarantee_for="deterministic", two_dataset=None):
+        self.two_dataset = two_dataset
         self.confidence = confidence
         self.safety_fraction = safety_fraction
         self.guarantee_for = guarantee_for
@@ -457,6 +464,16 @@ class RateConstrainedClassifier(_RateEstimator):
             warnings.warn("RateConstrainedClassifier: oracle_c is deprecated, use c (the same "
                           "value)", FutureWarning, stacklevel=3)
             opts["c"] = _option_value(self.oracle_c)
+        if self.two_dataset is not None:
+            if self.confidence is not None or self.estimator is not None:
+                raise ValueError("two_dataset= runs with the built-in linear learner and without "
+                                 "confidence=; leave out confidence= / estimator= or "
+                                 "two_dataset=")
+            f = self.two_dataset
+            if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f < 1:
+                raise ValueError(f"two_dataset is {f!r}, expected a share in (0, 1), e.g. 0.33")
+            return _core.train_two_dataset(self.objective, bool(self.maximize), list(constraints),
+                                           data, opts, float(f))
         if self.confidence is not None:
             return self._train_guaranteed(constraints, data, opts)
         if self.estimator is not None:
