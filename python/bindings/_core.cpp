@@ -551,6 +551,61 @@ py::dict postprocess_thresholds(const std::string& objective, bool maximize,
                   "problem"_a = description);
 }
 
+// Post-processing with a guarantee (postprocess.hpp, postprocess_guaranteed; the CLI's --solver
+// postprocess --confidence) on the one dataset of `data`, with `base` as the score: the dict of
+// postprocess() plus "guarantee". The caller fits the score on the candidate rows that
+// safety_rows() names for the same row count, seed and safety fraction.
+py::dict postprocess_guaranteed_py(const std::string& objective, bool maximize,
+                                   const std::vector<std::string>& constraints,
+                                   const py::list& data, const Classifier& base,
+                                   std::vector<std::string> group_columns, int n_threads,
+                                   double confidence, double safety_fraction, bool stochastic,
+                                   std::uint64_t seed, double tolerance) {
+  std::vector<std::shared_ptr<Dataset>> keep;
+  const auto named = training_data(data, keep);
+  if (named.size() != 1)
+    throw InvalidArgument("confidence= post-processes the rows given to fit only");
+  const ProblemSpec spec = problem_spec(objective, maximize, constraints);
+  PostprocessOptions o;
+  o.group_columns = std::move(group_columns);
+  o.n_threads = n_threads;
+  GuaranteeOptions g;
+  g.confidence = confidence;
+  g.safety_fraction = safety_fraction;
+  g.stochastic_output = stochastic;
+  g.seed = seed;
+  GuaranteedPostprocessResult r;
+  {
+    py::gil_scoped_release release;
+    r = rateopt::postprocess_guaranteed(spec, *named[0].data, 0, &base, {}, o, tolerance, g);
+  }
+  const GuaranteedTrainResult& t = r.guarantee;
+  py::list rows;
+  for (std::size_t k = 0; k < t.safety.size(); ++k)
+    rows.append(py::dict("constraint"_a = constraints[k], "trained_as"_a = t.trained_constraints[k],
+                         "margin"_a = t.margins[k], "safety_violation"_a = t.safety[k].value,
+                         "upper_bound"_a = t.safety[k].range.high,
+                         "certified"_a = t.safety[k].range.high <= 0));
+  const py::dict guarantee("confidence"_a = g.confidence, "delta"_a = 1 - g.confidence,
+                           "output"_a = stochastic ? "stochastic" : "deterministic",
+                           "safety_fraction"_a = g.safety_fraction,
+                           "width_factor"_a = g.width_factor,
+                           "candidate_rows"_a = t.candidate_total, "safety_rows"_a = t.safety_total,
+                           "constraints"_a = rows, "passed"_a = t.passed);
+  const PostprocessResult& p = r.postprocess;
+  py::list groups;
+  for (const PostprocessGroup& gr : p.groups)
+    groups.append(py::dict("key"_a = gr.key, "rows"_a = gr.rows, "cuts"_a = gr.cuts));
+  return py::dict("model"_a = t.result.classifier,
+                  "status"_a = std::string(to_string(t.result.status)),
+                  "stochastic"_a = values_to_dict(p.stochastic),
+                  "deterministic"_a = values_to_dict(p.deterministic),
+                  "lp_objective"_a = maximize ? -p.lp_objective : p.lp_objective,
+                  "violation_budget"_a = p.violation_budget, "group_columns"_a = p.group_columns,
+                  "groups"_a = groups, "lp_columns"_a = p.lp_columns, "seconds"_a = p.seconds,
+                  "guarantee"_a = guarantee);
+}
+
 // Rate-constrained training of any base model (train.hpp, train_with_prediction_oracle): the
 // Python callable `oracle` gets the per-row costs (a list of float64 arrays, one per dataset) and
 // returns the predictions of the classifier it fitted (a sequence of arrays, one per dataset,
@@ -1202,6 +1257,26 @@ PYBIND11_MODULE(_core, m) {
     return py::dict("confidence"_a = g.confidence, "safety_fraction"_a = g.safety_fraction,
                     "width_factor"_a = g.width_factor);
   });
+  m.def("postprocess_guaranteed", &rateopt::python::postprocess_guaranteed_py, "objective"_a,
+        "maximize"_a, "constraints"_a, "data"_a, "base"_a, "group_columns"_a, "n_threads"_a,
+        "confidence"_a, "safety_fraction"_a, "stochastic"_a, "seed"_a, "tolerance"_a,
+        "Post-processing with a guarantee (postprocess.hpp, postprocess_guaranteed): the dict "
+        "of postprocess() plus 'guarantee'; status 'no_solution_found' when the safety test "
+        "fails.");
+  m.def(
+      "safety_rows",
+      [](std::size_t rows, std::uint64_t seed, double safety_fraction) {
+        GuaranteeOptions g;
+        g.seed = seed;
+        g.safety_fraction = safety_fraction;
+        const std::vector<std::uint8_t> v = rateopt::safety_rows(rows, 0, g);
+        py::array_t<std::uint8_t> out(static_cast<py::ssize_t>(v.size()));
+        std::copy(v.begin(), v.end(), out.mutable_data());
+        return out;
+      },
+      "rows"_a, "seed"_a, "safety_fraction"_a,
+      "The guaranteed mode's split (intervals.hpp, safety_rows): 1 for each row of the safety "
+      "part, keyed by (seed, row).");
   m.def("postprocess", &rateopt::python::postprocess_thresholds, "objective"_a, "maximize"_a,
         "constraints"_a, "data"_a, "base"_a, "group_columns"_a = std::vector<std::string>{},
         "n_threads"_a = 0,

@@ -122,3 +122,31 @@ def test_two_dataset(adult):
         with pytest.raises(ValueError, match=needle):
             rateopt.RateConstrainedClassifier(constraints=RULE, **bad).fit(
                 X[:500], y[:500], sensitive_features=sex[:500])
+
+
+@pytest.mark.parametrize("output", ["deterministic", "stochastic"])
+def test_threshold_classifier_confidence(adult, output):
+    """ThresholdClassifier(confidence=...): the estimator is fitted on the candidate rows only
+    (the same coefficients as a fit of those rows by hand), the thresholds are certified on the
+    others (every upper bound <= 0, predictions from that output); an impossible bound raises
+    NoSolutionFoundError with the report; prefit=True warns what the guarantee assumes."""
+    X, y, sex = adult
+    clf = rateopt.ThresholdClassifier(constraints=RULE, confidence=0.95, guarantee_for=output,
+                                      n_threads=1).fit(X, y, sensitive_features=sex)
+    g = clf.guarantee_
+    assert g["passed"] is True and g["output"] == output and clf.predict_mode_ == output
+    (c,) = g["constraints"]
+    assert c["upper_bound"] <= 0 < c["margin"]
+    cand = rateopt._core.safety_rows(len(y), 0, 0.4) == 0
+    assert g["candidate_rows"] == cand.sum()
+    by_hand = rateopt.LogisticRegression().fit(X[cand], y[cand])
+    np.testing.assert_array_equal(clf.estimator_.coef_, by_hand.coef_)
+    assert clf.predict(X[:50], sensitive_features=sex[:50]).shape == (50,)
+    with pytest.raises(rateopt.NoSolutionFoundError) as e:
+        rateopt.ThresholdClassifier(constraints=["parity(ppr, sex) <= 0.001"], confidence=0.999,
+                                    n_threads=1).fit(X[:4000], y[:4000],
+                                                     sensitive_features=sex[:4000])
+    assert e.value.report["guarantee"]["passed"] is False
+    with pytest.warns(UserWarning, match="fitted without these rows"):
+        rateopt.ThresholdClassifier(by_hand, constraints=RULE, confidence=0.95, prefit=True,
+                                    n_threads=1).fit(X, y, sensitive_features=sex)

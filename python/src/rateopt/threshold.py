@@ -104,8 +104,17 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``tolerance``, else "stochastic" (seeded draws of ``predict_proba``), with a warning
     tolerance : float, the feasibility tolerance of ``predict_mode="auto"``
     seed : int, the seed of stochastic predictions (counter-based: row k's draw depends on
-        (seed, k) only)
+        (seed, k) only), and of the split of ``confidence``
     n_threads : int, 0 = all cores
+    confidence : float in (0, 1) or None: the guaranteed mode (``rateopt train --solver
+        postprocess --confidence``; docs/guarantees.md). The rows are split (``safety_fraction``,
+        None: 0.4); the estimator is fitted on the candidate part only and the thresholds found
+        there with tightened constraints; a safety test on the other part must certify every
+        constraint, else ``fit`` raises ``NoSolutionFoundError``. With ``prefit=True`` the
+        guarantee holds only if the estimator never saw these rows (a warning says so).
+    safety_fraction : float in (0, 1) or None, the share of rows held out for the safety test
+    guarantee_for : {"deterministic", "stochastic"}: the output certified (each group's majority
+        threshold, or the randomised rules); ``predict_mode="auto"`` predicts with it
 
     Attributes
     ----------
@@ -114,12 +123,17 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     group_rules_ (list of dicts key / thresholds / weights); group_columns_; status_
     ("converged", or "infeasible": the smallest largest violation, ``report_["violation_budget"]``);
     report_ (training values of the stochastic and deterministic rules, the LP's size);
-    predict_mode_.
+    predict_mode_; guarantee_ (with ``confidence``: each constraint's safety-test upper bound;
+    else None).
     """
 
     def __init__(self, estimator=None, constraints=(), objective="error", maximize=False,
                  prefit=False, score="auto", group_columns=None, predict_mode="auto",
-                 tolerance=1e-3, seed=0, n_threads=0):
+                 tolerance=1e-3, seed=0, n_threads=0, confidence=None, safety_fraction=None,
+                 guarantee_for="deterministic"):
+        self.confidence = confidence
+        self.safety_fraction = safety_fraction
+        self.guarantee_for = guarantee_for
         self.estimator = estimator
         self.constraints = constraints
         self.objective = objective
@@ -200,6 +214,23 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                              f"{len(self.classes_)} class(es)")
         n = y.shape[0]
         w = optional_weights(sample_weight, n)
+        fit_rows = None  # the guaranteed mode: the candidate part's rows
+        if self.confidence is not None:
+            conf, frac = self.confidence, self.safety_fraction
+            if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 < conf < 1:
+                raise ValueError(f"confidence is {conf!r}, expected 1 - delta in (0, 1), e.g. "
+                                 "0.95")
+            if frac is None:
+                frac = _core.guarantee_defaults()["safety_fraction"]
+            if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0 < frac < 1:
+                raise ValueError(f"safety_fraction is {frac!r}, expected a share in (0, 1)")
+            if self.guarantee_for not in ("deterministic", "stochastic"):
+                raise ValueError(f"guarantee_for is {self.guarantee_for!r}, expected "
+                                 "'deterministic' or 'stochastic'")
+            if not cons:
+                raise ValueError("confidence= certifies constraints: give at least one")
+            fit_rows = np.flatnonzero(_core.safety_rows(n, check_int(self.seed, "seed", 0),
+                                                        float(frac)) == 0)
         base = self.estimator
         if base is None:
             from .sklearn import LogisticRegression
@@ -211,6 +242,16 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             except NotFittedError as e:
                 raise NotFittedError(f"prefit=True but the estimator is not fitted: {e}") from None
             self.estimator_ = base
+            if fit_rows is not None:
+                warnings.warn("ThresholdClassifier: prefit=True with confidence=: the guarantee "
+                              "holds only if the estimator was fitted without these rows",
+                              UserWarning, stacklevel=2)
+        elif fit_rows is not None:
+            # Only the candidate part: the safety rows stay new to the whole model.
+            if sample_weight is not None and has_fit_parameter(base, "sample_weight"):
+                fit_params = dict(fit_params, sample_weight=np.asarray(sample_weight)[fit_rows])
+            Xc = X.iloc[fit_rows] if hasattr(X, "iloc") else X[fit_rows]
+            self.estimator_ = clone(base).fit(Xc, y[fit_rows], **fit_params)
         else:
             if sample_weight is not None and has_fit_parameter(base, "sample_weight"):
                 fit_params = dict(fit_params, sample_weight=sample_weight)
@@ -232,8 +273,26 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         gcols = [] if self.group_columns is None else [str(c) for c in self.group_columns]
         if self.group_columns is None:
             gcols = list(sensitive_columns(sf, n))
-        r = _core.postprocess(self.objective, bool(self.maximize), cons, data, _score_base(),
-                              gcols, check_int(self.n_threads, "n_threads"))
+        self.guarantee_ = None
+        if fit_rows is not None:
+            r = _core.postprocess_guaranteed(
+                self.objective, bool(self.maximize), cons, data, _score_base(), gcols,
+                check_int(self.n_threads, "n_threads"), float(self.confidence), float(frac),
+                self.guarantee_for == "stochastic", check_int(self.seed, "seed", 0),
+                float(self.tolerance))
+            if r["status"] == "no_solution_found":
+                from .train import NoSolutionFoundError
+
+                g = r["guarantee"]
+                worst = max(c["upper_bound"] for c in g["constraints"])
+                raise NoSolutionFoundError(
+                    f"ThresholdClassifier: the safety test could not certify the constraints at "
+                    f"confidence {g['confidence']:g} (largest upper bound {worst:.4g} > 0, on "
+                    f"{g['safety_rows']:.0f} held-out rows); no model is fitted", r)
+            self.guarantee_ = r["guarantee"]
+        else:
+            r = _core.postprocess(self.objective, bool(self.maximize), cons, data, _score_base(),
+                                  gcols, check_int(self.n_threads, "n_threads"))
         self.model_ = r.pop("model")
         self.report_ = r
         self.status_ = r["status"]
@@ -246,7 +305,9 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                           f"at the smallest largest violation {r['violation_budget']:.4g}",
                           UserWarning, stacklevel=2)
         self.predict_mode_ = self.predict_mode
-        if self.predict_mode == "auto":
+        if self.predict_mode == "auto" and self.guarantee_ is not None:
+            self.predict_mode_ = self.guarantee_["output"]  # the output certified
+        elif self.predict_mode == "auto":
             det = r["deterministic"]["max_violation"]
             ok = not cons or det <= float(self.tolerance)
             self.predict_mode_ = "deterministic" if ok else "stochastic"
