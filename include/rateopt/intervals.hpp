@@ -107,7 +107,14 @@ enum class IntervalMethod {
   kNone,            // no interval (ranking, multilabel and multiclass scores): NaN ends
   kClopperPearson,  // exact, for this value alone
   kBootstrap,       // stratified bootstrap, simultaneous over every bootstrap value
+  // Exact, for this value alone: Clopper-Pearson ranges of its rates at (1 - level) / rates each
+  // (a union bound), combined by interval arithmetic. For values of hard share rates of which one
+  // counts fewer than kRareCount rows of a kind (numerator or the rest of its denominator): the
+  // bootstrap cannot see such rare events (its resamples rarely move them).
+  kExactUnion,
 };
+// Below this many rows of a kind in a rate's count, a value gets kExactUnion, not the bootstrap.
+inline constexpr std::uint64_t kRareCount = 5;
 [[nodiscard]] std::string_view to_string(IntervalMethod method) noexcept;
 
 struct ValueInterval {

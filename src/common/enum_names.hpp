@@ -127,10 +127,11 @@ inline constexpr EnumNames<Relation, 4> kRelationNames{{{{Relation::kNone, ""},
                                                          {Relation::kEqual, "=="}}},
                                                        ""};
 
-inline constexpr EnumNames<IntervalMethod, 3> kIntervalMethodNames{
+inline constexpr EnumNames<IntervalMethod, 4> kIntervalMethodNames{
     {{{IntervalMethod::kNone, "none"},
       {IntervalMethod::kClopperPearson, "clopper-pearson"},
-      {IntervalMethod::kBootstrap, "bootstrap"}}},
+      {IntervalMethod::kBootstrap, "bootstrap"},
+      {IntervalMethod::kExactUnion, "exact-union"}}},
     "none"};
 
 }  // namespace rateopt::detail

@@ -420,6 +420,54 @@ void resample_values(const BootstrapPlan& plan, std::uint64_t seed, std::size_t 
 
 }  // namespace
 
+namespace {
+
+// A share rate of hard predictions on unweighted rows as its binomial count: `k` of the `n` rows
+// of its denominator in its numerator; nothing for any other rate.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> hard_share_count(
+    const RateRef& r, const NamedData& d, const stats_impl::DataTraits& traits) {
+  const MetricInfo* info = find_metric(r.metric);
+  if (info == nullptr || info->share_of == 0 || !countable(r, d) || !traits.hard ||
+      !traits.unweighted)
+    return std::nullopt;
+  const std::vector<std::uint8_t> mask = slice_mask(*d.data, r.slice);
+  const Predictions& p = *d.predictions;
+  const SliceCounts c = !p.prob_positive.empty() ? count_slice(*d.data, mask, p.prob_positive)
+                        : p.levels.empty()       ? count_slice(*d.data, mask, p.positive)
+                                                 : count_slice(*d.data, mask, p.positive, p.levels);
+  return std::make_pair(
+      static_cast<std::uint64_t>(std::llround(cell_mass(c.confusion, info->share_of))),
+      static_cast<std::uint64_t>(std::llround(cell_mass(c.confusion, info->share_in))));
+}
+
+// The value's range from its rates' Clopper-Pearson ranges at (1 - level) / rates each, when
+// every rate is a hard share rate (hard_share_count) and one of them counts fewer than
+// kRareCount rows in its numerator or outside it; nothing otherwise.
+std::optional<Interval> rare_value_range(const Expression& e, std::span<const NamedData> data,
+                                         std::span<const stats_impl::DataTraits> traits,
+                                         double level) {
+  const std::vector<RateRef>& rates = e.rates();
+  if (rates.empty()) return std::nullopt;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> counts;
+  bool rare = false;
+  for (const RateRef& r : rates) {
+    const std::size_t d = data_index(r, data);
+    const auto count = hard_share_count(r, data[d], traits[d]);
+    if (!count) return std::nullopt;
+    rare = rare || std::min(count->first, count->second - count->first) < kRareCount;
+    counts.push_back(*count);
+  }
+  if (!rare) return std::nullopt;
+  const double each = 1 - (1 - level) / static_cast<double>(rates.size());
+  std::vector<Interval> ranges;
+  ranges.reserve(counts.size());
+  for (const auto& [k, n] : counts)
+    ranges.push_back(n == 0 ? Interval{0.0, 1.0} : clopper_pearson(k, n, each));
+  return e.value_range(ranges);
+}
+
+}  // namespace
+
 std::string_view to_string(IntervalMethod method) noexcept {
   return detail::name_of(detail::kIntervalMethodNames, method);
 }
@@ -465,20 +513,8 @@ std::vector<ValueInterval> expression_intervals(std::span<const std::string> tex
     if (const auto affine = value_affine(e)) {
       const RateRef& r = e.rates()[0];
       const std::size_t d = data_index(r, data);
-      const MetricInfo* info = find_metric(r.metric);
-      if (info != nullptr && info->share_of != 0 && countable(r, data[d]) && traits[d].hard &&
-          traits[d].unweighted) {
-        const std::vector<std::uint8_t> mask = slice_mask(*data[d].data, r.slice);
-        const Predictions& p = *data[d].predictions;
-        const SliceCounts c =
-            !p.prob_positive.empty() ? count_slice(*data[d].data, mask, p.prob_positive)
-            : p.levels.empty()       ? count_slice(*data[d].data, mask, p.positive)
-                                     : count_slice(*data[d].data, mask, p.positive, p.levels);
-        const auto k =
-            static_cast<std::uint64_t>(std::llround(cell_mass(c.confusion, info->share_of)));
-        const auto n =
-            static_cast<std::uint64_t>(std::llround(cell_mass(c.confusion, info->share_in)));
-        const Interval rate = clopper_pearson(k, n, options.level);
+      if (const auto count = hard_share_count(r, data[d], traits[d])) {
+        const Interval rate = clopper_pearson(count->first, count->second, options.level);
         double lo = affine->a * rate.low + affine->b;
         double hi = affine->a * rate.high + affine->b;
         if (lo > hi) std::swap(lo, hi);
@@ -490,6 +526,12 @@ std::vector<ValueInterval> expression_intervals(std::span<const std::string> tex
     for (const RateRef& r : e.rates())
       all_countable = all_countable && countable(r, data[data_index(r, data)]);
     if (!all_countable) continue;
+    // Exact by a union bound: every rate a share of hard predictions on unweighted rows, and one
+    // of them rare (fewer than kRareCount rows of a kind).
+    if (const auto exact = rare_value_range(e, data, traits, options.level)) {
+      out[t] = {*exact, IntervalMethod::kExactUnion};
+      continue;
+    }
     BootstrapPlan::Value value;
     value.expr = &e;
     for (const RateRef& r : e.rates()) {

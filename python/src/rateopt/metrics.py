@@ -336,8 +336,10 @@ class ExpressionValue:
         With ``evaluate(..., ci=level)``: an interval for the population value of ``value`` (of
         ``violation`` for constraints); NaN otherwise or when no interval applies.
     ci_method : str
-        ``"clopper-pearson"`` (exact, this value alone), ``"bootstrap"`` (stratified, simultaneous
-        over the bootstrap values of the call), ``"none"``, or ``""`` without ``ci``.
+        ``"clopper-pearson"`` (exact, this value alone), ``"exact-union"`` (exact, this value
+        alone: rates with rare events, see docs/guarantees.md), ``"bootstrap"`` (stratified,
+        simultaneous over the bootstrap values of the call), ``"none"``, or ``""`` without
+        ``ci``.
     """
     text: str
     value: float
