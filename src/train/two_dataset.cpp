@@ -107,9 +107,9 @@ TwoDatasetResult train_two_dataset(const ProblemSpec& spec, const Dataset& data,
   for (std::string& c : moved.constraints) {
     const Expression e = Expression::parse(expand_group_shorthands(c, levels));
     for (const RateRef& r : e.rates())
-      RATEOPT_CHECK(r.dataset.empty() || r.dataset == "train",
-                    "the two-dataset scheme runs on one dataset; constraint '{}' names dataset "
-                    "'{}'",
+      RATEOPT_CHECK(r.dataset.empty(),
+                    "the two-dataset scheme judges the constraints on held-out rows of the one "
+                    "dataset; constraint '{}' names dataset '{}' (write its rates without '@')",
                     c, r.dataset);
     c = with_default_dataset(e, kHold);
   }

@@ -117,6 +117,10 @@ TEST(TrainTwoDataset, BadInputIsAnError) {
   other.constraints = {"ppr@valid[sex=Female] >= 0.1"};
   test::expect_invalid([&] { (void)train_two_dataset(other, adult_rows(), {}, {}); },
                        "names dataset 'valid'");
+  ProblemSpec explicit_train;  // would stay on the model part: refused
+  explicit_train.constraints = {"ppr@train[sex=Female] >= 0.1"};
+  test::expect_invalid([&] { (void)train_two_dataset(explicit_train, adult_rows(), {}, {}); },
+                       "names dataset 'train'");
 }
 
 }  // namespace
