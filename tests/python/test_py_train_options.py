@@ -19,7 +19,7 @@ _core = rateopt._core
 # (intervals.hpp), not training options: safety_fraction=None reads the library's default.
 PYTHON_ONLY = {"objective", "constraints", "maximize", "predict_mode", "oracle_c", "verbose",
                "random_state", "n_jobs", "estimator", "pos_label", "confidence",
-               "safety_fraction", "guarantee_for"}
+               "safety_fraction", "guarantee_for", "two_dataset"}
 
 
 def init_defaults(cls):
