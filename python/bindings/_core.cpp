@@ -466,6 +466,23 @@ py::dict train_two_dataset(const std::string& objective, bool maximize,
                   "lower_bound"_a = t.lower_bound, "gap"_a = t.gap, "two_dataset"_a = two);
 }
 
+// The "guarantee" dict of a guaranteed fit (train_guaranteed, postprocess_guaranteed): the split,
+// and per constraint as given its tightened form, margin, safety-part value and upper bound.
+py::dict guarantee_dict(const GuaranteedTrainResult& r, const std::vector<std::string>& constraints,
+                        const GuaranteeOptions& g) {
+  py::list rows;
+  for (std::size_t k = 0; k < r.safety.size(); ++k)
+    rows.append(py::dict("constraint"_a = constraints[k], "trained_as"_a = r.trained_constraints[k],
+                         "margin"_a = r.margins[k], "safety_violation"_a = r.safety[k].value,
+                         "upper_bound"_a = r.safety[k].range.high,
+                         "certified"_a = r.safety[k].range.high <= 0));
+  return py::dict("confidence"_a = g.confidence, "delta"_a = 1 - g.confidence,
+                  "output"_a = g.stochastic_output ? "stochastic" : "deterministic",
+                  "safety_fraction"_a = g.safety_fraction, "width_factor"_a = g.width_factor,
+                  "candidate_rows"_a = r.candidate_total, "safety_rows"_a = r.safety_total,
+                  "constraints"_a = rows, "passed"_a = r.passed);
+}
+
 // The guaranteed mode (train.hpp, train_guaranteed; the CLI's --confidence) on the one dataset of
 // `data`: the fit kept and, under "guarantee", each constraint's margin and safety-test bound.
 py::dict train_guaranteed(const std::string& objective, bool maximize,
@@ -493,19 +510,8 @@ py::dict train_guaranteed(const std::string& objective, bool maximize,
     r = rateopt::train_guaranteed(spec, *named[0].data, 0, o, g);
   }
   if (r.result.status == Termination::kInterrupted) throw py::error_already_set();
-  py::list rows;
-  for (std::size_t k = 0; k < r.safety.size(); ++k)
-    rows.append(py::dict("constraint"_a = constraints[k], "trained_as"_a = r.trained_constraints[k],
-                         "margin"_a = r.margins[k], "safety_violation"_a = r.safety[k].value,
-                         "upper_bound"_a = r.safety[k].range.high,
-                         "certified"_a = r.safety[k].range.high <= 0));
-  const py::dict guarantee("confidence"_a = g.confidence, "delta"_a = 1 - g.confidence,
-                           "output"_a = stochastic ? "stochastic" : "deterministic",
-                           "safety_fraction"_a = g.safety_fraction,
-                           "width_factor"_a = g.width_factor,
-                           "candidate_rows"_a = r.candidate_total, "safety_rows"_a = r.safety_total,
-                           "constraints"_a = rows, "passed"_a = r.passed,
-                           "solver_status"_a = std::string(to_string(r.solver_status)));
+  py::dict guarantee = guarantee_dict(r, constraints, g);
+  guarantee["solver_status"] = std::string(to_string(r.solver_status));
   TrainResult& t = r.result;
   return py::dict("model"_a = std::move(t.classifier),
                   "solver"_a = std::string(to_string(t.solver)),
@@ -580,18 +586,7 @@ py::dict postprocess_guaranteed_py(const std::string& objective, bool maximize,
     r = rateopt::postprocess_guaranteed(spec, *named[0].data, 0, &base, {}, o, tolerance, g);
   }
   const GuaranteedTrainResult& t = r.guarantee;
-  py::list rows;
-  for (std::size_t k = 0; k < t.safety.size(); ++k)
-    rows.append(py::dict("constraint"_a = constraints[k], "trained_as"_a = t.trained_constraints[k],
-                         "margin"_a = t.margins[k], "safety_violation"_a = t.safety[k].value,
-                         "upper_bound"_a = t.safety[k].range.high,
-                         "certified"_a = t.safety[k].range.high <= 0));
-  const py::dict guarantee("confidence"_a = g.confidence, "delta"_a = 1 - g.confidence,
-                           "output"_a = stochastic ? "stochastic" : "deterministic",
-                           "safety_fraction"_a = g.safety_fraction,
-                           "width_factor"_a = g.width_factor,
-                           "candidate_rows"_a = t.candidate_total, "safety_rows"_a = t.safety_total,
-                           "constraints"_a = rows, "passed"_a = t.passed);
+  const py::dict guarantee = guarantee_dict(t, constraints, g);
   const PostprocessResult& p = r.postprocess;
   py::list groups;
   for (const PostprocessGroup& gr : p.groups)
