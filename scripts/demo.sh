@@ -10,8 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
+# The same configuration as scripts/test.sh's Release stage (so that the library built here is
+# reused there), without the tests; test.sh turns them back on.
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DRATEOPT_BUILD_TESTS=OFF \
-  -DRATEOPT_BUILD_BENCHMARKS=OFF >/dev/null
+  -DRATEOPT_BUILD_BENCHMARKS=OFF -DRATEOPT_MPI=ON -DRATEOPT_SANITIZE=OFF >/dev/null
 cmake --build build/release --target rateopt_cli
 bin=build/release/rateopt
 read_flags=(--label income --positive '>50K' --groups sex,race)
