@@ -429,8 +429,10 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
         {"constraint_side", spec_sections(spec, result.classifier, held, threads)}};
   }
   const Termination solver_status = guaranteed ? g->solver_status : result.status;
-  const bool ok =
-      solver_status == Termination::kConverged || solver_status == Termination::kFeasible;
+  // A guaranteed fit moved toward a constant classifier (GuaranteeOptions::shrink) is judged by
+  // its safety test alone.
+  const bool ok = solver_status == Termination::kConverged ||
+                  solver_status == Termination::kFeasible || (guaranteed && !g->anchor.empty());
   bool certified = true;
   if (guaranteed) {
     certified = g->passed;
@@ -630,6 +632,18 @@ int run_train(int argc, const char* const* argv) {
                  "--confidence: share of the rows held out for the safety test")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0).description("a share in (0, 1)"))
+      ->group(pg);
+  app.add_option("--width-factor", problem.guarantee.width_factor,
+                 "--confidence: tighten each constraint on the candidate part by this many "
+                 "predicted safety-test widths, and move a fit predicted past it toward a "
+                 "constant classifier (docs/guarantees.md); larger: the test passes more often, "
+                 "at more error")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0).description("a factor >= 0"))
+      ->group(pg);
+  app.add_flag("!--no-move", problem.guarantee.shrink,
+               "--confidence: keep a fit the candidate part predicts to fail the safety test as it "
+               "is, instead of moving it toward the all-negative or all-positive classifier")
       ->group(pg);
   app.add_option("--two-dataset", problem.two_dataset,
                  "Cotter et al.'s two-dataset scheme (docs/guarantees.md): this share of the "

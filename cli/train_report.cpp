@@ -109,6 +109,8 @@ nlohmann::json guarantee_section(const GuaranteedTrainResult& g,
           {"candidate_rows", g.candidate_total},
           {"safety_rows", g.safety_total},
           {"constraints", rows},
+          {"moved_toward", g.anchor},
+          {"kept_share", g.kept_share},
           {"passed", g.passed}};
 }
 
@@ -118,6 +120,11 @@ void print_guarantee(const nlohmann::json& g) {
       "training)\n",
       g["output"].get<std::string>(), g["confidence"].get<double>(), g["safety_rows"].get<double>(),
       g["candidate_rows"].get<double>());
+  if (const auto anchor = g["moved_toward"].get<std::string>(); !anchor.empty())
+    fmt::print(
+        "      the fit was predicted to fail the test (on the training rows): moved toward the "
+        "{} classifier, keeping share {:.4f} of it\n",
+        anchor, g["kept_share"].get<double>());
   for (const auto& c : g["constraints"])
     fmt::print("      {:<44} safety {:.6f}  upper bound {:.6f}  {}  (trained with margin {:.6f})\n",
                c["constraint"].get<std::string>(), c["safety_violation"].get<double>(),

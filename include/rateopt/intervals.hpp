@@ -198,6 +198,13 @@ struct GuaranteeOptions {
   // The output certified: false, the best single model (exact binomial bounds); true, the
   // stochastic mixture's expected rates (its components' exact bounds, weighted).
   bool stochastic_output = false;
+  // When the fit kept is predicted to fail the safety test (predicted_safety_upper > 0 for some
+  // constraint on the candidate part), move it toward a constant classifier (all negative or all
+  // positive, whichever gives the better candidate objective where both are predicted to pass)
+  // just as far as is predicted to pass: a stochastic output is mixed with it, a deterministic
+  // one's threshold shifted. Only the candidate part is read, so the safety test stays valid.
+  // Models with the threshold link and no group rules (the solvers' outputs) only.
+  bool shrink = true;
 };
 // Throws InvalidArgument naming the field for values outside their ranges.
 void validate(const GuaranteeOptions& options);
@@ -218,5 +225,11 @@ void validate(const GuaranteeOptions& options);
 [[nodiscard]] std::vector<double> predicted_safety_margins(std::span<const std::string> constraints,
                                                            const MixtureData& candidate,
                                                            const GuaranteeOptions& options);
+// What the safety test is predicted to read for each constraint, from the candidate part: the
+// value there plus predicted_safety_margins' margin (> 0: predicted to fail; +infinity where
+// the candidate part gives no finite value or bound).
+[[nodiscard]] std::vector<double> predicted_safety_upper(std::span<const std::string> constraints,
+                                                         const MixtureData& candidate,
+                                                         const GuaranteeOptions& options);
 
 }  // namespace rateopt

@@ -446,6 +446,12 @@ struct GuaranteedTrainResult {
   double candidate_total = 0;  // rows of each part over every rank
   double safety_total = 0;
   std::size_t kept_fit = 0;  // which call of the fit (0-based) gave `result`
+  // GuaranteeOptions::shrink: the constant classifier the fit was moved toward ("" when not
+  // moved, "all negative", "all positive") and the share of the fit kept (1 when not moved):
+  // its mixture weight (stochastic output) or 1 - the threshold shift over the shift that
+  // makes every candidate row negative (or positive).
+  std::string anchor;
+  double kept_share = 1;
 };
 
 // Trains `spec` on `data` (one dataset, referenced as "train" or without '@') in the guaranteed

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -463,6 +464,21 @@ std::vector<double> predicted_safety_margins(std::span<const std::string> constr
   validate(options);
   return margins_from(high_confidence_ranges(constraints, candidate, 1 - options.confidence),
                       options);
+}
+
+std::vector<double> predicted_safety_upper(std::span<const std::string> constraints,
+                                           const MixtureData& candidate,
+                                           const GuaranteeOptions& options) {
+  validate(options);
+  const std::vector<ConstraintRange> ranges =
+      high_confidence_ranges(constraints, candidate, 1 - options.confidence);
+  const std::vector<double> margins = margins_from(ranges, options);
+  std::vector<double> out(ranges.size());
+  for (std::size_t k = 0; k < ranges.size(); ++k) {
+    const bool finite = std::isfinite(ranges[k].value) && std::isfinite(ranges[k].range.high);
+    out[k] = finite ? ranges[k].value + margins[k] : std::numeric_limits<double>::infinity();
+  }
+  return out;
 }
 
 }  // namespace rateopt

@@ -70,6 +70,155 @@ void group_threshold_components(const Classifier& model, std::vector<Classifier>
   }
 }
 
+// Bisection steps over the share of the fit kept when moving it toward a constant classifier.
+constexpr int kShrinkBisections = 12;
+
+// A linear model predicting `positive` for every row (threshold link: score = bias).
+LinearModel constant_model(std::size_t features, bool positive) {
+  LinearModel m;
+  m.weights.assign(features, 0.0);
+  m.bias = positive ? 1.0 : -1.0;
+  return m;
+}
+
+// GuaranteeOptions::shrink: the fit kept, predicted to fail the safety test, moved toward a
+// constant classifier as far as the candidate part predicts the test to need.
+class Shrinker {
+ public:
+  Shrinker(const ProblemSpec& spec, const Dataset& candidate, const GuaranteeOptions& options,
+           int n_threads)
+      : spec_(spec), candidate_(candidate), options_(options), n_threads_(n_threads) {}
+
+  [[nodiscard]] bool passes(const MixtureData& m) const {
+    const std::vector<double> upper = predicted_safety_upper(spec_.constraints, m, options_);
+    return std::all_of(upper.begin(), upper.end(), [](double u) { return u <= 0; });
+  }
+  [[nodiscard]] bool passes(const Classifier& c) const {
+    return passes(guarantee_data(c, candidate_, "train", options_.stochastic_output, n_threads_));
+  }
+
+  // The best of the two anchors' moves (candidate objective), if either anchor is predicted to
+  // pass; the anchor's name and the share kept.
+  [[nodiscard]] std::optional<std::pair<Classifier, double>> best_move(const Classifier& model,
+                                                                       std::string& anchor) const {
+    std::optional<std::pair<Classifier, double>> best;
+    double best_objective = 0;
+    for (const bool positive : {false, true}) {
+      std::optional<std::pair<Classifier, double>> moved =
+          options_.stochastic_output ? mix(model, positive) : shift(model, positive);
+      if (!moved) continue;
+      const std::vector<TrainingData> td = {{"train", &candidate_}};
+      const PredictMode mode =
+          options_.stochastic_output ? PredictMode::kProbability : PredictMode::kDeterministic;
+      double objective =
+          evaluate_spec(spec_, moved->first, td, mode, 0, n_threads_).objective.value;
+      if (spec_.maximize) objective = -objective;
+      if (!best || objective < best_objective) {
+        best = std::move(moved);
+        best_objective = objective;
+        anchor = positive ? "all positive" : "all negative";
+      }
+    }
+    return best;
+  }
+
+ private:
+  // Largest share a in [0, 1] (of kShrinkBisections bisection steps) with passes(at(a)), given
+  // that at(0) passes and at(1) does not.
+  template <typename At>
+  static double largest_share(const At& at) {
+    double low = 0;
+    double high = 1;
+    for (int step = 0; step < kShrinkBisections; ++step) {
+      const double mid = 0.5 * (low + high);
+      (at(mid) ? low : high) = mid;
+    }
+    return low;
+  }
+
+  // Stochastic output: the mixture a * model + (1 - a) * constant.
+  [[nodiscard]] std::optional<std::pair<Classifier, double>> mix(const Classifier& model,
+                                                                 bool positive) const {
+    const MixtureData base = guarantee_data(model, candidate_, "train", true, n_threads_);
+    Predictions constant;
+    constant.positive.assign(candidate_.num_rows(), positive ? 1 : 0);
+    const auto at = [&](double a) {
+      MixtureData m = base;
+      for (double& w : m.weights) w *= a;
+      m.components.push_back(constant);
+      m.weights.push_back(1 - a);
+      return m;
+    };
+    MixtureData only;
+    only.name = base.name;
+    only.data = base.data;
+    only.components = {constant};
+    only.weights = {1.0};
+    if (!passes(only)) return std::nullopt;
+    const double a = largest_share([&](double s) { return passes(at(s)); });
+    Classifier out = model;
+    const LinearModel c = constant_model(candidate_.num_features(), positive);
+    if (a == 0) {
+      out.components = {c};
+      out.mixture = {1.0};
+      out.best = 0;
+    } else {
+      for (double& w : out.mixture) w *= a;
+      out.components.push_back(c);
+      out.mixture.push_back(1 - a);
+    }
+    return std::make_pair(std::move(out), a);
+  }
+
+  // Deterministic output: the best single model with its bias moved by (1 - a) times the shift
+  // that makes every candidate row negative (positive); a = 0 is the constant itself.
+  [[nodiscard]] std::optional<std::pair<Classifier, double>> shift(const Classifier& model,
+                                                                   bool positive) const {
+    const LinearModel& best = model.components[model.best];
+    std::vector<double> score(candidate_.num_rows());
+    best.scores(candidate_.features(), score, n_threads_);
+    // The largest score (of -score for the positive anchor) over every rank's rows.
+    const std::vector<double> top = fold_over_ranks({0.0}, [&](std::vector<double>& state) {
+      for (const double v : score) state[0] = std::max(state[0], positive ? -v : v);
+    });
+    const double end = 1 + top[0];
+    const auto single = [&](double a) {
+      Classifier c = model;
+      LinearModel m = best;
+      if (a == 0) {
+        m = constant_model(candidate_.num_features(), positive);
+      } else {
+        m.bias += (positive ? 1 : -1) * (1 - a) * end;
+      }
+      c.components = {std::move(m)};
+      c.mixture = {1.0};
+      c.best = 0;
+      return c;
+    };
+    if (!passes(single(0))) return std::nullopt;
+    const double a = largest_share([&](double s) { return passes(single(s)); });
+    return std::make_pair(single(a), a);
+  }
+
+  const ProblemSpec& spec_;
+  const Dataset& candidate_;
+  const GuaranteeOptions& options_;
+  int n_threads_;
+};
+
+// The training values of `model` on the candidate part under the constraints as trained.
+void refresh_values(TrainResult& r, const ProblemSpec& trained, const Dataset& candidate,
+                    int n_threads) {
+  const std::vector<TrainingData> td = {{"train", &candidate}};
+  const RateProblem problem = RateProblem::build(trained, td);
+  std::vector<std::vector<double>> prob(1, std::vector<double>(candidate.num_rows()));
+  r.classifier.predict(candidate, PredictMode::kProbability, prob[0], 0, n_threads);
+  r.stochastic = problem.evaluate(problem.atom_values(prob));
+  std::vector<std::vector<std::uint8_t>> hard(1, std::vector<std::uint8_t>(candidate.num_rows()));
+  r.classifier.predict_positive(candidate, PredictMode::kDeterministic, hard[0], 0, n_threads);
+  r.deterministic = problem.evaluate(problem.atom_values(hard));
+}
+
 }  // namespace
 
 MixtureData guarantee_data(const Classifier& model, const Dataset& data, std::string name,
@@ -182,15 +331,38 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
   for (std::size_t k = 0; k < constraints.size(); ++k) out.margins[k] = scale * predicted[k];
   out.trained_constraints = tightened(scale, predicted);
 
+  // Moved toward a constant classifier when the candidate part predicts the safety test to fail.
+  bool moved = false;
+  if (guarantee.shrink && kept.classifier.link == Link::kThreshold &&
+      kept.classifier.group_rules.empty()) {
+    ProblemSpec as_given = spec;
+    as_given.constraints = constraints;
+    const Shrinker shrinker(as_given, out.candidate, guarantee, n_threads);
+    if (!meets(kept) || !shrinker.passes(kept.classifier)) {
+      if (auto m = shrinker.best_move(kept.classifier, out.anchor)) {
+        kept.classifier = std::move(m->first);
+        out.kept_share = m->second;
+        ProblemSpec trained = spec;
+        trained.constraints = out.trained_constraints;
+        refresh_values(kept, trained, out.candidate, n_threads);
+        moved = true;
+      }
+    }
+  }
+
   // The safety test: every constraint's range on the held-out rows, all at once.
   out.safety = high_confidence_ranges(
       constraints, guarantee_data(kept.classifier, out.safety_rows, "train", stochastic, n_threads),
       1 - guarantee.confidence);
   out.solver_status = kept.status;
-  out.passed = kept.status == Termination::kConverged || kept.status == Termination::kFeasible;
+  out.passed =
+      moved || kept.status == Termination::kConverged || kept.status == Termination::kFeasible;
   for (const ConstraintRange& r : out.safety) out.passed = out.passed && r.range.high <= 0;
   out.result = std::move(kept);
   if (!out.passed) out.result.status = Termination::kNoSolutionFound;
+  // A moved fit is not the solver's answer: certified, it is a feasible model (its training
+  // values are the candidate part's, in `result`).
+  if (out.passed && moved) out.result.status = Termination::kFeasible;
   return out;
 }
 

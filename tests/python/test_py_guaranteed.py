@@ -47,12 +47,34 @@ def test_loose_bound_is_certified(adult, output):
     assert c["upper_bound"] >= c["safety_violation"]
     assert c["margin"] > 0 and c["trained_as"] != RULE[0]
     assert clf.status_ in ("converged", "feasible")
+    # Predicted to pass as it is, or after a nudge toward a constant.
+    assert g["moved_toward"] == "" and g["kept_share"] == 1 or g["kept_share"] > 0.98
     assert clf.predict_mode_ == output
     assert set(np.unique(clf.predict(X))) <= {0, 1}
     # The same bits for another thread count.
     again = clone(clf).set_params(n_jobs=2).fit(X, y, sensitive_features=sex)
     assert again.guarantee_ == g
     np.testing.assert_array_equal(again.coef_, clf.coef_)
+
+
+@pytest.mark.parametrize("output", ["deterministic", "stochastic"])
+def test_fit_predicted_to_fail_is_moved_toward_a_constant(adult, output):
+    """Parity within 0.02 on 6,000 rows: the fit's group rates rest on too few women for the
+    test, the all-negative classifier's do not; the fit is moved toward it and certified."""
+    X, y, sex = adult
+    clf = rateopt.RateConstrainedClassifier(constraints=["parity(ppr, sex) <= 0.02"],
+                                            confidence=0.95, guarantee_for=output)
+    clf.fit(X[:6000], y[:6000], sensitive_features=sex[:6000])
+    g = clf.guarantee_
+    assert g["moved_toward"] == "all negative" and 0 < g["kept_share"] < 1
+    assert g["passed"] and g["constraints"][0]["upper_bound"] <= 0
+    assert clf.status_ == "feasible"
+    # Fewer positives than the plain fit on the same rows, none where the share is 0.
+    plain = rateopt.RateConstrainedClassifier(constraints=["parity(ppr, sex) <= 0.02"])
+    plain.fit(X[:6000], y[:6000], sensitive_features=sex[:6000])
+    mode = "probability" if output == "stochastic" else "deterministic"
+    assert rateopt.predict_model(clf.model_, X[:6000], mode=mode).mean() < \
+        rateopt.predict_model(plain.model_, X[:6000], mode=mode).mean()
 
 
 def test_impossible_bound_raises_with_the_report(adult):

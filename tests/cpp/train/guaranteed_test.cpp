@@ -7,11 +7,14 @@
 // thresholds as hard components (guarantee_data) give every row its probability.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "rateopt/error.hpp"
+#include "rateopt/intervals.hpp"
 #include "rateopt/io.hpp"
 #include "rateopt/logistic.hpp"
 #include "rateopt/postprocess.hpp"
@@ -84,6 +87,76 @@ TEST(TrainGuaranteed, SameBitsForOneAndTwoThreads) {
   EXPECT_EQ(a.result.classifier.to_json(), b.result.classifier.to_json());
   EXPECT_EQ(a.safety[0].range.high, b.safety[0].range.high);
   EXPECT_EQ(a.margins, b.margins);
+}
+
+// Demographic parity within 0.02 on 6,000 rows: the fit on the candidate part is predicted to
+// fail the safety test (its group rates rest on ~800 women), the all-negative classifier is not;
+// the fit moved toward it as far as predicted to pass is certified where the fit itself is not.
+// The move reads only the candidate part: other safety rows give the same model.
+TEST(TrainGuaranteed, FitPredictedToFailIsMovedTowardAConstant) {
+  const Dataset& ds = adult_rows();
+  std::vector<std::size_t> rows(6000);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  const Dataset part = select_rows(ds, rows);
+  ProblemSpec spec;
+  spec.constraints = {"parity(ppr, sex) <= 0.02"};
+  for (const bool stochastic : {false, true}) {
+    SCOPED_TRACE(stochastic ? "stochastic" : "deterministic");
+    GuaranteeOptions g;
+    g.stochastic_output = stochastic;
+    const GuaranteedTrainResult r = train_guaranteed(spec, part, 0, {}, g);
+    GuaranteeOptions off = g;
+    off.shrink = false;
+    const GuaranteedTrainResult plain = train_guaranteed(spec, part, 0, {}, off);
+    EXPECT_FALSE(plain.passed);
+    EXPECT_EQ(plain.anchor, "");
+    EXPECT_EQ(plain.kept_share, 1.0);
+    ASSERT_EQ(r.anchor, "all negative");
+    EXPECT_GT(r.kept_share, 0.0);
+    EXPECT_LT(r.kept_share, 1.0);
+    EXPECT_TRUE(r.passed);
+    EXPECT_EQ(r.result.status, Termination::kFeasible);
+    EXPECT_LE(r.safety[0].range.high, 0.0);
+    // Predicted to pass on the candidate part, where the fit itself is not.
+    const Classifier& m = r.result.classifier;
+    const auto predicted = [&](const Classifier& c) {
+      return predicted_safety_upper(spec.constraints,
+                                    guarantee_data(c, r.candidate, "train", stochastic), g)[0];
+    };
+    EXPECT_LE(predicted(m), 0.0);
+    EXPECT_GT(predicted(plain.result.classifier), 0.0);
+    if (stochastic) {
+      // The fit's mixture scaled by the share, the constant last.
+      ASSERT_EQ(m.components.size(), plain.result.classifier.components.size() + 1);
+      EXPECT_DOUBLE_EQ(m.mixture.back(), 1 - r.kept_share);
+      EXPECT_EQ(m.components.back().bias, -1.0);
+      EXPECT_DOUBLE_EQ(m.mixture[0], r.kept_share * plain.result.classifier.mixture[0]);
+    } else {
+      ASSERT_EQ(m.components.size(), 1U);
+      EXPECT_EQ(m.components[0].weights,
+                plain.result.classifier.components[plain.result.classifier.best].weights);
+      EXPECT_LT(m.components[0].bias,
+                plain.result.classifier.components[plain.result.classifier.best].bias);
+    }
+    // The training values are the moved model's: its largest violation of the constraint as
+    // trained is its violation as given plus the margin.
+    const auto values =
+        evaluate_spec(spec, m, std::vector<TrainingData>{{"train", &r.candidate}},
+                      stochastic ? PredictMode::kProbability : PredictMode::kDeterministic);
+    const ProblemValues& v = stochastic ? r.result.stochastic : r.result.deterministic;
+    ASSERT_FALSE(v.constraints.empty());
+    EXPECT_NEAR(*std::max_element(v.constraints.begin(), v.constraints.end()),
+                values.constraints[0].violation + r.margins[0], 1e-9);
+    // Other safety rows (the same candidate rows): the same moved model.
+    const std::vector<std::uint8_t> to_safety = safety_rows(rows.size(), 0, g);
+    std::vector<std::size_t> other = rows;
+    for (std::size_t i = 0; i < other.size(); ++i)
+      if (to_safety[i] != 0) other[i] = 10000 + i;
+    const GuaranteedTrainResult o = train_guaranteed(spec, select_rows(ds, other), 0, {}, g);
+    EXPECT_EQ(o.result.classifier.to_json(), m.to_json());
+    EXPECT_EQ(o.kept_share, r.kept_share);
+    EXPECT_NE(o.safety[0].value, r.safety[0].value);
+  }
 }
 
 TEST(TrainGuaranteed, BadInputIsAnError) {
