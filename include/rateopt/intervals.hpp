@@ -112,6 +112,11 @@ enum class IntervalMethod {
   // counts fewer than kRareCount rows of a kind (numerator or the rest of its denominator): the
   // bootstrap cannot see such rare events (its resamples rarely move them).
   kExactUnion,
+  // A largest-of value (max, abs: a constraint with several epigraph pieces, Expression::pieces)
+  // whose pieces are smooth: each piece in the bootstrap's simultaneous band, the value's interval
+  // from the largest lower and the largest upper end. The bootstrap of the largest itself, not
+  // smooth where two pieces cross (|gap| near 0), is biased away from the crossing.
+  kBootstrapMax,
 };
 // Below this many rows of a kind in a rate's count, a value gets kExactUnion, not the bootstrap.
 inline constexpr std::uint64_t kRareCount = 5;
@@ -200,8 +205,8 @@ struct GuaranteeOptions {
   bool stochastic_output = false;
   // When the fit kept is predicted to fail the safety test (predicted_safety_upper > 0 for some
   // constraint on the candidate part), move it toward a constant classifier (all negative or all
-  // positive, whichever gives the better candidate objective where both are predicted to pass)
-  // just as far as is predicted to pass: a stochastic output is mixed with it, a deterministic
+  // positive, whichever has the better candidate objective, when it is predicted to pass) just
+  // as far as is predicted to pass: a stochastic output is mixed with it, a deterministic
   // one's threshold shifted. Only the candidate part is read, so the safety test stays valid.
   // Models with the threshold link and no group rules (the solvers' outputs) only.
   bool shrink = true;

@@ -127,11 +127,12 @@ inline constexpr EnumNames<Relation, 4> kRelationNames{{{{Relation::kNone, ""},
                                                          {Relation::kEqual, "=="}}},
                                                        ""};
 
-inline constexpr EnumNames<IntervalMethod, 4> kIntervalMethodNames{
+inline constexpr EnumNames<IntervalMethod, 5> kIntervalMethodNames{
     {{{IntervalMethod::kNone, "none"},
       {IntervalMethod::kClopperPearson, "clopper-pearson"},
       {IntervalMethod::kBootstrap, "bootstrap"},
-      {IntervalMethod::kExactUnion, "exact-union"}}},
+      {IntervalMethod::kExactUnion, "exact-union"},
+      {IntervalMethod::kBootstrapMax, "bootstrap-max"}}},
     "none"};
 
 }  // namespace rateopt::detail

@@ -371,10 +371,17 @@ struct BootstrapPlan {
     std::string spec;
   };
   std::vector<Leaf> leaves;
-  // Per bootstrap value: its expression and the leaf index of each of its rates.
+  // Per bootstrap value: its expression, the leaf index of each of its rates and, for one
+  // epigraph piece of a largest-of value (kBootstrapMax), that piece.
   struct Value {
     const Expression* expr = nullptr;
     std::vector<std::size_t> leaves;
+    std::optional<Expression::Piece> piece;
+    [[nodiscard]] double at(std::span<const double> rates) const {
+      if (!piece) return expr->value(rates);
+      return piece->plus_sign * expr->evaluate(piece->plus, rates) -
+             expr->evaluate(piece->minus, rates);
+    }
   };
   std::vector<Value> values;
 };
@@ -386,9 +393,10 @@ std::size_t slice_index(std::vector<Slice>& slices, const Slice& s) {
   return slices.size() - 1;
 }
 
-// One resample's values (one per bootstrap value).
+// One resample's values (one per bootstrap value); with `point`, the values on the data itself
+// (every stratum's counts as they are, no draw).
 void resample_values(const BootstrapPlan& plan, std::uint64_t seed, std::size_t b,
-                     std::span<double> out) {
+                     std::span<double> out, bool point = false) {
   std::mt19937_64 rng(detail::mix64(seed, b));
   std::vector<std::vector<SliceCounts>> slice_counts(plan.data.size());
   std::vector<double> drawn;
@@ -399,7 +407,11 @@ void resample_values(const BootstrapPlan& plan, std::uint64_t seed, std::size_t 
     if (pd.has_baseline) zero.changes = zero.wins = zero.losses = 0;
     sc.assign(pd.slices.size(), zero);
     for (const Stratum& s : pd.strata) {
-      draw_multinomial(s, rng, drawn);
+      if (point) {
+        drawn = s.counts;
+      } else {
+        draw_multinomial(s, rng, drawn);
+      }
       const SliceCounts agg = scaled_sum(s.contributions, drawn, pd.has_baseline);
       for (std::size_t k : s.slices) add_counts(sc[k], agg, pd.has_baseline);
     }
@@ -414,8 +426,27 @@ void resample_values(const BootstrapPlan& plan, std::uint64_t seed, std::size_t 
     const auto& value = plan.values[v];
     rates.resize(value.leaves.size());
     for (std::size_t j = 0; j < value.leaves.size(); ++j) rates[j] = leaf_values[value.leaves[j]];
-    out[v] = value.expr->value(rates);
+    out[v] = value.at(rates);
   }
+}
+
+bool has_kink(const Expression& e, std::size_t node) {
+  const ExprNode& n = e.nodes()[node];
+  if (n.op == NodeOp::kCall && (n.function == "abs" || n.function == "max" || n.function == "min"))
+    return true;
+  return std::any_of(n.args.begin(), n.args.end(), [&](std::size_t a) { return has_kink(e, a); });
+}
+
+// The epigraph pieces of a value that is the largest of several smooth ones (a constraint's
+// violation, or an expression read as `(expr) <= 0`), when it has more than one and none holds
+// an abs, max or min; empty otherwise.
+std::vector<Expression::Piece> smooth_pieces(const Expression& e) {
+  std::vector<Expression::Piece> pieces = e.pieces();
+  const bool smooth = std::all_of(pieces.begin(), pieces.end(), [&](const Expression::Piece& p) {
+    return !has_kink(e, p.plus) && !has_kink(e, p.minus);
+  });
+  if (pieces.size() < 2 || !smooth) pieces.clear();
+  return pieces;
 }
 
 }  // namespace
@@ -489,9 +520,15 @@ std::vector<ValueInterval> expression_intervals(std::span<const std::string> tex
   std::vector<Expression> parsed;
   point.reserve(texts.size());
   parsed.reserve(texts.size());
-  for (const std::string& text : texts) {
-    point.push_back(evaluate_text(text, data));
-    parsed.push_back(Expression::parse(expand_group_shorthands(text, data)));
+  // An expression that is not a constraint also as `(expr) <= 0`, whose violation it is: its
+  // epigraph pieces split a largest-of value (kBootstrapMax).
+  std::vector<std::optional<Expression>> as_constraint(texts.size());
+  for (std::size_t t = 0; t < texts.size(); ++t) {
+    point.push_back(evaluate_text(texts[t], data));
+    const std::string expanded = expand_group_shorthands(texts[t], data);
+    parsed.push_back(Expression::parse(expanded));
+    if (!parsed.back().is_constraint())
+      as_constraint[t] = Expression::parse("(" + expanded + ") <= 0");
   }
   std::vector<stats_impl::DataTraits> traits;
   traits.reserve(data.size());
@@ -532,9 +569,11 @@ std::vector<ValueInterval> expression_intervals(std::span<const std::string> tex
       out[t] = {*exact, IntervalMethod::kExactUnion};
       continue;
     }
+    const Expression& split = as_constraint[t] ? *as_constraint[t] : e;
+    const std::vector<Expression::Piece> pieces = smooth_pieces(split);
     BootstrapPlan::Value value;
-    value.expr = &e;
-    for (const RateRef& r : e.rates()) {
+    value.expr = pieces.empty() ? &e : &split;
+    for (const RateRef& r : value.expr->rates()) {
       const std::size_t d = data_index(r, data);
       const std::size_t s = slice_index(plan.data[d].slices, r.slice);
       const std::string spec = metric_spec(r);
@@ -545,8 +584,16 @@ std::vector<ValueInterval> expression_intervals(std::span<const std::string> tex
       if (leaf == plan.leaves.size()) plan.leaves.push_back({d, s, spec});
       value.leaves.push_back(leaf);
     }
-    plan.values.push_back(std::move(value));
-    bootstrap_of.push_back(t);
+    if (pieces.empty()) {
+      plan.values.push_back(std::move(value));
+      bootstrap_of.push_back(t);
+      continue;
+    }
+    for (const Expression::Piece& p : pieces) {
+      value.piece = p;
+      plan.values.push_back(value);
+      bootstrap_of.push_back(t);
+    }
   }
   if (plan.values.empty()) return out;
 
@@ -586,11 +633,13 @@ std::vector<ValueInterval> expression_intervals(std::span<const std::string> tex
   });
 
   // Max-t band: each value +- c * se, c the level-quantile over resamples of the largest
-  // standardised deviation.
+  // standardised deviation. A piece's estimate is its value on the data.
+  std::vector<double> piece_point(width);
+  resample_values(plan, options.seed, 0, piece_point, true);
   std::vector<double> estimate(width), se(width);
   for (std::size_t k = 0; k < width; ++k) {
     const ExpressionValue& v = point[bootstrap_of[k]];
-    estimate[k] = v.is_constraint ? v.violation : v.value;
+    estimate[k] = plan.values[k].piece ? piece_point[k] : v.is_constraint ? v.violation : v.value;
     double n = 0, mean = 0, m2 = 0;
     for (std::size_t b = 0; b < resamples; ++b) {
       const double x = reps[b * width + k];
@@ -630,7 +679,14 @@ std::vector<ValueInterval> expression_intervals(std::span<const std::string> tex
     } else if (!std::isnan(estimate[k])) {
       r = {-kInf, kInf};
     }
-    out[bootstrap_of[k]] = {r, IntervalMethod::kBootstrap};
+    ValueInterval& o = out[bootstrap_of[k]];
+    if (!plan.values[k].piece) {
+      o = {r, IntervalMethod::kBootstrap};
+    } else if (o.method != IntervalMethod::kBootstrapMax) {  // the text's first piece
+      o = {r, IntervalMethod::kBootstrapMax};
+    } else {  // the largest of the pieces lies between their largest ends
+      o.range = {std::max(o.range.low, r.low), std::max(o.range.high, r.high)};
+    }
   }
   return out;
 }

@@ -97,29 +97,26 @@ class Shrinker {
     return passes(guarantee_data(c, candidate_, "train", options_.stochastic_output, n_threads_));
   }
 
-  // The best of the two anchors' moves (candidate objective), if either anchor is predicted to
-  // pass; the anchor's name and the share kept.
+  // The move toward the constant classifier with the better candidate objective (all negative
+  // on ties), when that constant is predicted to pass; its name and the share kept. Never toward
+  // the other constant: a certified model worse than a constant the user could pick without data
+  // (all positive under an error objective) is no answer.
   [[nodiscard]] std::optional<std::pair<Classifier, double>> best_move(const Classifier& model,
                                                                        std::string& anchor) const {
-    std::optional<std::pair<Classifier, double>> best;
-    double best_objective = 0;
+    const std::vector<TrainingData> td = {{"train", &candidate_}};
+    double objective[2] = {0, 0};
     for (const bool positive : {false, true}) {
-      std::optional<std::pair<Classifier, double>> moved =
-          options_.stochastic_output ? mix(model, positive) : shift(model, positive);
-      if (!moved) continue;
-      const std::vector<TrainingData> td = {{"train", &candidate_}};
-      const PredictMode mode =
-          options_.stochastic_output ? PredictMode::kProbability : PredictMode::kDeterministic;
-      double objective =
-          evaluate_spec(spec_, moved->first, td, mode, 0, n_threads_).objective.value;
-      if (spec_.maximize) objective = -objective;
-      if (!best || objective < best_objective) {
-        best = std::move(moved);
-        best_objective = objective;
-        anchor = positive ? "all positive" : "all negative";
-      }
+      const Classifier c = Classifier::single(constant_model(candidate_.num_features(), positive),
+                                              Link::kThreshold, model.encoding);
+      objective[positive ? 1 : 0] =
+          evaluate_spec(spec_, c, td, PredictMode::kDeterministic, 0, n_threads_).objective.value;
     }
-    return best;
+    const bool positive =
+        spec_.maximize ? objective[1] > objective[0] : objective[1] < objective[0];
+    anchor = positive ? "all positive" : "all negative";
+    auto moved = options_.stochastic_output ? mix(model, positive) : shift(model, positive);
+    if (!moved) anchor.clear();
+    return moved;
   }
 
  private:

@@ -116,10 +116,11 @@ def test_confidence_intervals_same_bytes_for_any_rank_count(cli, mpirun, shards,
     want = cli.run(*args).stdout
     rows = json.loads(want)["metrics"]
     # Hard predictions: exact for single rates and for values of rare rates (exact-union: a race
-    # group's rate with fewer than 5 rows of a kind), the bootstrap for the rest.
+    # group's rate with fewer than 5 rows of a kind), the bootstrap for the rest (bootstrap-max:
+    # largest-of values, from their pieces).
     assert {m["ci_method"] for m in rows} == (
-        {"clopper-pearson", "bootstrap", "exact-union"} if mode == "deterministic"
-        else {"bootstrap"})
+        {"clopper-pearson", "bootstrap", "bootstrap-max", "exact-union"}
+        if mode == "deterministic" else {"bootstrap", "bootstrap-max"})
     for ranks in (2, 3):
         assert mpirun(ranks, *args).stdout == want, ranks
 

@@ -338,8 +338,9 @@ class ExpressionValue:
     ci_method : str
         ``"clopper-pearson"`` (exact, this value alone), ``"exact-union"`` (exact, this value
         alone: rates with rare events, see docs/guarantees.md), ``"bootstrap"`` (stratified,
-        simultaneous over the bootstrap values of the call), ``"none"``, or ``""`` without
-        ``ci``.
+        simultaneous over the bootstrap values of the call), ``"bootstrap-max"`` (a largest-of
+        value such as ``parity``: from its smooth pieces' bootstrap bands), ``"none"``, or ``""``
+        without ``ci``.
     """
     text: str
     value: float

@@ -185,8 +185,8 @@ class Report:
     ci_level : float or None, the level given as ``ci=``
     ci_low, ci_high : DataFrame or None, shaped as ``by_group``: each value's interval for its
         population value (NaN where none applies: ranking metrics and callables)
-    ci_method : DataFrame or None, ``"clopper-pearson"``, ``"exact-union"``, ``"bootstrap"`` or
-        ``"none"`` per value
+    ci_method : DataFrame or None, ``"clopper-pearson"``, ``"exact-union"``, ``"bootstrap"``,
+        ``"bootstrap-max"`` or ``"none"`` per value
     overall_ci : DataFrame or None, index the metrics, columns ``low``, ``high``, ``method``
     """
 
