@@ -489,7 +489,7 @@ py::dict guarantee_dict(const GuaranteedTrainResult& r, const std::vector<std::s
 py::dict train_guaranteed(const std::string& objective, bool maximize,
                           const std::vector<std::string>& constraints, const py::list& data,
                           const py::dict& opts, double confidence, double safety_fraction,
-                          bool stochastic) {
+                          bool stochastic, double width_factor, bool move) {
   std::vector<std::shared_ptr<Dataset>> keep;
   const auto named = training_data(data, keep);
   if (named.size() != 1)
@@ -504,6 +504,8 @@ py::dict train_guaranteed(const std::string& objective, bool maximize,
   g.confidence = confidence;
   g.safety_fraction = safety_fraction;
   g.stochastic_output = stochastic;
+  g.width_factor = width_factor;
+  g.shrink = move;
   g.seed = o.seed;
   GuaranteedTrainResult r;
   {
@@ -1239,6 +1241,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("train_guaranteed", &rateopt::python::train_guaranteed, "objective"_a, "maximize"_a,
         "constraints"_a, "data"_a, "options"_a, "confidence"_a,
         "safety_fraction"_a = GuaranteeOptions{}.safety_fraction, "stochastic"_a = false,
+        "width_factor"_a = GuaranteeOptions{}.width_factor, "move"_a = GuaranteeOptions{}.shrink,
         "The guaranteed mode (train.hpp, train_guaranteed; rateopt train --confidence) on one "
         "dataset: the dict of train() plus 'guarantee' (per constraint: margin, safety-test "
         "upper bound, certified; passed). status is 'no_solution_found' when the safety test "

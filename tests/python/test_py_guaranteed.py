@@ -75,6 +75,11 @@ def test_fit_predicted_to_fail_is_moved_toward_a_constant(adult, output):
     mode = "probability" if output == "stochastic" else "deterministic"
     assert rateopt.predict_model(clf.model_, X[:6000], mode=mode).mean() < \
         rateopt.predict_model(plain.model_, X[:6000], mode=mode).mean()
+    # guarantee_move=False keeps the fit as trained (here not certified).
+    kept = clone(clf).set_params(guarantee_move=False)
+    with pytest.raises(rateopt.NoSolutionFoundError) as err:
+        kept.fit(X[:6000], y[:6000], sensitive_features=sex[:6000])
+    assert err.value.report["guarantee"]["moved_toward"] == ""
 
 
 def test_impossible_bound_raises_with_the_report(adult):
@@ -95,6 +100,7 @@ def test_impossible_bound_raises_with_the_report(adult):
     ({"confidence": 1.5}, "confidence is 1.5"),
     ({"confidence": 0.9, "safety_fraction": 0.0}, "safety fraction is 0"),
     ({"confidence": 0.9, "guarantee_for": "both"}, "guarantee_for is 'both'"),
+    ({"confidence": 0.9, "guarantee_width_factor": -1.0}, "width factor is -1"),
     ({"confidence": 0.9, "estimator": SkLogistic()}, "estimator= is not supported"),
     ({"confidence": 0.9, "constraints": ["f1[sex=Female] >= 0.3"]}, "shares of confusion"),
     ({"confidence": 0.9, "constraints": []}, "has none"),

@@ -15,11 +15,13 @@ _core = rateopt._core
 
 # Keywords of RateConstrainedClassifier that are not training options: the problem, the
 # prediction mode, and deprecated aliases (oracle_c -> c).
-# The guaranteed mode's keywords (confidence, safety_fraction, guarantee_for) are GuaranteeOptions
+# The guaranteed mode's keywords (confidence, safety_fraction, guarantee_for, guarantee_move,
+# guarantee_width_factor) are GuaranteeOptions
 # (intervals.hpp), not training options: safety_fraction=None reads the library's default.
 PYTHON_ONLY = {"objective", "constraints", "maximize", "predict_mode", "oracle_c", "verbose",
                "random_state", "n_jobs", "estimator", "pos_label", "confidence",
-               "safety_fraction", "guarantee_for", "two_dataset"}
+               "safety_fraction", "guarantee_for", "two_dataset", "guarantee_move",
+               "guarantee_width_factor"}
 
 
 def init_defaults(cls):

@@ -334,6 +334,13 @@ class RateConstrainedClassifier(_RateEstimator):
     guarantee_for : {"deterministic", "stochastic"}, default "deterministic": the output the
         guarantee is about, the best single model or the stochastic mixture; with
         ``predict_mode="auto"`` predictions come from it.
+    guarantee_move : bool, default True: when the candidate rows predict the fit to fail the
+        safety test, move it toward the constant classifier with the better objective just as far
+        as predicted to pass (``guarantee_["moved_toward"]``, ``["kept_share"]``); False keeps the
+        fit as trained (``rateopt train --no-move``): fewer passes, at lower error.
+    guarantee_width_factor : float >= 0 or None, default None: the candidate part's constraints
+        are tightened by this many predicted safety-test widths, and the move aims at it (None:
+        the library's default, 2; ``rateopt train --width-factor``).
     two_dataset : float in (0, 1) or None, default None: Cotter et al.'s two-dataset scheme
         (``rateopt train --two-dataset``; docs/guarantees.md): this share of the rows is held out
         for the constraint side (the constraints the mixture is chosen under), the models are
@@ -369,7 +376,10 @@ class RateConstrainedClassifier(_RateEstimator):
                  stop_tolerance=1e-3, shrink=True, batch_size=0, seed=0, n_threads=0,
                  oracle_c=_DEPRECATED, predict_mode="auto", verbose=0, random_state=None,
                  n_jobs=None, estimator=None, pos_label=None, confidence=None,
-                 safety_fraction=None, guarantee_for="deterministic", two_dataset=None):
+                 safety_fraction=None, guarantee_for="deterministic", two_dataset=None,
+                 guarantee_move=True, guarantee_width_factor=None):
+        self.guarantee_move = guarantee_move
+        self.guarantee_width_factor = guarantee_width_factor
         self.two_dataset = two_dataset
         self.confidence = confidence
         self.safety_fraction = safety_fraction
@@ -496,9 +506,12 @@ class RateConstrainedClassifier(_RateEstimator):
             raise ValueError("confidence= certifies constraints: the problem has none")
         fraction = (_core.guarantee_defaults()["safety_fraction"] if self.safety_fraction is None
                     else self.safety_fraction)
+        factor = (_core.guarantee_defaults()["width_factor"]
+                  if self.guarantee_width_factor is None else self.guarantee_width_factor)
         return _core.train_guaranteed(self.objective, bool(self.maximize), list(constraints),
                                       data, opts, float(self.confidence), float(fraction),
-                                      self.guarantee_for == "stochastic")
+                                      self.guarantee_for == "stochastic", float(factor),
+                                      bool(self.guarantee_move))
 
     def _more_tags(self):
         return {
