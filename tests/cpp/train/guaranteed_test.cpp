@@ -20,23 +20,13 @@
 #include "rateopt/postprocess.hpp"
 #include "rateopt/train.hpp"
 #include "test_util.hpp"
+#include "train_test_util.hpp"
 
 namespace rateopt {
 namespace {
 
-const Dataset& adult_rows() {
-  static const Dataset ds = [] {
-    ReadOptions ro;
-    ro.csv.label_column = "income";
-    ro.csv.positive_values = {">50K"};
-    ro.csv.group_columns = {"sex", "race"};
-    return read_dataset(std::string(RATEOPT_SOURCE_DIR) + "/data/adult/adult-train.csv.gz", ro);
-  }();
-  return ds;
-}
-
 TEST(TrainGuaranteed, LooseBoundIsCertifiedWithTheSafetyPartsBounds) {
-  const Dataset& ds = adult_rows();
+  const Dataset& ds = test::bundled_adult();
   ProblemSpec spec;
   spec.constraints = {"ppr[sex=Female] >= 0.6 * ppr[sex=Male]"};
   for (const bool stochastic : {false, true}) {
@@ -69,7 +59,8 @@ TEST(TrainGuaranteed, ImpossibleBoundIsNoSolutionFound) {
   // The first 4,000 rows: every fit of the margin search is quick.
   std::vector<std::size_t> rows(4000);
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
-  const GuaranteedTrainResult r = train_guaranteed(spec, select_rows(adult_rows(), rows), 0, {}, g);
+  const GuaranteedTrainResult r =
+      train_guaranteed(spec, select_rows(test::bundled_adult(), rows), 0, {}, g);
   EXPECT_FALSE(r.passed);
   EXPECT_EQ(r.result.status, Termination::kNoSolutionFound);
   EXPECT_GT(r.safety[0].range.high, 0.0);
@@ -82,8 +73,8 @@ TEST(TrainGuaranteed, SameBitsForOneAndTwoThreads) {
   one.n_threads = 1;
   TrainOptions two;
   two.n_threads = 2;
-  const GuaranteedTrainResult a = train_guaranteed(spec, adult_rows(), 0, one, {});
-  const GuaranteedTrainResult b = train_guaranteed(spec, adult_rows(), 0, two, {});
+  const GuaranteedTrainResult a = train_guaranteed(spec, test::bundled_adult(), 0, one, {});
+  const GuaranteedTrainResult b = train_guaranteed(spec, test::bundled_adult(), 0, two, {});
   EXPECT_EQ(a.result.classifier.to_json(), b.result.classifier.to_json());
   EXPECT_EQ(a.safety[0].range.high, b.safety[0].range.high);
   EXPECT_EQ(a.margins, b.margins);
@@ -94,7 +85,7 @@ TEST(TrainGuaranteed, SameBitsForOneAndTwoThreads) {
 // the fit moved toward it as far as predicted to pass is certified where the fit itself is not.
 // The move reads only the candidate part: other safety rows give the same model.
 TEST(TrainGuaranteed, FitPredictedToFailIsMovedTowardAConstant) {
-  const Dataset& ds = adult_rows();
+  const Dataset& ds = test::bundled_adult();
   std::vector<std::size_t> rows(6000);
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
   const Dataset part = select_rows(ds, rows);
@@ -160,20 +151,22 @@ TEST(TrainGuaranteed, FitPredictedToFailIsMovedTowardAConstant) {
 }
 
 TEST(TrainGuaranteed, BadInputIsAnError) {
-  test::expect_invalid([] { (void)train_guaranteed({}, adult_rows(), 0, {}, {}); }, "has none");
+  test::expect_invalid([] { (void)train_guaranteed({}, test::bundled_adult(), 0, {}, {}); },
+                       "has none");
   ProblemSpec eq;
   eq.constraints = {"ppr[sex=Female] == ppr[sex=Male]"};
-  test::expect_invalid([&] { (void)train_guaranteed(eq, adult_rows(), 0, {}, {}); }, "equality");
+  test::expect_invalid([&] { (void)train_guaranteed(eq, test::bundled_adult(), 0, {}, {}); },
+                       "equality");
   GuaranteeOptions bad;
   bad.safety_fraction = 1.0;
   ProblemSpec ok;
   ok.constraints = {"ppr[sex=Female] >= 0.1"};
-  test::expect_invalid([&] { (void)train_guaranteed(ok, adult_rows(), 0, {}, bad); },
+  test::expect_invalid([&] { (void)train_guaranteed(ok, test::bundled_adult(), 0, {}, bad); },
                        "safety fraction is 1");
 }
 
 TEST(PostprocessGuaranteed, CertifiesWithTheCandidatePartsScoreAndTheSafetyPartsBounds) {
-  const Dataset& ds = adult_rows();
+  const Dataset& ds = test::bundled_adult();
   ProblemSpec spec;
   spec.constraints = {"ppr[sex=Female] >= 0.6 * ppr[sex=Male]"};
   for (const bool stochastic : {false, true}) {
@@ -215,8 +208,8 @@ TEST(PostprocessGuaranteed, ImpossibleBoundIsNoSolutionFound) {
   spec.constraints = {"parity(ppr, sex) <= 0.001"};
   GuaranteeOptions g;
   g.confidence = 0.999;
-  const GuaranteedPostprocessResult r =
-      postprocess_guaranteed(spec, select_rows(adult_rows(), rows), 0, nullptr, {}, {}, 1e-3, g);
+  const GuaranteedPostprocessResult r = postprocess_guaranteed(
+      spec, select_rows(test::bundled_adult(), rows), 0, nullptr, {}, {}, 1e-3, g);
   EXPECT_FALSE(r.guarantee.passed);
   EXPECT_EQ(r.guarantee.result.status, Termination::kNoSolutionFound);
   EXPECT_GT(r.guarantee.safety[0].range.high, 0.0);
@@ -225,7 +218,7 @@ TEST(PostprocessGuaranteed, ImpossibleBoundIsNoSolutionFound) {
 // Randomised thresholds in five race groups (three each, random weights): the hard components
 // guarantee_data makes, weighted, give every row the model's own probability.
 TEST(GuaranteeData, GroupThresholdComponentsGiveEachRowItsProbability) {
-  const Dataset& ds = adult_rows();
+  const Dataset& ds = test::bundled_adult();
   std::vector<std::size_t> rows(3000);
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
   const Dataset part = select_rows(ds, rows);

@@ -9,9 +9,23 @@
 #include <vector>
 
 #include "rateopt/dataset.hpp"
+#include "rateopt/io.hpp"
 #include "rateopt/train.hpp"
 
 namespace rateopt::test {
+
+// Every row of the bundled Adult training file (data/adult/adult-train.csv.gz: label income
+// >50K, groups sex and race), read once.
+inline const Dataset& bundled_adult() {
+  static const Dataset ds = [] {
+    ReadOptions ro;
+    ro.csv.label_column = "income";
+    ro.csv.positive_values = {">50K"};
+    ro.csv.group_columns = {"sex", "race"};
+    return read_dataset(std::string(RATEOPT_SOURCE_DIR) + "/data/adult/adult-train.csv.gz", ro);
+  }();
+  return ds;
+}
 
 inline Column make_column(const std::string& name, const std::vector<std::string>& values) {
   Column c;

@@ -17,20 +17,10 @@
 #include "rateopt/io.hpp"
 #include "rateopt/train.hpp"
 #include "test_util.hpp"
+#include "train_test_util.hpp"
 
 namespace rateopt {
 namespace {
-
-const Dataset& adult_rows() {
-  static const Dataset ds = [] {
-    ReadOptions ro;
-    ro.csv.label_column = "income";
-    ro.csv.positive_values = {">50K"};
-    ro.csv.group_columns = {"sex", "race"};
-    return read_dataset(std::string(RATEOPT_SOURCE_DIR) + "/data/adult/adult-train.csv.gz", ro);
-  }();
-  return ds;
-}
 
 TEST(WithDefaultDataset, ReadsBackToTheSameValues) {
   for (const char* text :
@@ -59,7 +49,7 @@ TEST(WithDefaultDataset, ReadsBackToTheSameValues) {
 }
 
 TEST(TrainTwoDataset, ConstraintsHoldOnTheHeldOutPart) {
-  const Dataset& ds = adult_rows();
+  const Dataset& ds = test::bundled_adult();
   ProblemSpec spec;
   spec.constraints = {"parity(ppr, sex) <= 0.05", "tpr[sex=Female] >= 0.3"};
   TrainOptions o;
@@ -99,28 +89,30 @@ TEST(TrainTwoDataset, SameBitsForOneAndTwoThreads) {
   one.n_threads = 1;
   TrainOptions two = one;
   two.n_threads = 2;
-  const TwoDatasetResult a = train_two_dataset(spec, adult_rows(), one, {});
-  const TwoDatasetResult b = train_two_dataset(spec, adult_rows(), two, {});
+  const TwoDatasetResult a = train_two_dataset(spec, test::bundled_adult(), one, {});
+  const TwoDatasetResult b = train_two_dataset(spec, test::bundled_adult(), two, {});
   EXPECT_EQ(a.result.classifier.to_json(), b.result.classifier.to_json());
   EXPECT_EQ(a.result.stochastic.constraints, b.result.stochastic.constraints);
 }
 
 TEST(TrainTwoDataset, BadInputIsAnError) {
   ProblemSpec none;
-  test::expect_invalid([&] { (void)train_two_dataset(none, adult_rows(), {}, {}); }, "has none");
+  test::expect_invalid([&] { (void)train_two_dataset(none, test::bundled_adult(), {}, {}); },
+                       "has none");
   ProblemSpec ok;
   ok.constraints = {"ppr[sex=Female] >= 0.1"};
   test::expect_invalid(
-      [&] { (void)train_two_dataset(ok, adult_rows(), {}, {.constraint_fraction = 1.0}); },
+      [&] { (void)train_two_dataset(ok, test::bundled_adult(), {}, {.constraint_fraction = 1.0}); },
       "constraint fraction is 1");
   ProblemSpec other;
   other.constraints = {"ppr@valid[sex=Female] >= 0.1"};
-  test::expect_invalid([&] { (void)train_two_dataset(other, adult_rows(), {}, {}); },
+  test::expect_invalid([&] { (void)train_two_dataset(other, test::bundled_adult(), {}, {}); },
                        "names dataset 'valid'");
   ProblemSpec explicit_train;  // would stay on the model part: refused
   explicit_train.constraints = {"ppr@train[sex=Female] >= 0.1"};
-  test::expect_invalid([&] { (void)train_two_dataset(explicit_train, adult_rows(), {}, {}); },
-                       "names dataset 'train'");
+  test::expect_invalid(
+      [&] { (void)train_two_dataset(explicit_train, test::bundled_adult(), {}, {}); },
+      "names dataset 'train'");
 }
 
 }  // namespace
