@@ -635,15 +635,15 @@ int run_train(int argc, const char* const* argv) {
       ->group(pg);
   app.add_option("--width-factor", problem.guarantee.width_factor,
                  "--confidence: tighten each constraint on the candidate part by this many "
-                 "predicted safety-test widths, and move a fit predicted past it toward a "
-                 "constant classifier (docs/guarantees.md); larger: the test passes more often, "
-                 "at more error")
+                 "predicted safety-test widths (docs/guarantees.md); larger: the fit itself "
+                 "passes more often, at more error")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0).description("a factor >= 0"))
       ->group(pg);
   app.add_flag("!--no-move", problem.guarantee.shrink,
-               "--confidence: keep a fit the candidate part predicts to fail the safety test as it "
-               "is, instead of moving it toward the all-negative or all-positive classifier")
+               "--confidence: keep the fit as trained (certified or not) instead of moving it "
+               "toward the all-negative or all-positive classifier as far as the safety test "
+               "allows")
       ->group(pg);
   app.add_option("--two-dataset", problem.two_dataset,
                  "Cotter et al.'s two-dataset scheme (docs/guarantees.md): this share of the "

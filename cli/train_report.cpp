@@ -122,8 +122,8 @@ void print_guarantee(const nlohmann::json& g) {
       g["candidate_rows"].get<double>());
   if (const auto anchor = g["moved_toward"].get<std::string>(); !anchor.empty())
     fmt::print(
-        "      the fit was predicted to fail the test (on the training rows): moved toward the "
-        "{} classifier, keeping share {:.4f} of it\n",
+        "      the fit itself does not pass: moved toward the {} classifier as far as the test "
+        "allows, keeping share {:.4f} of it\n",
         anchor, g["kept_share"].get<double>());
   for (const auto& c : g["constraints"])
     fmt::print("      {:<44} safety {:.6f}  upper bound {:.6f}  {}  (trained with margin {:.6f})\n",

@@ -163,13 +163,21 @@ struct MixtureData {
   const Dataset* data = nullptr;
   std::vector<Predictions> components;
   std::vector<double> weights;
+  // Per component (or empty: none): 1 or 0 when it predicts that class for every row of the
+  // population, not only of `data` (a model that reads no feature), -1 otherwise. Such a
+  // component's rates whose denominator is fixed by the labels and whose numerator then holds
+  // every or no denominator row (ppr, npr, tpr, fnr, fpr, tnr; not error or accuracy) are known
+  // exactly: they enter the bounds as they are, and the component takes no share of delta.
+  std::vector<std::int8_t> constant;
 };
 // The ranges of the mixture's expected violations. A rate whose denominator is fixed by the
 // labels (ppr, tpr, fpr, error, ...) is the weighted sum of the components' rates, each bounded
-// exactly (Clopper-Pearson at delta / (rates * components with weight > 0)); usually much
-// tighter than bounding the mean of the mixture's probabilities. When some rate's denominator
-// depends on the prediction (precision, npv), the bounds for means of the mixture's
-// probabilities are used instead. Throws what high_confidence_ranges throws.
+// exactly (Clopper-Pearson at delta / (rates * components with weight > 0 whose rates are not
+// known, see MixtureData::constant)); usually much tighter than bounding the mean of the
+// mixture's probabilities. When some rate's denominator depends on the prediction (precision,
+// npv), the bounds for means of the mixture's probabilities are used instead. Throws what
+// high_confidence_ranges throws, and InvalidArgument for a `constant` entry that is not -1, 0
+// or 1 or that the component's predictions on `data` contradict.
 [[nodiscard]] std::vector<ConstraintRange> high_confidence_ranges(
     std::span<const std::string> constraints, const MixtureData& mixture, double delta);
 
@@ -203,12 +211,16 @@ struct GuaranteeOptions {
   // The output certified: false, the best single model (exact binomial bounds); true, the
   // stochastic mixture's expected rates (its components' exact bounds, weighted).
   bool stochastic_output = false;
-  // When the fit kept is predicted to fail the safety test (predicted_safety_upper > 0 for some
-  // constraint on the candidate part), move it toward a constant classifier (all negative or all
-  // positive, whichever has the better candidate objective, when it is predicted to pass) just
-  // as far as is predicted to pass: a stochastic output is mixed with it, a deterministic
-  // one's threshold shifted. Only the candidate part is read, so the safety test stays valid.
-  // Models with the threshold link and no group rules (the solvers' outputs) only.
+  // Move toward a constant classifier (all negative or all positive, whichever has the better
+  // candidate objective, when the candidate part predicts it to pass) as far as the safety test
+  // allows: the models from the constant to the fit (a stochastic output mixed with it, a
+  // deterministic one's threshold shifted), fixed by the candidate part alone, are tested on the
+  // safety part in that order at the full delta (fixed-sequence testing), and the last to pass
+  // before the first failure is the answer; delta is not split over them. Used when the
+  // candidate part predicts the fit to fail, or always when the tests are nested (a stochastic
+  // output and a constant whose constraint values are known exactly, e.g. parity of ppr, tpr or
+  // fpr: the fit itself is then the answer whenever it passes). Models with the threshold link
+  // and no group rules (the solvers' outputs) only.
   bool shrink = true;
 };
 // Throws InvalidArgument naming the field for values outside their ranges.

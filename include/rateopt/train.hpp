@@ -447,9 +447,10 @@ struct GuaranteedTrainResult {
   double safety_total = 0;
   std::size_t kept_fit = 0;  // which call of the fit (0-based) gave `result`
   // GuaranteeOptions::shrink: the constant classifier the fit was moved toward ("" when not
-  // moved, "all negative", "all positive") and the share of the fit kept (1 when not moved):
-  // its mixture weight (stochastic output) or 1 - the threshold shift over the shift that
-  // makes every candidate row negative (or positive).
+  // moved, "all negative", "all positive") and the share of the fit kept (1 when not moved), the
+  // last model on the path to pass the safety test: its mixture weight (stochastic output) or
+  // about the share of the fit's positive (negative) predictions on the candidate rows that its
+  // raised (lowered) threshold keeps.
   std::string anchor;
   double kept_share = 1;
 };

@@ -61,6 +61,40 @@ bool label_determined(std::uint8_t cells) noexcept {
   return tp == fn && fp == tn;
 }
 
+// The population value of a rate for a classifier predicting `positive` for every row, when the
+// rate has one: its denominator is fixed by the labels, and each label in it puts a row in the
+// numerator with the same probability (ppr, tpr, fpr, ...; not error, whose value is the base
+// rate).
+std::optional<double> constant_rate(const RateRef& r, bool positive) {
+  const MetricInfo* info = find_metric(r.metric);
+  if (info == nullptr || info->share_of == 0 || !label_determined(info->share_in))
+    return std::nullopt;
+  const double p = positive ? 1.0 : 0.0;
+  std::optional<double> value;
+  for (const bool y : {false, true}) {
+    if (cell_probability(info->share_in, y, p) == 0) continue;
+    const double v = cell_probability(info->share_of, y, p);
+    if (value && *value != v) return std::nullopt;
+    value = v;
+  }
+  return value;
+}
+
+// Each piece's value (Expression::pieces, affine) at the rate values `x` (in e.rates() order).
+std::vector<double> piece_values(const Expression& e, std::span<const double> x) {
+  std::vector<double> out;
+  for (const Expression::Piece& piece : e.pieces()) {
+    const std::optional<Expression::Affine> plus = e.affine(piece.plus);
+    const std::optional<Expression::Affine> minus = e.affine(piece.minus);
+    RATEOPT_CHECK(plus && minus, "'{}': a piece is not affine in its rates", e.text());
+    double v = piece.plus_sign * plus->constant - minus->constant;
+    for (std::size_t j = 0; j < x.size(); ++j)
+      v += (piece.plus_sign * plus->coefs[j] - minus->coefs[j]) * x[j];
+    out.push_back(v);
+  }
+  return out;
+}
+
 // Every rank's sums over the rows of `mask` of (rows, a, a^2, b, b^2), with a and b the
 // probabilities of the numerator and denominator cells; the bits of one process.
 std::vector<double> share_sums(const NamedData& d, std::span<const std::uint8_t> mask,
@@ -325,6 +359,9 @@ std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string>
   RATEOPT_CHECK(!mixture.components.empty() && mixture.components.size() == mixture.weights.size(),
                 "MixtureData has {} components and {} weights, expected the same number (>= 1)",
                 mixture.components.size(), mixture.weights.size());
+  RATEOPT_CHECK(mixture.constant.empty() || mixture.constant.size() == mixture.components.size(),
+                "MixtureData has {} constant flags for {} components, expected none or one each",
+                mixture.constant.size(), mixture.components.size());
   // The mixture's probabilities: its expected rates, and the fallback.
   const std::size_t n = mixture.data->num_rows();
   Predictions mixed;
@@ -336,6 +373,16 @@ std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string>
     RATEOPT_CHECK(mixture.components[j].prob_positive.size() == n ||
                       mixture.components[j].positive.size() == n,
                   "mixture component {} has no prediction for each of the {} rows", j, n);
+    const int flag = mixture.constant.empty() ? -1 : mixture.constant[j];
+    RATEOPT_CHECK(flag >= -1 && flag <= 1,
+                  "mixture component {} has constant flag {}, expected "
+                  "-1 (not constant), 0 or 1",
+                  j, flag);
+    if (flag >= 0)
+      for (std::size_t i = 0; i < n; ++i)
+        RATEOPT_CHECK(prediction_of(mixture.components[j], i) == flag,
+                      "mixture component {} is flagged constant {} but predicts {} for row {}", j,
+                      flag, prediction_of(mixture.components[j], i), i);
     if (mixture.weights[j] == 0) continue;
     used.push_back(j);
     for (std::size_t i = 0; i < n; ++i)
@@ -350,12 +397,32 @@ std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string>
     linear = linear && info != nullptr && info->share_of != 0 && label_determined(info->share_in) &&
              (r.dataset.empty() || r.dataset == mixture.name);
   }
-  if (!linear || used.size() == 1) return high_confidence_ranges(constraints, whole, delta);
+  // Components whose every rate is known (MixtureData::constant), with those rates; the others
+  // are bounded from the rows.
+  std::vector<std::size_t> bounded;
+  std::vector<std::pair<std::size_t, std::vector<double>>> known;
+  for (std::size_t j : used) {
+    const int flag = mixture.constant.empty() ? -1 : mixture.constant[j];
+    std::vector<double> exact;
+    for (const RateRef& r : pc.rates) {
+      const std::optional<double> v = flag >= 0 ? constant_rate(r, flag == 1) : std::nullopt;
+      if (!v) break;
+      exact.push_back(*v);
+    }
+    if (exact.size() == pc.rates.size() && linear) {
+      known.emplace_back(j, std::move(exact));
+    } else {
+      bounded.push_back(j);
+    }
+  }
+  if (!linear || (bounded.size() == 1 && known.empty()))
+    return high_confidence_ranges(constraints, whole, delta);
+  const std::size_t shares = std::max<std::size_t>(bounded.size(), 1);
   const double each =
-      delta / static_cast<double>(std::max<std::size_t>(pc.rates.size(), 1) * used.size());
+      delta / static_cast<double>(std::max<std::size_t>(pc.rates.size(), 1) * shares);
   std::vector<Interval> ranges(pc.rates.size(), Interval{0, 0});
   std::vector<double> values(pc.rates.size(), 0.0);
-  for (std::size_t j : used) {
+  for (std::size_t j : bounded) {
     const NamedData one[] = {{mixture.name, mixture.data, &mixture.components[j]}};
     const stats_impl::DataTraits traits = stats_impl::data_traits(one[0]);
     RATEOPT_CHECK(traits.hard, "mixture component {} has predictions other than 0 and 1", j);
@@ -367,45 +434,73 @@ std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string>
       values[k] += w * evaluate_rate(pc.rates[k], one);
     }
   }
+  for (const auto& [j, exact] : known) {
+    // The rows are still checked to be what a guarantee can read (binary labels, unweighted).
+    const NamedData one[] = {{mixture.name, mixture.data, &mixture.components[j]}};
+    const stats_impl::DataTraits traits = stats_impl::data_traits(one[0]);
+    for (const RateRef& r : pc.rates) (void)bounded_share(r, one[0], traits);
+    const double w = mixture.weights[j];
+    for (std::size_t k = 0; k < pc.rates.size(); ++k) {
+      ranges[k].low += w * exact[k];
+      ranges[k].high += w * exact[k];
+      values[k] += w * exact[k];
+    }
+  }
   for (Interval& r : ranges) r = {std::clamp(r.low, 0.0, 1.0), std::clamp(r.high, 0.0, 1.0)};
   std::vector<ConstraintRange> out = combine(constraints, pc, values, ranges);
   // Upper ends per constraint at delta / constraints, from its pieces: the mixture's piece is the
   // weighted sum of its components' (the rates are), each bounded at delta / (constraints x
-  // components). A constraint with a piece that is not affine: interval arithmetic over the
-  // components' weighted rate ranges at that error.
-  const double per =
-      delta / static_cast<double>(std::max<std::size_t>(out.size(), 1) * used.size());
+  // components bounded from the rows), a known component's piece taken as it is. A constraint
+  // with a piece that is not affine: interval arithmetic over the components' weighted rate
+  // ranges at that error.
+  const double per = delta / static_cast<double>(std::max<std::size_t>(out.size(), 1) * shares);
   std::vector<NamedData> ones;
   std::vector<stats_impl::DataTraits> one_traits;
-  for (std::size_t j : used) {
+  for (std::size_t j : bounded) {
     ones.push_back({mixture.name, mixture.data, &mixture.components[j]});
     one_traits.push_back(stats_impl::data_traits(ones.back()));
   }
   for (std::size_t c = 0; c < out.size(); ++c) {
     const Expression& e = pc.parsed[c];
+    // This constraint's rates' positions in pc.rates.
+    std::vector<std::size_t> at;
+    for (const RateRef& r : e.rates())
+      at.push_back(static_cast<std::size_t>(std::find(pc.rates.begin(), pc.rates.end(), r) -
+                                            pc.rates.begin()));
     const std::size_t rates = std::max<std::size_t>(e.rates().size(), 1);
     if (pieces_affine(e)) {
       std::vector<double> sums;
-      for (std::size_t u = 0; u < used.size(); ++u) {
-        const std::vector<double> pieces = piece_uppers(e, {&ones[u], 1}, {&one_traits[u], 1}, per);
+      const auto add = [&](const std::vector<double>& pieces, double w) {
         sums.resize(pieces.size(), 0.0);
-        for (std::size_t p = 0; p < pieces.size(); ++p)
-          sums[p] += mixture.weights[used[u]] * pieces[p];
+        for (std::size_t p = 0; p < pieces.size(); ++p) sums[p] += w * pieces[p];
+      };
+      for (std::size_t u = 0; u < bounded.size(); ++u)
+        add(piece_uppers(e, {&ones[u], 1}, {&one_traits[u], 1}, per), mixture.weights[bounded[u]]);
+      for (const auto& [j, exact] : known) {
+        std::vector<double> x;
+        x.reserve(at.size());
+        for (std::size_t k : at) x.push_back(exact[k]);
+        add(piece_values(e, x), mixture.weights[j]);
       }
       out[c].range.high =
           sums.empty() ? -detail::kInf : *std::max_element(sums.begin(), sums.end());
     } else {
-      std::vector<Interval> mixed(e.rates().size(), Interval{0, 0});
-      for (std::size_t u = 0; u < used.size(); ++u) {
-        const double w = mixture.weights[used[u]];
+      std::vector<Interval> mixed_ranges(e.rates().size(), Interval{0, 0});
+      for (std::size_t u = 0; u < bounded.size(); ++u) {
+        const double w = mixture.weights[bounded[u]];
         for (std::size_t k = 0; k < e.rates().size(); ++k) {
           const Interval r =
               rate_range(e.rates()[k], ones[u], one_traits[u], per / static_cast<double>(rates));
-          mixed[k].low += w * r.low;
-          mixed[k].high += w * r.high;
+          mixed_ranges[k].low += w * r.low;
+          mixed_ranges[k].high += w * r.high;
         }
       }
-      out[c].range.high = e.value_range(mixed).high;
+      for (const auto& [j, exact] : known)
+        for (std::size_t k = 0; k < e.rates().size(); ++k) {
+          mixed_ranges[k].low += mixture.weights[j] * exact[at[k]];
+          mixed_ranges[k].high += mixture.weights[j] * exact[at[k]];
+        }
+      out[c].range.high = e.value_range(mixed_ranges).high;
     }
     out[c].range.low = std::min(out[c].range.low, out[c].range.high);
   }

@@ -3,6 +3,7 @@
 // test with finite-sample bounds.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -70,8 +71,17 @@ void group_threshold_components(const Classifier& model, std::vector<Classifier>
   }
 }
 
-// Bisection steps over the share of the fit kept when moving it toward a constant classifier.
-constexpr int kShrinkBisections = 12;
+// The move toward a constant classifier (GuaranteeOptions::shrink), decided by the safety test
+// itself through fixed-sequence testing: the models a = 0 (the constant), 1/J, ..., 1 (the fit)
+// are fixed by the candidate part alone and tested on the safety part in that order, each at the
+// full delta; the answer is the last one to pass before the first failure. If the answer violates
+// a constraint, the first violating model in the order passed its own test, which happens with
+// probability at most delta: the steps cost no share of delta. When the tests are nested (a model
+// passes whenever a later one does), the last model that passes is the same answer, found by
+// bisection.
+constexpr int kScanSteps = 64;            // J of a scan (tests that need not be nested)
+constexpr std::size_t kShiftBins = 4096;  // histogram bins of the candidate scores for a shift
+constexpr int kBisectSteps = 4096;        // J when nested: 12 bisection steps
 
 // A linear model predicting `positive` for every row (threshold link: score = bias).
 LinearModel constant_model(std::size_t features, bool positive) {
@@ -81,127 +91,152 @@ LinearModel constant_model(std::size_t features, bool positive) {
   return m;
 }
 
-// GuaranteeOptions::shrink: the fit kept, predicted to fail the safety test, moved toward a
-// constant classifier as far as the candidate part predicts the test to need.
-class Shrinker {
+// The models between a fit and a constant classifier, and the safety test along them.
+class Mover {
  public:
-  Shrinker(const ProblemSpec& spec, const Dataset& candidate, const GuaranteeOptions& options,
-           int n_threads)
-      : spec_(spec), candidate_(candidate), options_(options), n_threads_(n_threads) {}
+  Mover(const ProblemSpec& spec, const Dataset& candidate, const Dataset& safety,
+        const GuaranteeOptions& options, int n_threads)
+      : spec_(spec),
+        candidate_(candidate),
+        safety_(safety),
+        options_(options),
+        n_threads_(n_threads) {}
 
-  [[nodiscard]] bool passes(const MixtureData& m) const {
-    const std::vector<double> upper = predicted_safety_upper(spec_.constraints, m, options_);
+  // The safety test's ranges for `c`.
+  [[nodiscard]] std::vector<ConstraintRange> test(const Classifier& c) const {
+    return high_confidence_ranges(
+        spec_.constraints,
+        guarantee_data(c, safety_, "train", options_.stochastic_output, n_threads_),
+        1 - options_.confidence);
+  }
+  [[nodiscard]] static bool passes(const std::vector<ConstraintRange>& ranges) {
+    return std::all_of(ranges.begin(), ranges.end(),
+                       [](const ConstraintRange& r) { return r.range.high <= 0; });
+  }
+  // Whether the candidate part predicts `c` to pass (predicted_safety_upper).
+  [[nodiscard]] bool predicted_to_pass(const Classifier& c) const {
+    const std::vector<double> upper = predicted_safety_upper(
+        spec_.constraints,
+        guarantee_data(c, candidate_, "train", options_.stochastic_output, n_threads_), options_);
     return std::all_of(upper.begin(), upper.end(), [](double u) { return u <= 0; });
   }
-  [[nodiscard]] bool passes(const Classifier& c) const {
-    return passes(guarantee_data(c, candidate_, "train", options_.stochastic_output, n_threads_));
-  }
 
-  // The move toward the constant classifier with the better candidate objective (all negative
-  // on ties), when that constant is predicted to pass; its name and the share kept. Never toward
-  // the other constant: a certified model worse than a constant the user could pick without data
-  // (all positive under an error objective) is no answer.
-  [[nodiscard]] std::optional<std::pair<Classifier, double>> best_move(const Classifier& model,
-                                                                       std::string& anchor) const {
+  // The constant classifier with the better candidate objective (all negative on ties). Never
+  // the other: a certified model worse than a constant the user could pick without data (all
+  // positive under an error objective) is no answer.
+  [[nodiscard]] bool positive_anchor(const Classifier& model) const {
     const std::vector<TrainingData> td = {{"train", &candidate_}};
     double objective[2] = {0, 0};
-    for (const bool positive : {false, true}) {
-      const Classifier c = Classifier::single(constant_model(candidate_.num_features(), positive),
-                                              Link::kThreshold, model.encoding);
-      objective[positive ? 1 : 0] =
-          evaluate_spec(spec_, c, td, PredictMode::kDeterministic, 0, n_threads_).objective.value;
+    for (const bool positive : {false, true})
+      objective[positive ? 1 : 0] = evaluate_spec(spec_, constant(model, positive), td,
+                                                  PredictMode::kDeterministic, 0, n_threads_)
+                                        .objective.value;
+    return spec_.maximize ? objective[1] > objective[0] : objective[1] < objective[0];
+  }
+
+  [[nodiscard]] Classifier constant(const Classifier& model, bool positive) const {
+    return Classifier::single(constant_model(candidate_.num_features(), positive), Link::kThreshold,
+                              model.encoding);
+  }
+
+  // The model at share a of the path from the constant (0) to `model` (1): stochastic output,
+  // the mixture a * model + (1 - a) * constant; deterministic, the best single model with its
+  // threshold moved so that it keeps about share a of its positive (negative, for the positive
+  // anchor) predictions on the candidate rows.
+  [[nodiscard]] Classifier at(const Classifier& model, bool positive, double a) const {
+    if (a <= 0) return constant(model, positive);
+    if (a >= 1) return model;
+    Classifier out = model;
+    if (options_.stochastic_output) {
+      for (double& w : out.mixture) w *= a;
+      out.components.push_back(constant_model(candidate_.num_features(), positive));
+      out.mixture.push_back(1 - a);
+      return out;
     }
-    const bool positive =
-        spec_.maximize ? objective[1] > objective[0] : objective[1] < objective[0];
-    anchor = positive ? "all positive" : "all negative";
-    auto moved = options_.stochastic_output ? mix(model, positive) : shift(model, positive);
-    if (!moved) anchor.clear();
-    return moved;
+    LinearModel m = model.components[model.best];
+    m.bias += (positive ? 1 : -1) * shift(model, positive, a);
+    out.components = {std::move(m)};
+    out.mixture = {1.0};
+    out.best = 0;
+    return out;
+  }
+  // Whether the tests along the path are nested: a stochastic mixture with a constant whose
+  // every constraint value is known exactly (its safety ranges are points), so each piece's bound
+  // is a * (the fit's) + (1 - a) * (the constant's value <= 0), which only grows with a.
+  [[nodiscard]] bool nested(const Classifier& model, bool positive) const {
+    if (!options_.stochastic_output) return false;
+    const std::vector<ConstraintRange> r = high_confidence_ranges(
+        spec_.constraints,
+        guarantee_data(constant(model, positive), candidate_, "train", true, n_threads_),
+        1 - options_.confidence);
+    return std::all_of(r.begin(), r.end(), [](const ConstraintRange& c) {
+      return c.range.low == c.range.high && c.range.high <= 0;
+    });
   }
 
  private:
-  // Largest share a in [0, 1] (of kShrinkBisections bisection steps) with passes(at(a)), given
-  // that at(0) passes and at(1) does not.
-  template <typename At>
-  static double largest_share(const At& at) {
-    double low = 0;
-    double high = 1;
-    for (int step = 0; step < kShrinkBisections; ++step) {
-      const double mid = 0.5 * (low + high);
-      (at(mid) ? low : high) = mid;
-    }
-    return low;
-  }
-
-  // Stochastic output: the mixture a * model + (1 - a) * constant.
-  [[nodiscard]] std::optional<std::pair<Classifier, double>> mix(const Classifier& model,
-                                                                 bool positive) const {
-    const MixtureData base = guarantee_data(model, candidate_, "train", true, n_threads_);
-    Predictions constant;
-    constant.positive.assign(candidate_.num_rows(), positive ? 1 : 0);
-    const auto at = [&](double a) {
-      MixtureData m = base;
-      for (double& w : m.weights) w *= a;
-      m.components.push_back(constant);
-      m.weights.push_back(1 - a);
-      return m;
-    };
-    MixtureData only;
-    only.name = base.name;
-    only.data = base.data;
-    only.components = {constant};
-    only.weights = {1.0};
-    if (!passes(only)) return std::nullopt;
-    const double a = largest_share([&](double s) { return passes(at(s)); });
-    Classifier out = model;
-    const LinearModel c = constant_model(candidate_.num_features(), positive);
-    if (a == 0) {
-      out.components = {c};
-      out.mixture = {1.0};
-      out.best = 0;
-    } else {
-      for (double& w : out.mixture) w *= a;
-      out.components.push_back(c);
-      out.mixture.push_back(1 - a);
-    }
-    return std::make_pair(std::move(out), a);
-  }
-
-  // Deterministic output: the best single model with its bias moved by (1 - a) times the shift
-  // that makes every candidate row negative (positive); a = 0 is the constant itself.
-  [[nodiscard]] std::optional<std::pair<Classifier, double>> shift(const Classifier& model,
-                                                                   bool positive) const {
-    const LinearModel& best = model.components[model.best];
-    std::vector<double> score(candidate_.num_rows());
-    best.scores(candidate_.features(), score, n_threads_);
-    // The largest score (of -score for the positive anchor) over every rank's rows.
-    const std::vector<double> top = fold_over_ranks({0.0}, [&](std::vector<double>& state) {
-      for (const double v : score) state[0] = std::max(state[0], positive ? -v : v);
-    });
-    const double end = 1 + top[0];
-    const auto single = [&](double a) {
-      Classifier c = model;
-      LinearModel m = best;
-      if (a == 0) {
-        m = constant_model(candidate_.num_features(), positive);
-      } else {
-        m.bias += (positive ? 1 : -1) * (1 - a) * end;
+  // The threshold shift t >= 0 after which the best single model keeps about share a of the
+  // candidate rows it predicts positive (score > t, for the negative anchor) or negative
+  // (score <= -t, positive anchor): from a histogram of those rows' scores (of -score) over
+  // [0, top], summed over ranks, so the same for any rank count.
+  double shift(const Classifier& model, bool positive, double a) const {
+    if (!histogram_) {
+      std::vector<double> score(candidate_.num_rows());
+      model.components[model.best].scores(candidate_.features(), score, n_threads_);
+      const auto side = [&](double v) { return positive ? -v : v; };
+      const std::vector<double> top = fold_over_ranks({0.0}, [&](std::vector<double>& state) {
+        for (const double v : score) state[0] = std::max(state[0], side(v));
+      });
+      top_ = top[0];
+      histogram_.emplace(kShiftBins, 0.0);
+      for (const double v : score) {
+        const double x = side(v);
+        if (positive ? x < 0 : x <= 0) continue;  // not one of the fit's predictions kept
+        const auto bin = static_cast<std::size_t>(x / std::max(top_, 1e-300) * kShiftBins);
+        (*histogram_)[std::min(bin, kShiftBins - 1)] += 1;
       }
-      c.components = {std::move(m)};
-      c.mixture = {1.0};
-      c.best = 0;
-      return c;
-    };
-    if (!passes(single(0))) return std::nullopt;
-    const double a = largest_share([&](double s) { return passes(single(s)); });
-    return std::make_pair(single(a), a);
+      sum_over_ranks(*histogram_);
+    }
+    double total = 0;
+    for (const double c : *histogram_) total += c;
+    const double target = a * total;
+    double kept = 0;
+    for (std::size_t k = kShiftBins; k-- > 0;) {
+      if (kept + (*histogram_)[k] > target)
+        return top_ * static_cast<double>(k + 1) / static_cast<double>(kShiftBins);
+      kept += (*histogram_)[k];
+    }
+    return 0.0;
   }
 
   const ProblemSpec& spec_;
   const Dataset& candidate_;
+  const Dataset& safety_;
   const GuaranteeOptions& options_;
   int n_threads_;
+  mutable std::optional<std::vector<double>> histogram_;
+  mutable double top_ = 0;
 };
+
+// The last step j in 0..steps whose test passes before the first that fails (-1: step 0 fails),
+// tests in order (a scan) or, when nested, by bisection.
+template <typename Test>
+int last_passing(int steps, bool nested, const Test& passes) {
+  if (!passes(0)) return -1;
+  if (!nested) {
+    for (int j = 1; j <= steps; ++j)
+      if (!passes(j)) return j - 1;
+    return steps;
+  }
+  if (passes(steps)) return steps;
+  int low = 0;
+  int high = steps;
+  while (high - low > 1) {
+    const int mid = low + (high - low) / 2;
+    (passes(mid) ? low : high) = mid;
+  }
+  return low;
+}
 
 // The training values of `model` on the candidate part under the constraints as trained.
 void refresh_values(TrainResult& r, const ProblemSpec& trained, const Dataset& candidate,
@@ -229,9 +264,19 @@ MixtureData guarantee_data(const Classifier& model, const Dataset& data, std::st
     c.predict_positive(data, PredictMode::kDeterministic, p.positive, 0, n_threads);
     return p;
   };
+  // A threshold model that reads no feature predicts one class for every row of the population.
+  const auto flag = [&](const LinearModel& c) -> std::int8_t {
+    const bool reads =
+        std::any_of(c.weights.begin(), c.weights.end(), [](double w) { return w != 0; });
+    return model.link == Link::kThreshold && model.group_rules.empty() && !reads &&
+                   std::isfinite(c.bias)
+               ? static_cast<std::int8_t>(c.bias > 0 ? 1 : 0)
+               : std::int8_t{-1};
+  };
   if (!stochastic) {
     m.components.push_back(hard(model));
     m.weights.push_back(1.0);
+    m.constant.push_back(flag(model.components[model.best]));
   } else if (model.link == Link::kThreshold && !model.group_rules.empty() &&
              model.components.size() == 1) {
     std::vector<Classifier> parts;
@@ -247,6 +292,7 @@ MixtureData guarantee_data(const Classifier& model, const Dataset& data, std::st
       m.components.push_back(
           hard(Classifier::single(model.components[j], model.link, model.encoding)));
       m.weights.push_back(model.mixture[j]);
+      m.constant.push_back(flag(model.components[j]));
     }
   } else {
     Predictions p;
@@ -328,38 +374,52 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
   for (std::size_t k = 0; k < constraints.size(); ++k) out.margins[k] = scale * predicted[k];
   out.trained_constraints = tightened(scale, predicted);
 
-  // Moved toward a constant classifier when the candidate part predicts the safety test to fail.
-  bool moved = false;
+  // The safety test: every constraint's range on the held-out rows, all at once; along the path
+  // from a constant classifier to the fit (Mover) when the candidate part predicts that constant
+  // to pass, and, unless the constant's test is nested with the fit's, the fit to fail.
+  ProblemSpec as_given = spec;
+  as_given.constraints = constraints;
+  const Mover mover(as_given, out.candidate, out.safety_rows, guarantee, n_threads);
+  const bool solver_ok =
+      kept.status == Termination::kConverged || kept.status == Termination::kFeasible;
+  bool path = false;
+  bool positive = false;
+  bool nested = false;
   if (guarantee.shrink && kept.classifier.link == Link::kThreshold &&
       kept.classifier.group_rules.empty()) {
-    ProblemSpec as_given = spec;
-    as_given.constraints = constraints;
-    const Shrinker shrinker(as_given, out.candidate, guarantee, n_threads);
-    if (!meets(kept) || !shrinker.passes(kept.classifier)) {
-      if (auto m = shrinker.best_move(kept.classifier, out.anchor)) {
-        kept.classifier = std::move(m->first);
-        out.kept_share = m->second;
+    positive = mover.positive_anchor(kept.classifier);
+    if (mover.predicted_to_pass(mover.constant(kept.classifier, positive))) {
+      nested = mover.nested(kept.classifier, positive);
+      path = nested || !meets(kept) || !mover.predicted_to_pass(kept.classifier);
+    }
+  }
+  if (path) {
+    const int steps = nested ? kBisectSteps : kScanSteps;
+    const auto share = [&](int j) { return static_cast<double>(j) / steps; };
+    const int last = last_passing(steps, nested, [&](int j) {
+      return Mover::passes(mover.test(mover.at(kept.classifier, positive, share(j))));
+    });
+    if (last >= 0) {
+      out.passed = true;
+      if (last < steps) {
+        kept.classifier = mover.at(kept.classifier, positive, share(last));
+        out.anchor = positive ? "all positive" : "all negative";
+        out.kept_share = share(last);
         ProblemSpec trained = spec;
         trained.constraints = out.trained_constraints;
         refresh_values(kept, trained, out.candidate, n_threads);
-        moved = true;
       }
     }
   }
-
-  // The safety test: every constraint's range on the held-out rows, all at once.
-  out.safety = high_confidence_ranges(
-      constraints, guarantee_data(kept.classifier, out.safety_rows, "train", stochastic, n_threads),
-      1 - guarantee.confidence);
+  out.safety = mover.test(kept.classifier);
+  if (!path) out.passed = solver_ok && Mover::passes(out.safety);
   out.solver_status = kept.status;
-  out.passed =
-      moved || kept.status == Termination::kConverged || kept.status == Termination::kFeasible;
-  for (const ConstraintRange& r : out.safety) out.passed = out.passed && r.range.high <= 0;
   out.result = std::move(kept);
   if (!out.passed) out.result.status = Termination::kNoSolutionFound;
-  // A moved fit is not the solver's answer: certified, it is a feasible model (its training
-  // values are the candidate part's, in `result`).
-  if (out.passed && moved) out.result.status = Termination::kFeasible;
+  // A model certified along the path is a feasible model, whatever the solver said of the fit
+  // (its training values are the candidate part's, in `result`).
+  if (out.passed && path && !solver_ok) out.result.status = Termination::kFeasible;
+  if (out.passed && !out.anchor.empty()) out.result.status = Termination::kFeasible;
   return out;
 }
 

@@ -293,9 +293,10 @@ def test_confidence_passes_with_bounds_in_the_report(cli, source_dir, tmp_path, 
 
 
 def test_confidence_fails_with_its_own_exit_code_and_no_model(cli, source_dir, tmp_path):
-    """A bound the safety part cannot certify (equal positive rates within 0.001 at 99.9%):
-    exit 3, status no_solution_found, the output file left as it was; --output-infeasible writes
-    the model anyway."""
+    """A bound the safety part cannot certify (equal positive rates within 0.001 at 99.9%, and a
+    true positive rate for women the all-negative classifier, which meets the parity exactly,
+    does not reach): exit 3, status no_solution_found, the output file left as it was;
+    --output-infeasible writes the model anyway."""
     model, report = tmp_path / "m.json", tmp_path / "r.json"
     model.write_text("old")
     # The first 4,000 rows: every fit of the margin search is quick.
@@ -304,7 +305,8 @@ def test_confidence_fails_with_its_own_exit_code_and_no_model(cli, source_dir, t
         small.write_text("".join(line for _, line in zip(range(4001), f)))
     args = ["train", "--data", small, *GUARANTEE_DATA,
             "--minimize", "error", "--constraint", "ppr[sex=Male] - ppr[sex=Female] <= 0.001",
-            "--constraint", "ppr[sex=Female] - ppr[sex=Male] <= 0.001", "--confidence", "0.999",
+            "--constraint", "ppr[sex=Female] - ppr[sex=Male] <= 0.001",
+            "--constraint", "tpr[sex=Female] >= 0.3", "--confidence", "0.999",
             "--quiet", "--output", model, "--report", report]
     proc = cli.run(*args, check=False)
     assert proc.returncode == 3, proc.stderr

@@ -334,12 +334,12 @@ class RateConstrainedClassifier(_RateEstimator):
     guarantee_for : {"deterministic", "stochastic"}, default "deterministic": the output the
         guarantee is about, the best single model or the stochastic mixture; with
         ``predict_mode="auto"`` predictions come from it.
-    guarantee_move : bool, default True: when the candidate rows predict the fit to fail the
-        safety test, move it toward the constant classifier with the better objective just as far
-        as predicted to pass (``guarantee_["moved_toward"]``, ``["kept_share"]``); False keeps the
-        fit as trained (``rateopt train --no-move``): fewer passes, at lower error.
+    guarantee_move : bool, default True: when the fit does not pass the safety test, move it
+        toward the constant classifier with the better objective as far as the test allows
+        (``guarantee_["moved_toward"]``, ``["kept_share"]``); False keeps the fit as trained
+        (``rateopt train --no-move``): fewer passes, at lower error.
     guarantee_width_factor : float >= 0 or None, default None: the candidate part's constraints
-        are tightened by this many predicted safety-test widths, and the move aims at it (None:
+        are tightened by this many predicted safety-test widths (None:
         the library's default, 2; ``rateopt train --width-factor``).
     two_dataset : float in (0, 1) or None, default None: Cotter et al.'s two-dataset scheme
         (``rateopt train --two-dataset``; docs/guarantees.md): this share of the rows is held out

@@ -471,6 +471,47 @@ TEST(HighConfidenceRanges, MixtureUpperEndsWeighTheComponentsPieceBounds) {
   EXPECT_NEAR(r[0].range.high, std::max(ab, ba) - 0.1, 1e-14);
 }
 
+// A component flagged constant (MixtureData::constant) whose rates are known exactly (ppr, tpr
+// of the all-negative classifier: 0) enters as it is and takes no share of delta: the other
+// component is bounded at the whole delta / constraints, as alone, and the mixture's upper ends
+// are linear in the weights. A rate the constant does not fix (error: the base rate) is bounded
+// from the rows; a flag the predictions contradict, or not -1, 0 or 1, is an error.
+TEST(HighConfidenceRanges, ConstantComponentEntersExactly) {
+  std::mt19937_64 rng(9);
+  const Sample s = draw(Population{}, 500, rng);
+  Predictions none;
+  none.positive.assign(500, 0);
+  const std::vector<std::string> cons = {"abs(ppr[g=a] - ppr[g=b]) <= 0.1", "tpr[g=a] <= 0.9"};
+  const NamedData alone[] = {{"", &s.data, &s.pred}};
+  const auto fit = high_confidence_ranges(cons, alone, 0.1);
+  for (const double a : {0.0, 0.3, 0.8, 1.0}) {
+    SCOPED_TRACE(a);
+    const MixtureData m{"", &s.data, {s.pred, none}, {a, 1 - a}, {-1, 0}};
+    const auto r = high_confidence_ranges(cons, m, 0.1);
+    EXPECT_NEAR(r[0].range.high, a * (fit[0].range.high + 0.1) - 0.1, 1e-12);
+    EXPECT_NEAR(r[1].range.high, a * (fit[1].range.high + 0.9) - 0.9, 1e-12);
+    if (a == 0) {
+      EXPECT_EQ(r[0].range.low, r[0].range.high);
+      EXPECT_EQ(r[1].range.low, -0.9);
+    }
+  }
+  const MixtureData only{"", &s.data, {none}, {1.0}, {0}};
+  const auto err = high_confidence_ranges(std::vector<std::string>{"error[g=a] <= 0.5"}, only, 0.1);
+  EXPECT_LT(err[0].range.low, err[0].range.high);
+  test::expect_invalid(
+      [&] {
+        const MixtureData wrong{"", &s.data, {s.pred}, {1.0}, {0}};
+        (void)high_confidence_ranges(cons, wrong, 0.1);
+      },
+      "flagged constant 0");
+  test::expect_invalid(
+      [&] {
+        const MixtureData bad{"", &s.data, {none}, {1.0}, {2}};
+        (void)high_confidence_ranges(cons, bad, 0.1);
+      },
+      "expected -1 (not constant), 0 or 1");
+}
+
 TEST(HighConfidenceRanges, RefusesWhatItCannotBound) {
   std::mt19937_64 rng(6);
   Sample s = draw(Population{}, 50, rng);
