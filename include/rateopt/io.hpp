@@ -185,7 +185,8 @@ void write_dataset_binary(const Dataset& data, const std::string& path);
 // The encoding stored in a binary dataset, without reading its arrays (they are skipped by their
 // counts; the checksum is not verified: read_dataset_binary does). Throws as read_dataset_binary.
 [[nodiscard]] Encoding read_dataset_binary_encoding(const std::string& path);
-// Whether `path` starts with the binary dataset's magic bytes (false when it cannot be opened).
+// Whether `path` starts with the binary dataset's magic bytes (false when it cannot be opened or
+// is not a regular file: a pipe or FIFO is never read here, so no byte of it is lost).
 [[nodiscard]] bool is_dataset_binary(const std::string& path);
 
 // Label names from a MULAN XML file, in file order.

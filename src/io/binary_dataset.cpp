@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
@@ -360,6 +361,10 @@ void read_header(BinaryReader& r) {
 }  // namespace
 
 bool is_dataset_binary(const std::string& path) {
+  // Only a regular file is looked into: a pipe or FIFO (/dev/stdin, <(zcat ...)) cannot be read
+  // twice, and its head, once read here, would be lost to the reader that opens it next.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) return false;
   char head[8] = {};

@@ -1,6 +1,8 @@
 """End-to-end tests of the rateopt command line: golden values, exit codes, error messages."""
 import json
+import os
 import subprocess
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -107,6 +109,42 @@ def test_missing_and_malformed_data_files(cli, tmp_path):
     proc = cli.run("eval", "--data", bad, "--label", "y", "--pred", HERE / "data/tiny.pred",
                    "--metric", "f1", check=False)
     assert proc.returncode == 2 and "ragged.csv:3" in proc.stderr
+
+
+def _rows_read(cli, *args, stdin=None):
+    proc = subprocess.run([str(cli.binary), "info", *map(str, args)], input=stdin,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return int(proc.stdout.split(": ", 1)[1].split(" rows", 1)[0])
+
+
+TEXT_FORMATS = {
+    "csv": ("y,x1,x2\n", lambda i: f"{i % 2},{i},{i * 0.5}\n",
+            ["--format", "csv", "--label", "y"]),
+    "headerless csv": ("", lambda i: f"{i % 2},{i},{i * 0.5}\n",
+                       ["--format", "csv", "--no-header", "--columns", "y,x1,x2", "--label", "y"]),
+    "libsvm": ("", lambda i: f"{i % 2} 1:{i} 2:{i * 0.5}\n", ["--format", "libsvm"]),
+    "arff": ("@relation r\n@attribute x1 numeric\n@attribute x2 numeric\n"
+             "@attribute y {0,1}\n@data\n", lambda i: f"{i},{i * 0.5},{i % 2}\n",
+             ["--format", "arff", "--label", "y"]),
+}
+
+
+@pytest.mark.parametrize("fmt", list(TEXT_FORMATS))
+def test_every_row_through_a_pipe_and_a_fifo(cli, tmp_path, fmt):
+    """Issue 29: the binary-format sniff read (and lost) the first 4 KiB of a pipe, and a FIFO
+    blocked. Every row must arrive through /dev/stdin and through a FIFO, for every format."""
+    head, row, flags = TEXT_FORMATS[fmt]
+    text = head + "".join(row(i) for i in range(2000))
+    assert _rows_read(cli, "--data", "/dev/stdin", *flags, stdin=text) == 2000
+    fifo = tmp_path / "rows.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text(text), daemon=True)
+    writer.start()
+    try:
+        assert _rows_read(cli, "--data", fifo, *flags) == 2000
+    finally:
+        writer.join(timeout=60)
 
 
 @pytest.fixture(scope="module")
