@@ -458,7 +458,6 @@ std::string train_options_markdown() {
       "* Without a problem (`--minimize`, `--maximize`, `--constraint`, `--problem`), `rateopt "
       "train` fits logistic regression: `--C`, `--threads` and `--no-intercept` then set its "
       "options.\n"
-      "* Python: `RateConstrainedClassifier(oracle_c=...)` is a deprecated alias of `c`.\n"
       "* Each model's `options` records every key but `n_threads` (so a model file is the same "
       "for any thread count), plus `learner`, the problem (`objective`, `maximize`, "
       "`constraints`) and the solver that ran (`solver`, never `auto`); the game solvers record "

@@ -274,3 +274,21 @@ def test_bayes_optimal_binary_predictions_do_not_depend_on_batching():
     with pytest.raises(ValueError, match="binary_decision"):
         rateopt.BayesOptimalClassifier(rateopt.LogisticRegression(),
                                        binary_decision="rows").fit(X, y)
+
+
+def test_namespace_lists_the_public_api_and_no_helpers():
+    """Issue 29: tab completion (dir) finds the lazily loaded estimators; no typing helper or
+    module of the package's own code leaks; a star import gives every name of __all__."""
+    names = dir(rateopt)
+    for public in ("RateConstrainedClassifier", "RampClassifier", "ThresholdClassifier",
+                   "LogisticRegression", "BayesOptimalClassifier", "ClassifierChain",
+                   "NoSolutionFoundError", "report", "plot", "decide", "evaluate", "metrics",
+                   "load_model", "predict_model", "__version__"):
+        assert public in names, public
+    for leak in ("Any", "TYPE_CHECKING", "Union", "annotations", "os", "typing", "np"):
+        assert leak not in names, leak
+    star = {}
+    exec("from rateopt import *", star)
+    for name in rateopt.__all__:
+        assert name in star, name
+    assert star["RateConstrainedClassifier"] is rateopt.RateConstrainedClassifier

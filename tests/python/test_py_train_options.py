@@ -1,9 +1,8 @@
 """The training options of the Python estimators against the option table (docs/options.md):
 RateConstrainedClassifier has one keyword per key with the table's default, and no other
-training keyword; values go through the table's checks; the deprecated names still work."""
+training keyword; values go through the table's checks."""
 import inspect
 import json
-import warnings
 
 import numpy as np
 import pytest
@@ -14,11 +13,11 @@ rateopt = import_rateopt()
 _core = rateopt._core
 
 # Keywords of RateConstrainedClassifier that are not training options: the problem, the
-# prediction mode, and deprecated aliases (oracle_c -> c).
+# prediction mode.
 # The guaranteed mode's keywords (confidence, safety_fraction, guarantee_for, guarantee_move,
 # guarantee_width_factor) are GuaranteeOptions
 # (intervals.hpp), not training options: safety_fraction=None reads the library's default.
-PYTHON_ONLY = {"objective", "constraints", "maximize", "predict_mode", "oracle_c", "verbose",
+PYTHON_ONLY = {"objective", "constraints", "maximize", "predict_mode", "verbose",
                "random_state", "n_jobs", "estimator", "pos_label", "confidence",
                "safety_fraction", "guarantee_for", "two_dataset", "guarantee_move",
                "guarantee_width_factor"}
@@ -75,25 +74,12 @@ def test_options_reach_the_model_and_are_checked():
         _core.train("error", False, [], data, {"oracle_cc": 1.0})
 
 
-# The ramp fits use 2 MM iterations (their warning is expected; the test is about the options).
-@pytest.mark.filterwarnings("ignore:RampClassifier. training stopped at its iteration limit:sklearn.exceptions.ConvergenceWarning")
-def test_deprecated_oracle_c_and_ramp_l2():
-    X, y, groups = make_data()
-    est = rateopt.RateConstrainedClassifier(solver="cutting-plane", iterations=5, oracle_c=0.5)
-    with pytest.warns(FutureWarning, match="oracle_c is deprecated, use c"):
-        est.fit(X, y)
-    assert json.loads(est.model_.options_json)["c"] == 0.5
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", FutureWarning)
-        est = rateopt.RateConstrainedClassifier(solver="cutting-plane", iterations=5, c=0.5)
-        est.fit(X, y)
-    assert json.loads(est.model_.options_json)["c"] == 0.5
-
-    kw = dict(max_mm_iterations=2, max_outer_iterations=20)
-    new = rateopt.RampClassifier(ramp_lambda=0.01, **kw).fit(X, y)
-    with pytest.warns(FutureWarning, match="l2 is deprecated, use ramp_lambda"):
-        old = rateopt.RampClassifier(l2=0.01, **kw).fit(X, y)
-    np.testing.assert_allclose(old.coef_, new.coef_)
-    default = rateopt.RampClassifier(**kw).fit(X, y)
-    assert not np.allclose(default.coef_, new.coef_)  # the keyword does something
-    assert "l2" in rateopt.RampClassifier().get_params()  # clone keeps working
+def test_no_deprecated_aliases_in_a_first_release():
+    """0.1.0 is the first release: the pre-release names oracle_c (for c) and RampClassifier's l2
+    (for ramp_lambda) are gone from the signatures, and passing them is a TypeError."""
+    assert "oracle_c" not in rateopt.RateConstrainedClassifier().get_params()
+    assert "l2" not in rateopt.RampClassifier().get_params()
+    with pytest.raises(TypeError, match="oracle_c"):
+        rateopt.RateConstrainedClassifier(oracle_c=0.5)
+    with pytest.raises(TypeError, match="l2"):
+        rateopt.RampClassifier(l2=0.01)

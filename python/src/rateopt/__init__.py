@@ -20,10 +20,8 @@ pandas and scipy.sparse input and offers scikit-learn estimators. See docs/pytho
 Errors: bad input raises ValueError (``ParseError`` and ``NotFoundError`` are subclasses) or
 TypeError, with the C++ message; unreadable files raise ``IoError`` (an OSError).
 """
-from __future__ import annotations
-
-import os
-from typing import TYPE_CHECKING, Any, Union
+import os as _os
+import typing as _typing
 
 from . import _core
 from ._core import IoError, NotFoundError, ParseError, RateoptError
@@ -32,13 +30,13 @@ from .decide import (BatchDecision, Decision, decide, gfm_from_samples, select_t
                      select_top_k, tune_threshold)
 from .metrics import evaluate
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     import numpy as np
 
 __version__ = _core.version()
 
 
-def load_model(path: Union[str, os.PathLike], as_estimator: bool = True) -> Any:
+def load_model(path: "str | _os.PathLike", as_estimator: bool = True) -> "_typing.Any":
     """Load a model file written by ``rateopt train`` or by an estimator's ``save_model``.
 
     Parameters
@@ -85,8 +83,9 @@ def load_model(path: Union[str, os.PathLike], as_estimator: bool = True) -> Any:
     return _core.Classifier.from_json(text, str(path))
 
 
-def predict_model(model: Any, X: Any, groups: Any = None, mode: str = "deterministic",
-                  seed: int = 0, n_threads: int = 0) -> np.ndarray:
+def predict_model(model: "_typing.Any", X: "_typing.Any", groups: "_typing.Any" = None,
+                  mode: str = "deterministic", seed: int = 0,
+                  n_threads: int = 0) -> "np.ndarray":
     """Predictions of a loaded binary model, as ``rateopt predict`` prints them.
 
     Parameters
@@ -165,8 +164,18 @@ def __getattr__(name):
     raise AttributeError(f"module 'rateopt' has no attribute {name!r}")
 
 
+# The public API, the lazily loaded names included (tab completion and `from rateopt import *`
+# find them; `dir(rateopt)` lists these, the public submodules and `plot` (not in __all__: a
+# star import would load matplotlib), no helper of this file).
 __all__ = ["decide", "Decision", "BatchDecision", "gfm_from_samples", "select_threshold",
            "select_top_k", "tune_threshold", "evaluate", "metrics", "load_model", "predict_model",
-           "LogisticRegression", "BayesOptimalClassifier", "ParseError", "NotFoundError",
-           "IoError", "RateoptError", "__version__", "report", "Report", "ThresholdClassifier",
-           "ClassifierChain", "ExactFPlugin", "BinaryRelevance", "NoSolutionFoundError"]
+           "LogisticRegression", "BayesOptimalClassifier", "RateConstrainedClassifier",
+           "RampClassifier", "ThresholdClassifier", "ClassifierChain", "ExactFPlugin",
+           "BinaryRelevance", "NoSolutionFoundError", "report", "Report", "ParseError",
+           "NotFoundError", "IoError", "RateoptError", "__version__"]
+
+
+def __dir__():
+    modules = {n for n, v in globals().items()
+               if not n.startswith("_") and type(v) is type(_os)}
+    return sorted(set(__all__) | modules | {"plot"})

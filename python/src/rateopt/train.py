@@ -63,10 +63,6 @@ def _max_violation(report):
 
 _MODES = ("auto", "deterministic", "stochastic")
 
-# The default of a deprecated keyword: "not given".
-_DEPRECATED = "deprecated"
-
-
 def _option_value(v):
     """numpy scalars as Python ones (the option table takes bool, int, float, str)."""
     return v.item() if isinstance(v, np.generic) else v
@@ -313,8 +309,7 @@ class RateConstrainedClassifier(_RateEstimator):
     objective : str, an expression of rates, default "error"
     constraints : list of str, e.g. ``["tpr[sex=Female] >= tpr[sex=Male] - 0.05"]``
     maximize : bool, maximise the objective (e.g. ``"f1"``)
-@TRAINING_OPTIONS@    oracle_c : float, deprecated alias of ``c`` (FutureWarning; removed in a later version)
-    predict_mode : {"auto", "deterministic", "stochastic"}, default "auto" (see the module docstring)
+@TRAINING_OPTIONS@    predict_mode : {"auto", "deterministic", "stochastic"}, default "auto" (see the module docstring)
     verbose : int, default 0. 1: a progress line per progress record on stdout (round,
         objective, max violation, bound and gap where the solver has them); 2: every round.
         Ctrl-C stops a fit within a round and raises KeyboardInterrupt.
@@ -374,7 +369,7 @@ class RateConstrainedClassifier(_RateEstimator):
                  multiplier_rule="sgd", multiplier_bound=20.0, slack_step=0.01, l2=0.0, c=1.0,
                  fit_intercept=True, checkpoint_every=0, tolerance=1e-3, stop_window=0,
                  stop_tolerance=1e-3, shrink=True, batch_size=0, seed=0, n_threads=0,
-                 oracle_c=_DEPRECATED, predict_mode="auto", verbose=0, random_state=None,
+                 predict_mode="auto", verbose=0, random_state=None,
                  n_jobs=None, estimator=None, pos_label=None, confidence=None,
                  safety_fraction=None, guarantee_for="deterministic", two_dataset=None,
                  guarantee_move=True, guarantee_width_factor=None):
@@ -406,7 +401,6 @@ class RateConstrainedClassifier(_RateEstimator):
         self.batch_size = batch_size
         self.seed = seed
         self.n_threads = n_threads
-        self.oracle_c = oracle_c
         self.predict_mode = predict_mode
         self.verbose = verbose
         self.random_state = random_state
@@ -470,10 +464,6 @@ class RateConstrainedClassifier(_RateEstimator):
         opts = {o["key"]: _option_value(getattr(self, o["key"])) for o in _core.train_options()}
         opts["seed"] = _option_value(self._seed())
         opts["n_threads"] = _option_value(self._threads())
-        if not (isinstance(self.oracle_c, str) and self.oracle_c == _DEPRECATED):
-            warnings.warn("RateConstrainedClassifier: oracle_c is deprecated, use c (the same "
-                          "value)", FutureWarning, stacklevel=3)
-            opts["c"] = _option_value(self.oracle_c)
         if self.two_dataset is not None:
             if self.confidence is not None or self.estimator is not None:
                 raise ValueError("two_dataset= runs with the built-in linear learner and without "
@@ -537,8 +527,6 @@ class RampClassifier(_RateEstimator):
     ramp_lambda : float, default 1e-4
         lambda of the (lambda/2)(|w|^2 + b^2) regulariser (> 0; ``rateopt train --solver ramp
         --lambda``)
-    l2 : deprecated alias of ``ramp_lambda`` (FutureWarning; it is not RateConstrainedClassifier's
-        ``l2``, whose default and penalty differ)
     bias_feature : float, default 1.0
         The constant feature appended to every row for the bias, which the regulariser then
         also shrinks (LIBLINEAR's convention); 0: no bias.
@@ -573,13 +561,12 @@ class RampClassifier(_RateEstimator):
     def __init__(self, objective="error", constraints=(), maximize=False, ramp_lambda=1e-4,
                  bias_feature=1.0, max_mm_iterations=10, mm_tol=1e-5, feasibility_tol=1e-3,
                  outer_tol=1e-4, max_outer_iterations=60, seed=0, n_threads=0,
-                 predict_mode="auto", l2=_DEPRECATED, verbose=0, random_state=None, n_jobs=None,
+                 predict_mode="auto", verbose=0, random_state=None, n_jobs=None,
                  pos_label=None):
         self.objective = objective
         self.constraints = constraints
         self.maximize = maximize
         self.ramp_lambda = ramp_lambda
-        self.l2 = l2
         self.bias_feature = bias_feature
         self.max_mm_iterations = max_mm_iterations
         self.mm_tol = mm_tol
@@ -596,10 +583,6 @@ class RampClassifier(_RateEstimator):
 
     def _train(self, constraints, data):
         lam = self.ramp_lambda
-        if not (isinstance(self.l2, str) and self.l2 == _DEPRECATED):
-            warnings.warn("RampClassifier: l2 is deprecated, use ramp_lambda (the same value)",
-                          FutureWarning, stacklevel=3)
-            lam = self.l2
         opts = {"lambda": float(lam), "bias_feature": float(self.bias_feature),
                 "max_mm_iterations": check_int(self.max_mm_iterations, "max_mm_iterations", 1),
                 "mm_tol": float(self.mm_tol), "feasibility_tol": float(self.feasibility_tol),
