@@ -13,7 +13,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <span>
 #include <sstream>
+#include <stdexcept>
 
 #include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
@@ -413,6 +415,64 @@ std::vector<double> read_number_column(const std::string& path) {
     out.push_back(v);
   }
   return out;
+}
+
+void check_outputs_are_own_files(std::span<const std::string> args) {
+  static constexpr std::array<std::string_view, 11> kInputs = {
+      "--data",  "--model", "--validation", "--pred", "--problem",         "--base-model",
+      "--input", "--xml",   "--names",      "--ids",  "--multilabel-model"};
+  static constexpr std::array<std::string_view, 4> kOutputs = {"-o", "--output", "--report",
+                                                               "--labels"};
+  struct Named {
+    std::string flag;
+    std::string path;
+  };
+  std::vector<Named> inputs;
+  std::vector<Named> outputs;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i];
+    std::string value;
+    if (const std::size_t eq = flag.find('='); flag.starts_with("--") && eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag.resize(eq);
+    } else if (i + 1 < args.size()) {
+      value = args[i + 1];
+    }
+    const auto in = [&](const auto& set) {
+      return std::find(set.begin(), set.end(), flag) != set.end();
+    };
+    if (value.empty() || value == "-" || value.find("{}") != std::string::npos) continue;
+    if (in(kInputs)) inputs.push_back({flag, value});
+    if (in(kOutputs)) outputs.push_back({flag, value});
+  }
+  namespace fs = std::filesystem;
+  // Whether a and b name one regular file (or would: the same path, resolved).
+  const auto same = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    const fs::file_status sa = fs::status(a, ec);
+    const fs::file_status sb = fs::status(b, ec);
+    if ((fs::exists(sa) && !fs::is_regular_file(sa)) ||
+        (fs::exists(sb) && !fs::is_regular_file(sb)))
+      return false;
+    if (fs::exists(sa) && fs::exists(sb)) return fs::equivalent(a, b, ec) && !ec;
+    const fs::path ca = fs::weakly_canonical(a, ec);
+    if (ec) return false;
+    const fs::path cb = fs::weakly_canonical(b, ec);
+    return !ec && ca == cb;
+  };
+  for (std::size_t o = 0; o < outputs.size(); ++o) {
+    for (const Named& i : inputs)
+      if (same(outputs[o].path, i.path))
+        throw std::invalid_argument(fmt::format(
+            "{} '{}' is the same file as {} '{}': an output would overwrite an input; name "
+            "another file",
+            outputs[o].flag, outputs[o].path, i.flag, i.path));
+    for (std::size_t p = 0; p < o; ++p)
+      if (same(outputs[o].path, outputs[p].path))
+        throw std::invalid_argument(
+            fmt::format("{} '{}' is the same file as {} '{}': each output needs a file of its own",
+                        outputs[o].flag, outputs[o].path, outputs[p].flag, outputs[p].path));
+  }
 }
 
 void write_text(const std::string& path, const std::string& text) {

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -116,6 +117,14 @@ void check_distinct_stems(const std::vector<std::string>& files);
 
 // One value per line; blank lines are errors. Throws ParseError(file, line).
 [[nodiscard]] std::vector<double> read_number_column(const std::string& path);
+// Every output must be a file of its own: throws std::invalid_argument (exit 2) when an output
+// flag (-o/--output, --report, --labels) names the file of an input flag (--data, --model,
+// --validation, --pred, --problem, --base-model, --input, --xml, --names, --ids,
+// --multilabel-model) or of another output, by path or as the same file (a link); "-" and
+// existing files that are not regular (/dev/null) are left alone. `args` is the command's
+// arguments (after the command name), in either `--flag value` or `--flag=value` form.
+void check_outputs_are_own_files(std::span<const std::string> args);
+
 // Writes text to `path` atomically (write_file_atomic: the old file survives any failure), or
 // to stdout when path is "-". Throws WriteError.
 void write_text(const std::string& path, const std::string& text);

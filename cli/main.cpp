@@ -14,6 +14,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 #include <system_error>
 
@@ -130,6 +131,8 @@ int main(int argc, char** argv) {
                                   : "";
     // The one catch-all of the program (STYLE R6 tier 3).
     try {
+      const std::vector<std::string> args(argv + 2, argv + argc);
+      rateopt::cli::check_outputs_are_own_files(args);
       const int rc = c.run(argc - 1, argv + 1);
       // Everything printed goes through stdio's stdout (std::cout is synced with it): a full disk
       // or a closed pipe shows here, and the run fails instead of losing its output silently.

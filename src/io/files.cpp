@@ -360,6 +360,15 @@ AtomicFileWriter::~AtomicFileWriter() {
 void AtomicFileWriter::open() {
   opened_ = true;
   if (to_stdout_) return;
+  // A symbolic link is written through: its target gets the text (renaming over the link would
+  // replace the link itself).
+  {
+    std::error_code ec;
+    if (std::filesystem::is_symlink(path_, ec)) {
+      const std::filesystem::path resolved = std::filesystem::weakly_canonical(path_, ec);
+      if (!ec) path_ = resolved.string();
+    }
+  }
   struct stat st {};
   if (::stat(path_.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode))

@@ -392,6 +392,23 @@ CASES = [
                                "{dir}"], 1, ["write_error"]),
     ("output-folder-missing", ["predict", "--model", "{model}", "--data", "{good}", "-o",
                                "{dir}/no/such/folder/p.txt"], 1, ["write_error"]),
+    # An output naming an input's file, or another output's (issue 29): refused before anything
+    # is read or written.
+    ("output-is-the-data", ["train", "--data", "{good}", "--label", "y", "--output", "{good}"],
+     2, ["--output", "is the same file as --data", "overwrite an input"]),
+    ("output-is-the-model", ["predict", "--model", "{model}", "--data", "{good}", "-o",
+                             "{model}"], 2, ["-o", "is the same file as --model"]),
+    ("output-is-the-validation", ["train", "--data", "{good}", "--label", "y",
+                                  "--validation={missing}", "--output={missing}"], 2,
+     ["--output", "same file as --validation"]),
+    ("report-is-the-output", ["train", "--data", "{good}", "--label", "y", "--output", "{out}",
+                              "--report", "{out}"], 2,
+     ["--report", "same file as --output", "a file of its own"]),
+    ("labels-is-the-data", ["info", "--data", "{good}", "--label", "y", "--labels", "{good}"],
+     2, ["--labels", "same file as --data"]),
+    ("output-is-the-data-by-another-path", ["predict", "--model", "{model}", "--data",
+                                            "{good}", "-o", "{dir}/../{dirname}/good.csv"], 2,
+     ["same file as --data"]),
 ]
 
 EXTRA_FILES = {
@@ -403,7 +420,7 @@ EXTRA_FILES = {
 @pytest.fixture(scope="module")
 def env(cli, tmp_path_factory):
     folder = tmp_path_factory.mktemp("bad-inputs")
-    paths = {"dir": str(folder)}
+    paths = {"dir": str(folder), "dirname": folder.name}
     for name, text in {**FILES, **EXTRA_FILES}.items():
         p = folder / name
         if isinstance(text, bytes):

@@ -151,3 +151,19 @@ def test_interrupted_runs_leave_no_temporary_file(cli, tmp_path):
         assert out.read_bytes() == b"old\n"
         leftovers = [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name]
         assert not leftovers, leftovers
+
+
+def test_an_output_through_a_symlink_writes_its_target(cli, tmp_path):
+    """Issue 29: writing to a symbolic link replaced the link by a file; the target must get the
+    text and the link stay a link."""
+    data = small_csv(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    target = elsewhere / "model.json"
+    target.write_text("old")
+    link = tmp_path / "model-link.json"
+    link.symlink_to(target)
+    cli.run("train", "--data", data, "--label", "y", "--quiet", "--output", link)
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text().startswith("{")
+    assert not [p for p in elsewhere.iterdir() if p.name.startswith(".")]  # no temporary left
