@@ -1,5 +1,6 @@
 // The metric catalogue: named functions of slice counts with explicit zero-denominator
 // conventions (rateopt/metrics.hpp, docs/metrics.md).
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -150,12 +151,17 @@ void r_npv(double, CountForm& num, CountForm& den) noexcept {
   den.tp = -1;
   den.fp = -1;
 }
+// A beta above this is taken as this (decide caps it the same way): F_beta is then recall to
+// double precision, and beta^2 stays finite.
+constexpr double kMaxBeta = 1e100;
+
 // (1 + b^2) tp / ((1 + b^2) tp + b^2 fn + fp) = (1 + b^2) tp / (tp + fp + b^2 positives).
 void r_fbeta(double beta, CountForm& num, CountForm& den) noexcept {
-  num.tp = 1 + beta * beta;
+  const double b2 = std::min(beta, kMaxBeta) * std::min(beta, kMaxBeta);
+  num.tp = 1 + b2;
   den.tp = 1;
   den.fp = 1;
-  den.positives = beta * beta;
+  den.positives = b2;
 }
 void r_f1(double, CountForm& num, CountForm& den) noexcept {
   r_fbeta(1, num, den);
@@ -519,7 +525,7 @@ double CountForm::evaluate(const SliceCounts& counts) const noexcept {
 
 double fbeta_score(const Confusion& c, double beta) noexcept {
   if (!(beta > 0) || !std::isfinite(beta)) return std::numeric_limits<double>::quiet_NaN();
-  const double b2 = beta * beta;
+  const double b2 = std::min(beta, kMaxBeta) * std::min(beta, kMaxBeta);
   const double num = (1 + b2) * c.tp;
   return ratio(num, num + b2 * c.fn + c.fp, 1);
 }

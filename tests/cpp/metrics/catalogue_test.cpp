@@ -276,6 +276,9 @@ TEST(MetricHand, FbetaFreeFunction) {
   // Large beta tends to recall (2/5), small beta to precision (2/3).
   EXPECT_NEAR(fbeta_score(c, 1e4), 2.0 / 5, 1e-7);
   EXPECT_NEAR(fbeta_score(c, 1e-4), 2.0 / 3, 1e-7);
+  // A beta whose square overflows is recall, not NaN (issue 29), as in decide.
+  EXPECT_DOUBLE_EQ(fbeta_score(c, 1e200), 2.0 / 5);
+  EXPECT_DOUBLE_EQ(fbeta_score(c, 1e300), 2.0 / 5);
 }
 
 TEST(MetricErrors, UnknownNameListsTheCatalogue) {
@@ -302,6 +305,8 @@ TEST(MetricErrors, BadParameters) {
     EXPECT_THROW((void)compute_metric(spec, counts), InvalidArgument);
   }
   EXPECT_DOUBLE_EQ(compute_metric("fbeta: 2", counts), 0.5);  // spaces around the number
+  // A huge beta is recall (its square would overflow to inf and the value to NaN).
+  EXPECT_DOUBLE_EQ(compute_metric("fbeta:1e200", make_counts(2, 1, 3, 4)), 2.0 / 5);
 }
 
 TEST(MetricErrors, BaselineMetricsNeedBaselineCounts) {
