@@ -14,9 +14,9 @@
 #include <iostream>
 #include <optional>
 #include <string>
-#include <vector>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -68,8 +68,9 @@ void print_usage() {
     if (!c.hidden) fmt::print("  {:<9} {}\n", c.name, c.summary);
 }
 
-// SIGINT / SIGTERM: remove the temporary file of an output being written (its target stays as it
-// was), then die of the signal as the default action would.
+// SIGINT, SIGTERM and the other terminating signals: remove the temporary file of an output
+// being written (its target stays as it was), then die of the signal as the default action
+// would.
 extern "C" void on_terminating_signal(int sig) {
   rateopt::remove_pending_temp_files();
   std::signal(sig, SIG_DFL);
@@ -81,8 +82,11 @@ extern "C" void on_terminating_signal(int sig) {
 int main(int argc, char** argv) {
   using rateopt::cli::kExitRuntime;
   using rateopt::cli::kExitUsage;
-  std::signal(SIGINT, on_terminating_signal);
-  std::signal(SIGTERM, on_terminating_signal);
+  // Every signal whose default action ends the process (but KILL and STOP, which cannot be
+  // caught, and PIPE: a closed stdout is a write error, exit 1).
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU,
+                        SIGXFSZ, SIGVTALRM, SIGPROF})
+    std::signal(sig, on_terminating_signal);
 #ifdef __GLIBC__
   // Arrays of 1 MiB or more (per-row vectors, file parts) get pages of their own, given back to
   // the system when freed. glibc's default raises this threshold up to 32 MiB as large blocks are

@@ -357,6 +357,20 @@ AtomicFileWriter::~AtomicFileWriter() {
   delete static_cast<PendingTemp*>(pending_);
 }
 
+namespace {
+// The target's name as the temporary file's stem: at most 200 bytes (cut at a UTF-8 character
+// boundary), so that the stem with its dot and 17-byte suffix stays within the 255-byte name
+// limit of common file systems for any valid target name.
+std::string temp_stem(std::string name) {
+  constexpr std::size_t kMax = 200;
+  if (name.size() <= kMax) return name;
+  std::size_t cut = kMax;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0U) == 0x80U) --cut;
+  name.resize(cut);
+  return name;
+}
+}  // namespace
+
 void AtomicFileWriter::open() {
   opened_ = true;
   if (to_stdout_) return;
@@ -394,8 +408,8 @@ void AtomicFileWriter::open() {
   for (int attempt = 0;; ++attempt) {
     const std::uint64_t suffix =
         detail::mix64(clock ^ (static_cast<std::uint64_t>(::getpid()) << 32), serial++);
-    temp_ = (folder /
-             fmt::format(".{}.tmp-{:012x}", target.filename().string(), suffix & 0xFFFFFFFFFFFFULL))
+    temp_ = (folder / fmt::format(".{}.tmp-{:012x}", temp_stem(target.filename().string()),
+                                  suffix & 0xFFFFFFFFFFFFULL))
                 .string();
     pending_ = new PendingTemp(temp_);
     const int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

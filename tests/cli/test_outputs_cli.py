@@ -129,16 +129,16 @@ def test_full_filesystem_keeps_old_outputs(cli, tmp_path):
 
 
 def test_interrupted_runs_leave_no_temporary_file(cli, tmp_path):
-    """SIGINT / SIGTERM while an output is being written (held open by the test hook
-    RATEOPT_TEST_WRITE_PAUSE_MS just before the rename): the old output stays as it was and the
-    handler removes the .NAME.tmp-XXXXXX file."""
+    """SIGINT / SIGTERM (and HUP, USR1, ALRM: issue 29) while an output is being written (held
+    open by the test hook RATEOPT_TEST_WRITE_PAUSE_MS just before the rename): the old output
+    stays as it was and the handler removes the .NAME.tmp-XXXXXX file."""
     data = small_csv(tmp_path, n=2000)
     model = tmp_path / "m.json"
     cli.run("train", "--data", data, "--label", "y", "--output", model, "--quiet")
     out = tmp_path / "pred.txt"
     out.write_bytes(b"old\n")
     env = {**os.environ, "RATEOPT_TEST_WRITE_PAUSE_MS": "30000"}
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGALRM):
         proc = subprocess.Popen([cli.binary, "predict", "--model", str(model), "--data", str(data),
                                  "-o", str(out)], env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
@@ -167,3 +167,13 @@ def test_an_output_through_a_symlink_writes_its_target(cli, tmp_path):
     assert link.is_symlink() and os.readlink(link) == str(target)
     assert target.read_text().startswith("{")
     assert not [p for p in elsewhere.iterdir() if p.name.startswith(".")]  # no temporary left
+
+
+def test_an_output_name_of_250_bytes_is_written(cli, tmp_path):
+    """Issue 29: the temporary file's name (the target's plus a dot and a 17-byte suffix) was too
+    long for a valid 250-byte name; the temporary name now takes at most 200 bytes of it."""
+    data = small_csv(tmp_path)
+    out = tmp_path / ("m" * 245 + ".json")
+    cli.run("train", "--data", data, "--label", "y", "--quiet", "--output", out)
+    assert out.read_text().startswith("{")
+    assert [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name] == []
