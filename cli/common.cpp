@@ -69,6 +69,8 @@ void add_reader_flags(CLI::App& app, ReaderFlags& f) {
       ->group(group);
   app.add_option("--n-features", f.n_features,
                  "LIBSVM: number of features (when the file lacks the last index)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{2147483647})
+                  .description("a count from 0 to 2147483647"))
       ->group(group);
   app.add_flag("--multilabel", f.multilabel, "LIBSVM: parse labels as comma-separated label sets")
       ->group(group);

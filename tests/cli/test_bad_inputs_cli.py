@@ -392,6 +392,8 @@ CASES = [
                                "{dir}"], 1, ["write_error"]),
     ("output-folder-missing", ["predict", "--model", "{model}", "--data", "{good}", "-o",
                                "{dir}/no/such/folder/p.txt"], 1, ["write_error"]),
+    ("n-features-negative", ["info", "--data", "{badsvm.txt}", "--n-features", "-1"], 2,
+     ["--n-features", "-1 not in range 0 to 2147483647"]),
     # An output naming an input's file, or another output's (issue 29): refused before anything
     # is read or written.
     ("output-is-the-data", ["train", "--data", "{good}", "--label", "y", "--output", "{good}"],
