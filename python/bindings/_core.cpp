@@ -1198,7 +1198,9 @@ PYBIND11_MODULE(_core, m) {
                       [](const std::string& json) { return OneVsRest::from_json(json); }));
 
   m.def(
-      "model_format", [](const std::string& json) { return model_format(json); }, "json"_a);
+      "model_format",
+      [](const std::string& json, const std::string& name) { return model_format(json, name); },
+      "json"_a, "name"_a = "<string>");
 
   m.def(
       "fit_logistic_regression",

@@ -218,3 +218,15 @@ def test_bad_inputs(rateopt_bin, adult, tmp_path):
     bad.write_text('{"format": "rateopt.model", "version": 99}')
     with pytest.raises(rateopt.ParseError, match="bad.json"):
         rateopt.load_model(bad)
+    # Issue 29: a truncated file is named (not "<string>"), a binary one is a ParseError (not a
+    # raw UnicodeDecodeError).
+    truncated = tmp_path / "truncated.json"
+    truncated.write_text(model.read_text()[:100])
+    for as_estimator in (True, False):
+        with pytest.raises(rateopt.ParseError, match="truncated.json:.*not valid JSON"):
+            rateopt.load_model(truncated, as_estimator=as_estimator)
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b'{"format": "\xd0\x00\xff"}')
+    with pytest.raises(rateopt.ParseError,
+                       match="binary.json: not a model file: the byte at offset 12 is not UTF-8"):
+        rateopt.load_model(binary)

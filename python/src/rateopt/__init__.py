@@ -74,11 +74,17 @@ def load_model(path: "str | _os.PathLike", as_estimator: bool = True) -> "_typin
     """
     from ._loaded import load_estimator
 
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ParseError(f"[rateopt.parse_error] {path}: not a model file: the byte at offset "
+                         f"{e.start} is not UTF-8 text (a model file is JSON, written by "
+                         f"`rateopt train` or save_model)") from None
     if as_estimator:
         return load_estimator(text, str(path))
-    if _core.model_format(text) == "rateopt.one_vs_rest":
+    if _core.model_format(text, str(path)) == "rateopt.one_vs_rest":
         return _core.OneVsRest.from_json(text, str(path))
     return _core.Classifier.from_json(text, str(path))
 

@@ -572,7 +572,7 @@ class LoadedOneVsRest(_LoadedBase):
 def load_estimator(text: str, path: Optional[str] = None) -> _LoadedBase:
     """The fitted estimator of a model file's text (see :func:`rateopt.load_model`)."""
     name = "<string>" if path is None else str(path)
-    if _core.model_format(text) == "rateopt.one_vs_rest":
+    if _core.model_format(text, name) == "rateopt.one_vs_rest":
         model = _core.OneVsRest.from_json(text, name)
         est: _LoadedBase = LoadedOneVsRest()
     else:
