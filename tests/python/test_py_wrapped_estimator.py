@@ -235,3 +235,37 @@ def test_refusals(adult):
     clf.fit(Xtr[:300], ytr[:300], groups=gtr.iloc[:300])
     with pytest.raises(TypeError, match="pickle"):
         clf.save_model("/tmp/never-written.json")
+
+
+class _Labelled(ClassifierMixin, BaseEstimator):
+    """A depth-2 tree whose predict answers something other than the 0/1 it was fitted on."""
+
+    def __init__(self, answer="strings"):
+        self.answer = answer
+
+    def fit(self, X, y, sample_weight=None):
+        self.tree_ = DecisionTreeClassifier(max_depth=2, random_state=0).fit(
+            X, y, sample_weight=sample_weight)
+        self.classes_ = self.tree_.classes_
+        return self
+
+    def predict(self, X):
+        p = self.tree_.predict(X)
+        if self.answer == "strings":
+            return np.where(p == 1, "yes", "no")
+        if self.answer == "scores":
+            return p * 0.5 + 0.25
+        return p[:-1]
+
+
+@pytest.mark.parametrize("answer, error, needle", [
+    ("strings", TypeError, "_Labelled: predict returned <U3 values such as \\['no'\\], expected"),
+    ("scores", ValueError, "values such as \\[0.25\\], expected one 0 or 1 per row"),
+    ("short", ValueError, "shape \\(299,\\), expected one 0 or 1 per row \\(300 rows\\)"),
+])
+def test_a_best_response_must_predict_0_or_1(adult, answer, error, needle):
+    """Issue 29: an estimator whose predict returns strings gave a raw numpy error."""
+    (Xtr, _), (ytr, _), (gtr, _) = adult["codes"], adult["y"], adult["groups"]
+    clf = rateopt.RateConstrainedClassifier(constraints=[DP], estimator=_Labelled(answer))
+    with pytest.raises(error, match=needle):
+        clf.fit(Xtr[:300], ytr[:300], groups=gtr.iloc[:300])

@@ -114,8 +114,26 @@ class _Oracle:
 
 
 def _predict01(model, X):
-    """0/1 predictions (float) of a best response fitted on labels {0, 1}."""
-    return np.asarray(model.predict(X), dtype=np.float64)
+    """0/1 predictions (float) of a best response fitted on labels {0, 1}; anything else (strings,
+    other values, the wrong length) is a TypeError or ValueError naming the estimator."""
+    raw = np.asarray(model.predict(X))
+    name = type(model).__name__
+    try:
+        p = raw.astype(np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"estimator {name}: predict returned {raw.dtype} values such as "
+                        f"{raw.ravel()[:1].tolist()}, expected the labels 0 and 1 it was fitted "
+                        f"on") from None
+    if p.shape != (_num_rows(X),) or not np.all((p == 0) | (p == 1)):
+        bad = p.ravel()[~((p.ravel() == 0) | (p.ravel() == 1))][:1].tolist()
+        raise ValueError(f"estimator {name}: predict returned shape {p.shape}"
+                         f"{f' and values such as {bad}' if bad else ''}, expected one 0 or 1 "
+                         f"per row ({_num_rows(X)} rows)")
+    return p
+
+
+def _num_rows(X):
+    return X.shape[0] if hasattr(X, "shape") else len(X)
 
 
 class WrappedMixture:
