@@ -173,6 +173,17 @@ void warn_if_one_class(const Dataset& ds, const std::string& path) {
 }
 
 Dataset load_dataset(const std::string& path, const ReaderFlags& flags, const Encoding* encoding) {
+  // A pattern where one file is read: say so, rather than that no file has that name.
+  std::error_code ec;
+  if (path.find_first_of("*?[") != std::string::npos && !std::filesystem::exists(path, ec)) {
+    const std::vector<std::string> files = expand_data_pattern(path);  // NotFound when none
+    throw InvalidArgument(fmt::format(
+        "--data '{}' is a pattern matching {} file{} ({}{}); this command reads one file here: "
+        "name one (`rateopt convert -o 'OUT-{{}}.rods'` converts each file of a pattern; "
+        "train, eval and predict read a pattern's files as shards)",
+        path, files.size(), files.size() == 1 ? "" : "s", files.front(),
+        files.size() > 1 ? ", ..." : ""));
+  }
   ReadOptions options = to_read_options(flags);
   options.encoding = encoding;
   if (encoding != nullptr && encoding->format == "libsvm" && options.libsvm.num_features == 0)

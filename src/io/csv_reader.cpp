@@ -294,6 +294,13 @@ class CsvReader {
     if (!tok.next(header, line)) {
       if (o_.column_names.empty())
         throw ParseError(name_, st_.lines, 0, "expected a header row, found the end of the file");
+    } else if (std::any_of(header.begin(), header.end(), [](std::string_view h) {
+                 return h.find('\r') != std::string_view::npos;
+               })) {
+      detail::throw_parse_error(name_, line, 0,
+                                "expected a header row ending in LF or CRLF, found a carriage "
+                                "return inside it: the file's lines end in CR alone (classic Mac "
+                                "OS); convert them, e.g. tr '\\r' '\\n' < IN > OUT");
     } else if (ncols_ != 0 && header.size() != ncols_) {
       detail::throw_parse_error(name_, line, 0,
                                 "expected {} fields in the header row (column_names has {}), "
