@@ -419,6 +419,14 @@ double GameState::model_gradient_step(std::vector<double>& theta, const std::vec
       lagrangian += 0.5 * o_.l2 * theta[j] * theta[j];
     }
   model_step_.apply(theta, grad);
+  // A step so large that the model's parameters overflow: name the option, not the model it
+  // would have written.
+  for (const double t : theta)
+    RATEOPT_CHECK(std::isfinite(t) && std::abs(t) <= 1e100,
+                  "the model player's step overflowed its parameters (a parameter is {}): "
+                  "model_step (--model-step) is {}, much too large for these features; try the "
+                  "default",
+                  t, o_.model_step);
   return lagrangian;
 }
 

@@ -399,6 +399,10 @@ CASES = [
      ["is a pattern matching 1 file", "good.csv", "name one"]),
     ("convert-pattern-without-braces", ["convert", "--data", "{dir}/goo?.csv", "--label", "y",
                                         "-o", "{out}"], 2, ["is a pattern", "OUT-{}.rods"]),
+    ("model-step-overflow", TRAIN + ["--data", "{good}", "--groups", "g", "--minimize", "error",
+                                     "--constraint", "ppr[g=a] <= 0.5", "--solver", "proxy",
+                                     "--model-step", "1e308"], 2,
+     ["model_step (--model-step) is 1e+308", "much too large"]),
     ("n-features-negative", ["info", "--data", "{badsvm.txt}", "--n-features", "-1"], 2,
      ["--n-features", "-1 not in range 0 to 2147483647"]),
     # An output naming an input's file, or another output's (issue 29): refused before anything
