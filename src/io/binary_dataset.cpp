@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "io/io_util.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/io.hpp"
 
@@ -359,6 +360,10 @@ void read_header(BinaryReader& r) {
 }
 
 }  // namespace
+
+bool io_detail::has_dataset_binary_magic(std::string_view bytes) noexcept {
+  return bytes.substr(0, kMagic.size()) == kMagic;
+}
 
 bool is_dataset_binary(const std::string& path) {
   // Only a regular file is looked into: a pipe or FIFO (/dev/stdin, <(zcat ...)) cannot be read

@@ -234,6 +234,10 @@ Dataset read_dataset_text(const std::string& path, const ReadOptions& options, R
     case FileFormat::kLibsvm:
     case FileFormat::kAuto: {
       const std::string text = read_text_file(path);
+      if (io_detail::has_dataset_binary_magic(text))
+        throw ParseError(path, 1, 0,
+                         "expected LIBSVM text, found a gzip-compressed binary dataset: binary "
+                         "datasets are read uncompressed (gunzip it first)");
       Dataset ds =
           io_detail::parse_libsvm_impl(text, options.libsvm, path, options.encoding, stats);
       ds.set_source(path);

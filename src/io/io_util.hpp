@@ -152,4 +152,7 @@ inline constexpr std::size_t kCsvChunkBytes = std::size_t{4} << 20;
 // The MULAN XML next to an ARFF file (`name-train.arff` -> `name.xml`), or "" when none exists.
 [[nodiscard]] std::string find_sibling_mulan_xml(const std::string& arff_path);
 
+// Whether `bytes` start with the binary dataset's magic (binary_dataset.cpp).
+[[nodiscard]] bool has_dataset_binary_magic(std::string_view bytes) noexcept;
+
 }  // namespace rateopt::io_detail

@@ -399,6 +399,8 @@ CASES = [
      ["is a pattern matching 1 file", "good.csv", "name one"]),
     ("convert-pattern-without-braces", ["convert", "--data", "{dir}/goo?.csv", "--label", "y",
                                         "-o", "{out}"], 2, ["is a pattern", "OUT-{}.rods"]),
+    ("gzipped-binary-dataset", ["info", "--data", "{dir}/good.rods.gz"], 2,
+     ["good.rods.gz:1", "gzip-compressed binary dataset", "gunzip it first"]),
     ("model-step-overflow", TRAIN + ["--data", "{good}", "--groups", "g", "--minimize", "error",
                                      "--constraint", "ppr[g=a] <= 0.5", "--solver", "proxy",
                                      "--model-step", "1e308"], 2,
@@ -460,6 +462,10 @@ def env(cli, tmp_path_factory):
             text = json.dumps(m)
         (folder / name).write_text(text)
         paths[name] = str(folder / name)
+    # A binary dataset of {good}, gzip-compressed (read uncompressed only).
+    cli.run("convert", "--data", paths["good"], "--label", "y", "-o", str(folder / "good.rods"),
+            "--quiet")
+    (folder / "good.rods.gz").write_bytes(gzip.compress((folder / "good.rods").read_bytes()))
     # A rate-constrained model whose deterministic pick misses its constraints: no threshold of
     # x predicts one row of each group positive (tests/cli/test_train_cli.py).
     (folder / "tiny.csv").write_text("x,g,y\n0,a,0\n1,a,0\n2,b,1\n3,b,1\n")
