@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -162,6 +163,13 @@ int main(int argc, char** argv) {
     } catch (const std::invalid_argument& e) {
       fmt::print(stderr, "error: {}{}\n", where, e.what());
       return fail(kExitUsage);
+    } catch (const std::bad_alloc&) {
+      fmt::print(stderr,
+                 "error: {}[rateopt.out_of_memory] not enough memory for this run: the input "
+                 "(rows, features, groups) or an option that sizes it (such as --n-features) "
+                 "asks for more than this machine could give\n",
+                 where);
+      return fail(kExitRuntime);
     } catch (const std::exception& e) {
       fmt::print(stderr, "error: {}{}\n", where, e.what());
       return fail(kExitRuntime);

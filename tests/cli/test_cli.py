@@ -147,6 +147,25 @@ def test_every_row_through_a_pipe_and_a_fifo(cli, tmp_path, fmt):
         writer.join(timeout=60)
 
 
+@pytest.mark.skipif("ASAN_OPTIONS" in os.environ,
+                    reason="AddressSanitizer reserves more address space than the limit")
+def test_out_of_memory_is_named(cli, tmp_path):
+    """Issue 29: a run that needs more memory than there is (here 2^31 - 1 features for a dense
+    weight vector under a 2 GiB address-space limit) says so, exit 1, not `std::bad_alloc`."""
+    import resource
+
+    svm = tmp_path / "t.svm"
+    svm.write_text("1 1:1\n0 2:1\n")
+    limit = 2 << 30
+    proc = subprocess.run(
+        [str(cli.binary), "train", "--data", str(svm), "--n-features", "2147483647", "-o",
+         str(tmp_path / "m.json")], capture_output=True, text=True, timeout=120,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+    assert proc.returncode == 1, proc.stderr
+    assert "[rateopt.out_of_memory] not enough memory" in proc.stderr
+    assert not (tmp_path / "m.json").exists()
+
+
 @pytest.fixture(scope="module")
 def adult_model(cli, source_dir, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("adult")
