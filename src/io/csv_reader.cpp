@@ -414,9 +414,12 @@ class CsvReader {
     const std::string_view v = field(r, j);
     const NumberKind kind = parse_double(v, x);
     if (kind == NumberKind::kFinite) return;
-    detail::throw_parse_error(name_, record_lines_[r], 0,
-                              "column '{}': expected a {}number, found {}", names_[j],
-                              finite_word(kind), io_detail::quoted(v));
+    detail::throw_parse_error(
+        name_, record_lines_[r], 0, "column '{}': expected a {}number, found {}{}", names_[j],
+        finite_word(kind), io_detail::quoted(v),
+        encoding_ != nullptr ? " (numeric in the encoding this file is read with: the "
+                               "model's, or the one shared by every file read together)"
+                             : "");
   }
 
   // Up to `limit` distinct values of column j among the kept rows, quoted, in order of appearance.

@@ -17,6 +17,7 @@
 #include "common/enum_names.hpp"
 #include "common/parallel.hpp"
 #include "common/random.hpp"
+#include "io/io_util.hpp"
 #include "rateopt/io.hpp"
 
 namespace rateopt {
@@ -671,6 +672,9 @@ Classifier Classifier::from_json(std::string_view text, const std::string& name)
   const Json& enc = r.object(r.at(j, "encoding", "encoding"), "encoding");
   try {
     c.encoding = Encoding::from_json(enc.dump());
+    // Checked here, so that a tampered encoding is blamed on the model file, not on the data
+    // file it is later applied to.
+    io_detail::check_encoding(c.encoding, c.encoding.format);
   } catch (const ParseError& e) {
     r.fail("encoding", e.detail());
   } catch (const InvalidArgument& e) {

@@ -399,6 +399,9 @@ CASES = [
      ["is a pattern matching 1 file", "good.csv", "name one"]),
     ("convert-pattern-without-braces", ["convert", "--data", "{dir}/goo?.csv", "--label", "y",
                                         "-o", "{out}"], 2, ["is a pattern", "OUT-{}.rods"]),
+    ("model-encoding-tampered", ["predict", "--model", "{model_overlap.json}", "--data",
+                                 "{good}"], 2,
+     ["model_overlap.json", "model field 'encoding'", "overlap at feature 0"]),
     ("gzipped-binary-dataset", ["info", "--data", "{dir}/good.rods.gz"], 2,
      ["good.rods.gz:1", "gzip-compressed binary dataset", "gunzip it first"]),
     ("model-step-overflow", TRAIN + ["--data", "{good}", "--groups", "g", "--minimize", "error",
@@ -453,6 +456,8 @@ def env(cli, tmp_path_factory):
     model = json.loads((folder / "model.json").read_text())
     for name, edit in (("model_huge.json", lambda m: m["components"][0].update(bias=1e308)),
                        ("model_mix.json", lambda m: m.update(mixture=[0.5])),
+                       ("model_overlap.json",
+                        lambda m: m["encoding"]["specs"][1].update(first_feature=0)),
                        ("model_nan.json", None)):
         m = json.loads(json.dumps(model))
         if edit is None:
