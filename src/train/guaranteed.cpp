@@ -109,6 +109,21 @@ class Mover {
         guarantee_data(c, safety_, "train", options_.stochastic_output, n_threads_),
         1 - options_.confidence);
   }
+  // test(at(model, positive, a)), with a stochastic output's fit predicted on the safety part
+  // once for every share (the mixture's components are the fit's and the constant).
+  [[nodiscard]] std::vector<ConstraintRange> test_at(const Classifier& model, bool positive,
+                                                     double a) const {
+    if (!options_.stochastic_output || a <= 0 || a >= 1) return test(at(model, positive, a));
+    if (!fit_on_safety_) fit_on_safety_ = guarantee_data(model, safety_, "train", true, n_threads_);
+    MixtureData m = *fit_on_safety_;
+    for (double& w : m.weights) w *= a;
+    Predictions c;
+    c.positive.assign(safety_.num_rows(), positive ? 1 : 0);
+    m.components.push_back(std::move(c));
+    m.weights.push_back(1 - a);
+    m.constant.push_back(positive ? 1 : 0);
+    return high_confidence_ranges(spec_.constraints, m, 1 - options_.confidence);
+  }
   [[nodiscard]] static bool passes(const std::vector<ConstraintRange>& ranges) {
     return std::all_of(ranges.begin(), ranges.end(),
                        [](const ConstraintRange& r) { return r.range.high <= 0; });
@@ -214,6 +229,7 @@ class Mover {
   const Dataset& safety_;
   const GuaranteeOptions& options_;
   int n_threads_;
+  mutable std::optional<MixtureData> fit_on_safety_;
   mutable std::optional<std::vector<double>> histogram_;
   mutable double top_ = 0;
 };
@@ -397,7 +413,7 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
     const int steps = nested ? kBisectSteps : kScanSteps;
     const auto share = [&](int j) { return static_cast<double>(j) / steps; };
     const int last = last_passing(steps, nested, [&](int j) {
-      return Mover::passes(mover.test(mover.at(kept.classifier, positive, share(j))));
+      return Mover::passes(mover.test_at(kept.classifier, positive, share(j)));
     });
     if (last >= 0) {
       out.passed = true;
