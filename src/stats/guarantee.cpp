@@ -80,16 +80,27 @@ std::optional<double> constant_rate(const RateRef& r, bool positive) {
   return value;
 }
 
-// Each piece's value (Expression::pieces, affine) at the rate values `x` (in e.rates() order).
+// A piece of `e` (Expression::pieces) as one affine form in e.rates(): constant + sum of
+// coefs[j] * rate j. Throws when the piece is not affine.
+Expression::Affine piece_affine(const Expression& e, const Expression::Piece& piece) {
+  const std::optional<Expression::Affine> plus = e.affine(piece.plus);
+  const std::optional<Expression::Affine> minus = e.affine(piece.minus);
+  RATEOPT_CHECK(plus && minus, "'{}': a piece is not affine in its rates", e.text());
+  Expression::Affine out;
+  out.constant = piece.plus_sign * plus->constant - minus->constant;
+  out.coefs.resize(e.rates().size());
+  for (std::size_t j = 0; j < out.coefs.size(); ++j)
+    out.coefs[j] = piece.plus_sign * plus->coefs[j] - minus->coefs[j];
+  return out;
+}
+
+// Each piece's value at the rate values `x` (in e.rates() order).
 std::vector<double> piece_values(const Expression& e, std::span<const double> x) {
   std::vector<double> out;
   for (const Expression::Piece& piece : e.pieces()) {
-    const std::optional<Expression::Affine> plus = e.affine(piece.plus);
-    const std::optional<Expression::Affine> minus = e.affine(piece.minus);
-    RATEOPT_CHECK(plus && minus, "'{}': a piece is not affine in its rates", e.text());
-    double v = piece.plus_sign * plus->constant - minus->constant;
-    for (std::size_t j = 0; j < x.size(); ++j)
-      v += (piece.plus_sign * plus->coefs[j] - minus->coefs[j]) * x[j];
+    const Expression::Affine a = piece_affine(e, piece);
+    double v = a.constant;
+    for (std::size_t j = 0; j < x.size(); ++j) v += a.coefs[j] * x[j];
     out.push_back(v);
   }
   return out;
@@ -271,16 +282,12 @@ std::vector<double> piece_uppers(const Expression& e, std::span<const NamedData>
   };
   std::vector<double> out;
   for (const Expression::Piece& piece : e.pieces()) {
-    const std::optional<Expression::Affine> plus = e.affine(piece.plus);
-    const std::optional<Expression::Affine> minus = e.affine(piece.minus);
-    RATEOPT_CHECK(plus && minus, "'{}': a piece is not affine in its rates", e.text());
-    double bound = piece.plus_sign * plus->constant - minus->constant;
+    const Expression::Affine form = piece_affine(e, piece);
+    double bound = form.constant;
+    const std::vector<double>& coef = form.coefs;
     std::vector<std::size_t> used;
-    std::vector<double> coef(rates.size());
-    for (std::size_t j = 0; j < rates.size(); ++j) {
-      coef[j] = piece.plus_sign * plus->coefs[j] - minus->coefs[j];
+    for (std::size_t j = 0; j < rates.size(); ++j)
       if (coef[j] != 0) used.push_back(j);
-    }
     if (used.size() == 2 && (coef[used[0]] > 0) != (coef[used[1]] > 0) &&
         where[used[0]] == where[used[1]] && disjoint(count(used[0]).mask, count(used[1]).mask)) {
       const std::size_t i = coef[used[0]] > 0 ? used[0] : used[1];
