@@ -148,9 +148,15 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
   for (std::size_t k = 0; k < result.groups.size(); ++k) {
     const GroupRule& r = clf.group_rules[k];
     std::string rule;
-    for (std::size_t j = 0; j < r.thresholds.size(); ++j)
-      rule += fmt::format("{}score > {:.6g} w.p. {:.6f}", j == 0 ? "" : "; ", r.thresholds[j],
-                          r.weights[j]);
+    for (std::size_t j = 0; j < r.thresholds.size(); ++j) {
+      // The never / always thresholds of a move toward a constant (--confidence).
+      const double t = r.thresholds[j];
+      const std::string when = t == std::numeric_limits<double>::max() ? "never positive"
+                               : t == std::numeric_limits<double>::lowest()
+                                   ? "always positive"
+                                   : fmt::format("score > {:.6g}", t);
+      rule += fmt::format("{}{} w.p. {:.6f}", j == 0 ? "" : "; ", when, r.weights[j]);
+    }
     const std::vector<std::string>& key = result.groups[k].key;
     fmt::print("  {} ({} rows): {}\n",
                key.empty() ? std::string("all rows") : fmt::format("[{}]", fmt::join(key, ", ")),

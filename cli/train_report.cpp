@@ -111,6 +111,7 @@ nlohmann::json guarantee_section(const GuaranteedTrainResult& g,
           {"constraints", rows},
           {"moved_toward", g.anchor},
           {"kept_share", g.kept_share},
+          {"components_drawn", g.drawn},
           {"passed", g.passed}};
 }
 
@@ -125,6 +126,10 @@ void print_guarantee(const nlohmann::json& g) {
         "      the fit itself does not pass: moved toward the {} classifier as far as the test "
         "allows, keeping share {:.4f} of it\n",
         anchor, g["kept_share"].get<double>());
+  if (g.value("components_drawn", false))
+    fmt::print(
+        "      the mixture's components are tested as one seeded draw per row (on the candidate "
+        "rows, tighter than a share of delta each)\n");
   for (const auto& c : g["constraints"])
     fmt::print("      {:<44} safety {:.6f}  upper bound {:.6f}  {}  (trained with margin {:.6f})\n",
                c["constraint"].get<std::string>(), c["safety_violation"].get<double>(),

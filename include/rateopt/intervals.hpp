@@ -169,15 +169,26 @@ struct MixtureData {
   // every or no denominator row (ppr, npr, tpr, fnr, fpr, tnr; not error or accuracy) are known
   // exactly: they enter the bounds as they are, and the component takes no share of delta.
   std::vector<std::int8_t> constant;
+  // Per row of `data` (or empty: none): a uniform in [0, 1) drawn independently of the rows and
+  // of the components, e.g. keyed by (seed, global row). When given, the components whose rates
+  // are not known are bounded as one: row i takes the prediction of the component whose
+  // cumulative weight interval (over those components) holds draws[i]. Those draws are hard
+  // predictions of the sub-mixture, each row independently, so its rates are binomial and
+  // bounded exactly at the full share of delta instead of one share per component (narrower
+  // when the components' rates are alike, as a mixture's straddling a bound are; wider when
+  // they differ much: choose by data other than `data`, as train_guaranteed does).
+  std::vector<double> draws;
 };
 // The ranges of the mixture's expected violations. A rate whose denominator is fixed by the
 // labels (ppr, tpr, fpr, error, ...) is the weighted sum of the components' rates, each bounded
 // exactly (Clopper-Pearson at delta / (rates * components with weight > 0 whose rates are not
-// known, see MixtureData::constant)); usually much tighter than bounding the mean of the
-// mixture's probabilities. When some rate's denominator depends on the prediction (precision,
-// npv), the bounds for means of the mixture's probabilities are used instead. Throws what
-// high_confidence_ranges throws, and InvalidArgument for a `constant` entry that is not -1, 0
-// or 1 or that the component's predictions on `data` contradict.
+// known, see MixtureData::constant), or at delta / rates for all of them at once through
+// MixtureData::draws); usually much tighter than bounding the mean of the mixture's
+// probabilities. The values reported are the expected ones, whatever the draws. When some rate's
+// denominator depends on the prediction (precision, npv), the bounds for means of the mixture's
+// probabilities are used instead. Throws what high_confidence_ranges throws, and InvalidArgument
+// for a `constant` entry that is not -1, 0 or 1 or that the component's predictions on `data`
+// contradict, and for draws that are not one value in [0, 1) per row.
 [[nodiscard]] std::vector<ConstraintRange> high_confidence_ranges(
     std::span<const std::string> constraints, const MixtureData& mixture, double delta);
 

@@ -453,6 +453,11 @@ struct GuaranteedTrainResult {
   // raised (lowered) threshold keeps.
   std::string anchor;
   double kept_share = 1;
+  // Stochastic output: whether the safety test bounded the mixture's components as one seeded
+  // draw per row (MixtureData::draws; chosen when the candidate part's bounds are lower so)
+  // rather than each at its own share of delta; then the safety rows' draws, to recompute it.
+  bool drawn = false;
+  std::vector<double> safety_draws;
 };
 
 // Trains `spec` on `data` (one dataset, referenced as "train" or without '@') in the guaranteed

@@ -481,7 +481,8 @@ py::dict guarantee_dict(const GuaranteedTrainResult& r, const std::vector<std::s
                   "safety_fraction"_a = g.safety_fraction, "width_factor"_a = g.width_factor,
                   "candidate_rows"_a = r.candidate_total, "safety_rows"_a = r.safety_total,
                   "constraints"_a = rows, "moved_toward"_a = r.anchor,
-                  "kept_share"_a = r.kept_share, "passed"_a = r.passed);
+                  "kept_share"_a = r.kept_share, "components_drawn"_a = r.drawn,
+                  "passed"_a = r.passed);
 }
 
 // The guaranteed mode (train.hpp, train_guaranteed; the CLI's --confidence) on the one dataset of

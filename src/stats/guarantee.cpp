@@ -371,6 +371,12 @@ std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string>
                 mixture.constant.size(), mixture.components.size());
   // The mixture's probabilities: its expected rates, and the fallback.
   const std::size_t n = mixture.data->num_rows();
+  RATEOPT_CHECK(mixture.draws.empty() || mixture.draws.size() == n,
+                "MixtureData has {} draws for {} rows, expected none or one per row",
+                mixture.draws.size(), n);
+  for (std::size_t i = 0; i < mixture.draws.size(); ++i)
+    RATEOPT_CHECK(mixture.draws[i] >= 0 && mixture.draws[i] < 1,
+                  "MixtureData draw {} is {}, expected a uniform in [0, 1)", i, mixture.draws[i]);
   Predictions mixed;
   mixed.prob_positive.assign(n, 0.0);
   std::vector<std::size_t> used;
@@ -424,21 +430,54 @@ std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string>
   }
   if (!linear || (bounded.size() == 1 && known.empty()))
     return high_confidence_ranges(constraints, whole, delta);
-  const std::size_t shares = std::max<std::size_t>(bounded.size(), 1);
-  const double each =
-      delta / static_cast<double>(std::max<std::size_t>(pc.rates.size(), 1) * shares);
-  std::vector<Interval> ranges(pc.rates.size(), Interval{0, 0});
   std::vector<double> values(pc.rates.size(), 0.0);
   for (std::size_t j : bounded) {
     const NamedData one[] = {{mixture.name, mixture.data, &mixture.components[j]}};
+    RATEOPT_CHECK(stats_impl::data_traits(one[0]).hard,
+                  "mixture component {} has predictions other than 0 and 1", j);
+    for (std::size_t k = 0; k < pc.rates.size(); ++k)
+      values[k] += mixture.weights[j] * evaluate_rate(pc.rates[k], one);
+  }
+  // The components bounded from the rows as tested: each, or the one drawn from them.
+  std::vector<const Predictions*> tested;
+  std::vector<double> tested_weight;
+  Predictions drawn;
+  if (!mixture.draws.empty() && bounded.size() >= 2) {
+    double total = 0;
+    for (std::size_t j : bounded) total += mixture.weights[j];
+    drawn.positive.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double target = mixture.draws[i] * total;
+      double cum = 0;
+      std::size_t pick = bounded.back();
+      for (std::size_t j : bounded) {
+        cum += mixture.weights[j];
+        if (target < cum) {
+          pick = j;
+          break;
+        }
+      }
+      drawn.positive[i] = static_cast<std::uint8_t>(prediction_of(mixture.components[pick], i));
+    }
+    tested = {&drawn};
+    tested_weight = {total};
+  } else {
+    for (std::size_t j : bounded) {
+      tested.push_back(&mixture.components[j]);
+      tested_weight.push_back(mixture.weights[j]);
+    }
+  }
+  const std::size_t shares = std::max<std::size_t>(tested.size(), 1);
+  const double each =
+      delta / static_cast<double>(std::max<std::size_t>(pc.rates.size(), 1) * shares);
+  std::vector<Interval> ranges(pc.rates.size(), Interval{0, 0});
+  for (std::size_t u = 0; u < tested.size(); ++u) {
+    const NamedData one[] = {{mixture.name, mixture.data, tested[u]}};
     const stats_impl::DataTraits traits = stats_impl::data_traits(one[0]);
-    RATEOPT_CHECK(traits.hard, "mixture component {} has predictions other than 0 and 1", j);
-    const double w = mixture.weights[j];
     for (std::size_t k = 0; k < pc.rates.size(); ++k) {
       const Interval r = rate_range(pc.rates[k], one[0], traits, each);
-      ranges[k].low += w * r.low;
-      ranges[k].high += w * r.high;
-      values[k] += w * evaluate_rate(pc.rates[k], one);
+      ranges[k].low += tested_weight[u] * r.low;
+      ranges[k].high += tested_weight[u] * r.high;
     }
   }
   for (const auto& [j, exact] : known) {
@@ -457,14 +496,17 @@ std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string>
   std::vector<ConstraintRange> out = combine(constraints, pc, values, ranges);
   // Upper ends per constraint at delta / constraints, from its pieces: the mixture's piece is the
   // weighted sum of its components' (the rates are), each bounded at delta / (constraints x
-  // components bounded from the rows), a known component's piece taken as it is. A constraint
+  // components tested from the rows: the drawn one counts once), a known component's piece taken
+  // as it is. Bounding the drawn component's piece bounds the expected piece of the components
+  // it is drawn from: each row's drawn prediction is, independently of the others, positive with
+  // that sub-mixture's probability, so its rates are binomial with the expected rates. A constraint
   // with a piece that is not affine: interval arithmetic over the components' weighted rate
   // ranges at that error.
   const double per = delta / static_cast<double>(std::max<std::size_t>(out.size(), 1) * shares);
   std::vector<NamedData> ones;
   std::vector<stats_impl::DataTraits> one_traits;
-  for (std::size_t j : bounded) {
-    ones.push_back({mixture.name, mixture.data, &mixture.components[j]});
+  for (const Predictions* p : tested) {
+    ones.push_back({mixture.name, mixture.data, p});
     one_traits.push_back(stats_impl::data_traits(ones.back()));
   }
   for (std::size_t c = 0; c < out.size(); ++c) {
@@ -481,8 +523,8 @@ std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string>
         sums.resize(pieces.size(), 0.0);
         for (std::size_t p = 0; p < pieces.size(); ++p) sums[p] += w * pieces[p];
       };
-      for (std::size_t u = 0; u < bounded.size(); ++u)
-        add(piece_uppers(e, {&ones[u], 1}, {&one_traits[u], 1}, per), mixture.weights[bounded[u]]);
+      for (std::size_t u = 0; u < tested.size(); ++u)
+        add(piece_uppers(e, {&ones[u], 1}, {&one_traits[u], 1}, per), tested_weight[u]);
       for (const auto& [j, exact] : known) {
         std::vector<double> x;
         x.reserve(at.size());
@@ -493,8 +535,8 @@ std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string>
           sums.empty() ? -detail::kInf : *std::max_element(sums.begin(), sums.end());
     } else {
       std::vector<Interval> mixed_ranges(e.rates().size(), Interval{0, 0});
-      for (std::size_t u = 0; u < bounded.size(); ++u) {
-        const double w = mixture.weights[bounded[u]];
+      for (std::size_t u = 0; u < tested.size(); ++u) {
+        const double w = tested_weight[u];
         for (std::size_t k = 0; k < e.rates().size(); ++k) {
           const Interval r =
               rate_range(e.rates()[k], ones[u], one_traits[u], per / static_cast<double>(rates));

@@ -6,12 +6,15 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/check.hpp"
+#include "common/random.hpp"
 #include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/intervals.hpp"
@@ -32,6 +35,11 @@ double rows_over_ranks(const Dataset& ds) {
   return n[0];
 }
 
+// Group thresholds that no finite score passes, and that every one passes: a group-threshold
+// model's way to mix in a constant classifier (Mover::at).
+constexpr double kNever = std::numeric_limits<double>::max();
+constexpr double kAlways = std::numeric_limits<double>::lowest();
+
 // Cumulative weights below which a group's draw takes its next threshold closer than this are
 // one breakpoint (the groups' weights each sum to 1 up to rounding).
 constexpr double kBreakpointDust = 1e-12;
@@ -40,8 +48,10 @@ constexpr double kBreakpointDust = 1e-12;
 // group's draw, group g taking threshold j when u falls in its j-th cumulative weight interval.
 // Between consecutive breakpoints of all groups every group's pick is fixed: one hard component
 // of weight the interval's length.
+// A component whose every group takes the never (always) threshold of a move toward a constant
+// (Mover::at) predicts 0 (1) for every row of the population: flagged so.
 void group_threshold_components(const Classifier& model, std::vector<Classifier>& parts,
-                                std::vector<double>& weights) {
+                                std::vector<double>& weights, std::vector<std::int8_t>& constant) {
   std::vector<double> cuts = {0.0, 1.0};
   for (const GroupRule& r : model.group_rules) {
     double cum = 0;
@@ -66,6 +76,13 @@ void group_threshold_components(const Classifier& model, std::vector<Classifier>
       r.thresholds = {r.thresholds[pick]};
       r.weights = {1.0};
     }
+    const auto all_at = [&](double t) {
+      return std::all_of(part.group_rules.begin(), part.group_rules.end(),
+                         [&](const GroupRule& r) { return r.thresholds[0] == t; });
+    };
+    constant.push_back(all_at(kNever)    ? std::int8_t{0}
+                       : all_at(kAlways) ? std::int8_t{1}
+                                         : std::int8_t{-1});
     parts.push_back(std::move(part));
     weights.push_back(width);
   }
@@ -91,31 +108,66 @@ LinearModel constant_model(std::size_t features, bool positive) {
   return m;
 }
 
+// Each part's row draws for MixtureData::draws, keyed by (seed, global row) like the split, so
+// the same for any rank count, and independent of the rows and of the split.
+struct Draws {
+  std::vector<double> candidate;
+  std::vector<double> safety;
+};
+Draws row_draws(const std::vector<std::uint8_t>& to_safety, std::size_t first_row,
+                std::uint64_t seed) {
+  Draws out;
+  for (std::size_t i = 0; i < to_safety.size(); ++i)
+    (to_safety[i] != 0 ? out.safety : out.candidate)
+        .push_back(detail::unit_uniform(detail::mix64(seed ^ 0xD2A3D2A3ULL, first_row + i)));
+  return out;
+}
+
+// Whether a stochastic output's components are better tested as one draw per row
+// (MixtureData::draws) than each on its own share of delta: whether the candidate part's upper
+// bounds (`m`, on the candidate rows) are lower that way, summed over the constraints. Decided
+// by the candidate part alone, so the safety test's error stays delta.
+bool draw_tightens(std::span<const std::string> constraints, MixtureData m,
+                   const std::vector<double>& draws, double delta) {
+  if (m.components.size() < 2) return false;
+  const auto upper_sum = [&](const MixtureData& x) {
+    double sum = 0;
+    for (const ConstraintRange& r : high_confidence_ranges(constraints, x, delta))
+      sum += std::isfinite(r.range.high) ? r.range.high : 0.0;
+    return sum;
+  };
+  const double apart = upper_sum(m);
+  m.draws = draws;
+  return upper_sum(m) < apart;
+}
+
 // The models between a fit and a constant classifier, and the safety test along them.
 class Mover {
  public:
+  // `draws`: each part's draws (MixtureData::draws), used when `draw`.
   Mover(const ProblemSpec& spec, const Dataset& candidate, const Dataset& safety,
-        const GuaranteeOptions& options, int n_threads)
+        const GuaranteeOptions& options, int n_threads, const Draws& draws, bool draw)
       : spec_(spec),
         candidate_(candidate),
         safety_(safety),
         options_(options),
-        n_threads_(n_threads) {}
+        n_threads_(n_threads),
+        draws_(draws),
+        draw_(draw) {}
 
   // The safety test's ranges for `c`.
   [[nodiscard]] std::vector<ConstraintRange> test(const Classifier& c) const {
-    return high_confidence_ranges(
-        spec_.constraints,
-        guarantee_data(c, safety_, "train", options_.stochastic_output, n_threads_),
-        1 - options_.confidence);
+    return high_confidence_ranges(spec_.constraints, on(safety_, draws_.safety, c),
+                                  1 - options_.confidence);
   }
   // test(at(model, positive, a)), with a stochastic output's fit predicted on the safety part
   // once for every share (the mixture's components are the fit's and the constant).
   [[nodiscard]] std::vector<ConstraintRange> test_at(const Classifier& model, bool positive,
                                                      double a) const {
     if (!options_.stochastic_output || a <= 0 || a >= 1) return test(at(model, positive, a));
-    if (!fit_on_safety_) fit_on_safety_ = guarantee_data(model, safety_, "train", true, n_threads_);
+    if (!fit_on_safety_) fit_on_safety_ = on(safety_, draws_.safety, model);
     MixtureData m = *fit_on_safety_;
+    if (m.constant.empty()) m.constant.assign(m.components.size(), -1);
     for (double& w : m.weights) w *= a;
     Predictions c;
     c.positive.assign(safety_.num_rows(), positive ? 1 : 0);
@@ -130,9 +182,8 @@ class Mover {
   }
   // Whether the candidate part predicts `c` to pass (predicted_safety_upper).
   [[nodiscard]] bool predicted_to_pass(const Classifier& c) const {
-    const std::vector<double> upper = predicted_safety_upper(
-        spec_.constraints,
-        guarantee_data(c, candidate_, "train", options_.stochastic_output, n_threads_), options_);
+    const std::vector<double> upper =
+        predicted_safety_upper(spec_.constraints, on(candidate_, draws_.candidate, c), options_);
     return std::all_of(upper.begin(), upper.end(), [](double u) { return u <= 0; });
   }
 
@@ -162,6 +213,22 @@ class Mover {
     if (a <= 0) return constant(model, positive);
     if (a >= 1) return model;
     Classifier out = model;
+    if (options_.stochastic_output && !out.group_rules.empty()) {
+      // Each group's draw takes the constant's threshold with probability 1 - a: last (never)
+      // for the negative anchor, first (always) for the positive one, so that one uniform
+      // coupling the groups' draws (guarantee_data) gives the constant as one component.
+      for (GroupRule& r : out.group_rules) {
+        for (double& w : r.weights) w *= a;
+        const double t = positive ? kAlways : kNever;
+        if ((positive ? r.thresholds.front() : r.thresholds.back()) == t) {
+          (positive ? r.weights.front() : r.weights.back()) += 1 - a;
+        } else {
+          r.thresholds.insert(positive ? r.thresholds.begin() : r.thresholds.end(), t);
+          r.weights.insert(positive ? r.weights.begin() : r.weights.end(), 1 - a);
+        }
+      }
+      return out;
+    }
     if (options_.stochastic_output) {
       for (double& w : out.mixture) w *= a;
       out.components.push_back(constant_model(candidate_.num_features(), positive));
@@ -190,6 +257,14 @@ class Mover {
   }
 
  private:
+  // What the test reads of `c` on one part.
+  [[nodiscard]] MixtureData on(const Dataset& part, const std::vector<double>& draws,
+                               const Classifier& c) const {
+    MixtureData m = guarantee_data(c, part, "train", options_.stochastic_output, n_threads_);
+    if (draw_) m.draws = draws;
+    return m;
+  }
+
   // The threshold shift t >= 0 after which the best single model keeps about share a of the
   // candidate rows it predicts positive (score > t, for the negative anchor) or negative
   // (score <= -t, positive anchor): from a histogram of those rows' scores (of -score) over
@@ -229,6 +304,8 @@ class Mover {
   const Dataset& safety_;
   const GuaranteeOptions& options_;
   int n_threads_;
+  const Draws& draws_;
+  bool draw_;
   mutable std::optional<MixtureData> fit_on_safety_;
   mutable std::optional<std::vector<double>> histogram_;
   mutable double top_ = 0;
@@ -297,7 +374,7 @@ MixtureData guarantee_data(const Classifier& model, const Dataset& data, std::st
              model.components.size() == 1) {
     std::vector<Classifier> parts;
     std::vector<double> weights;
-    group_threshold_components(model, parts, weights);
+    group_threshold_components(model, parts, weights, m.constant);
     for (std::size_t k = 0; k < parts.size(); ++k) {
       m.components.push_back(hard(parts[k]));
       m.weights.push_back(weights[k]);
@@ -339,6 +416,8 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
   out.safety_total = rows_over_ranks(out.safety_rows);
   const std::vector<std::string>& constraints = spec.constraints;
   const bool stochastic = guarantee.stochastic_output;
+  const Draws draws = row_draws(to_safety, first_row, guarantee.seed);
+  const double delta = 1 - guarantee.confidence;
 
   const auto meets = [&](const TrainResult& r) {
     const bool ok = r.status == Termination::kConverged || r.status == Termination::kFeasible;
@@ -359,9 +438,12 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
   };
   // A first fit on the candidate part predicts how wide the safety test's bounds will be.
   const TrainResult first = fit_with(constraints);
-  const std::vector<double> predicted = predicted_safety_margins(
-      constraints, guarantee_data(first.classifier, out.candidate, "train", stochastic, n_threads),
-      guarantee);
+  MixtureData first_data =
+      guarantee_data(first.classifier, out.candidate, "train", stochastic, n_threads);
+  if (draw_tightens(constraints, first_data, draws.candidate, delta))
+    first_data.draws = draws.candidate;
+  const std::vector<double> predicted =
+      predicted_safety_margins(constraints, first_data, guarantee);
   // The largest scale of the margins (1 first, else by bisection) whose fit meets them.
   double scale = 1.0;
   TrainResult kept = fit_with(tightened(1.0, predicted));
@@ -395,14 +477,19 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
   // to pass, and, unless the constant's test is nested with the fit's, the fit to fail.
   ProblemSpec as_given = spec;
   as_given.constraints = constraints;
-  const Mover mover(as_given, out.candidate, out.safety_rows, guarantee, n_threads);
+  out.drawn = draw_tightens(
+      constraints, guarantee_data(kept.classifier, out.candidate, "train", stochastic, n_threads),
+      draws.candidate, delta);
+  if (out.drawn) out.safety_draws = draws.safety;
+  const Mover mover(as_given, out.candidate, out.safety_rows, guarantee, n_threads, draws,
+                    out.drawn);
   const bool solver_ok =
       kept.status == Termination::kConverged || kept.status == Termination::kFeasible;
   bool path = false;
   bool positive = false;
   bool nested = false;
   if (guarantee.shrink && kept.classifier.link == Link::kThreshold &&
-      kept.classifier.group_rules.empty()) {
+      (kept.classifier.group_rules.empty() || stochastic)) {
     positive = mover.positive_anchor(kept.classifier);
     if (mover.predicted_to_pass(mover.constant(kept.classifier, positive))) {
       nested = mover.nested(kept.classifier, positive);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -43,10 +44,12 @@ TEST(TrainGuaranteed, LooseBoundIsCertifiedWithTheSafetyPartsBounds) {
     EXPECT_LE(r.safety[0].range.high, 0.0);
     EXPECT_GT(r.margins[0], 0.0);
     EXPECT_NE(r.trained_constraints[0], spec.constraints[0]);
-    // The bounds are the safety part's: recomputed from the model kept.
-    const auto again = high_confidence_ranges(
-        spec.constraints, guarantee_data(r.result.classifier, r.safety_rows, "train", stochastic),
-        0.05);
+    // The bounds are the safety part's: recomputed from the model kept (stochastic: its
+    // components drawn as one, the candidate part's bounds being lower so).
+    EXPECT_EQ(r.drawn, stochastic);
+    MixtureData kept = guarantee_data(r.result.classifier, r.safety_rows, "train", stochastic);
+    kept.draws = r.safety_draws;
+    const auto again = high_confidence_ranges(spec.constraints, kept, 0.05);
     EXPECT_EQ(again[0].range.high, r.safety[0].range.high);
   }
 }
@@ -116,10 +119,9 @@ TEST(TrainGuaranteed, FitThatFailsIsMovedTowardAConstantAsFarAsTheTestAllows) {
     const Classifier& fit = plain.result.classifier;
     // The last model on the path to pass: the next step fails the safety test.
     const auto upper = [&](const Classifier& c) {
-      return high_confidence_ranges(spec.constraints,
-                                    guarantee_data(c, r.safety_rows, "train", stochastic),
-                                    1 - g.confidence)[0]
-          .range.high;
+      MixtureData d = guarantee_data(c, r.safety_rows, "train", stochastic);
+      d.draws = r.safety_draws;
+      return high_confidence_ranges(spec.constraints, d, 1 - g.confidence)[0].range.high;
     };
     if (stochastic) {
       // The fit's mixture scaled by the share, the constant last; tests nested: 4096 steps.
@@ -239,6 +241,61 @@ TEST(TrainGuaranteed, BadInputIsAnError) {
                        "safety fraction is 1");
 }
 
+// A post-processed stochastic output that fails the safety test (parity within 0.02 on 6,000
+// rows) is moved toward the all-negative classifier like the solvers' mixtures: each group's
+// draw takes a never-positive threshold with probability 1 - share. Certified where the fit is
+// not, one step further is not, and the moved model saves, loads and gives each row share x the
+// fit's probability.
+TEST(PostprocessGuaranteed, StochasticFitThatFailsIsMovedTowardAConstant) {
+  std::vector<std::size_t> rows(6000);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  const Dataset part = select_rows(test::bundled_adult(), rows);
+  ProblemSpec spec;
+  spec.constraints = {"parity(ppr, sex) <= 0.02"};
+  GuaranteeOptions g;
+  g.stochastic_output = true;
+  GuaranteeOptions off = g;
+  off.shrink = false;
+  const GuaranteedPostprocessResult plain =
+      postprocess_guaranteed(spec, part, 0, nullptr, {}, {}, 1e-3, off);
+  const GuaranteedPostprocessResult r =
+      postprocess_guaranteed(spec, part, 0, nullptr, {}, {}, 1e-3, g);
+  EXPECT_FALSE(plain.guarantee.passed);
+  ASSERT_TRUE(r.guarantee.passed);
+  EXPECT_EQ(r.guarantee.result.status, Termination::kFeasible);
+  ASSERT_EQ(r.guarantee.anchor, "all negative");
+  const double a = r.guarantee.kept_share;
+  EXPECT_GT(a, 0.0);
+  EXPECT_LT(a, 1.0);
+  const Classifier& fit = plain.guarantee.result.classifier;
+  const Classifier& moved = r.guarantee.result.classifier;
+  const auto move = [&](double share) {
+    Classifier out = fit;
+    for (GroupRule& rule : out.group_rules) {
+      for (double& w : rule.weights) w *= share;
+      rule.thresholds.push_back(std::numeric_limits<double>::max());
+      rule.weights.push_back(1 - share);
+    }
+    return out;
+  };
+  EXPECT_EQ(moved.to_json(), move(a).to_json());
+  const Classifier loaded = Classifier::from_json(moved.to_json());
+  std::vector<double> p_fit(part.num_rows());
+  std::vector<double> p_moved(part.num_rows());
+  fit.predict(part, PredictMode::kProbability, p_fit);
+  loaded.predict(part, PredictMode::kProbability, p_moved);
+  for (std::size_t i = 0; i < part.num_rows(); ++i) EXPECT_NEAR(p_moved[i], a * p_fit[i], 1e-12);
+  const auto upper = [&](const Classifier& c) {
+    MixtureData d = guarantee_data(c, r.guarantee.safety_rows, "train", true);
+    d.draws = r.guarantee.safety_draws;
+    return high_confidence_ranges(spec.constraints, d, 1 - g.confidence)[0].range.high;
+  };
+  EXPECT_NEAR(upper(moved), r.guarantee.safety[0].range.high, 1e-12);
+  EXPECT_LE(r.guarantee.safety[0].range.high, 0.0);
+  EXPECT_GT(upper(fit), 0.0);
+  EXPECT_GT(upper(move(a + 1.0 / 4096)), 0.0);
+}
+
 TEST(PostprocessGuaranteed, CertifiesWithTheCandidatePartsScoreAndTheSafetyPartsBounds) {
   const Dataset& ds = test::bundled_adult();
   ProblemSpec spec;
@@ -260,10 +317,10 @@ TEST(PostprocessGuaranteed, CertifiesWithTheCandidatePartsScoreAndTheSafetyParts
     EXPECT_EQ(r.guarantee.result.classifier.components[0].weights, lr.model.weights);
     // The thresholds are the kept LP's, the bounds the safety part's.
     EXPECT_EQ(r.postprocess.classifier.to_json(), r.guarantee.result.classifier.to_json());
-    const auto again = high_confidence_ranges(
-        spec.constraints,
-        guarantee_data(r.guarantee.result.classifier, r.guarantee.safety_rows, "train", stochastic),
-        0.05);
+    MixtureData kept =
+        guarantee_data(r.guarantee.result.classifier, r.guarantee.safety_rows, "train", stochastic);
+    kept.draws = r.guarantee.safety_draws;
+    const auto again = high_confidence_ranges(spec.constraints, kept, 0.05);
     EXPECT_EQ(again[0].range.high, r.guarantee.safety[0].range.high);
     EXPECT_LE(r.guarantee.safety[0].range.high, 0.0);
   }
