@@ -195,13 +195,12 @@ bool finish_report(nlohmann::json& report, const ProblemSpec& spec, Classifier& 
   return saved;
 }
 
-int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
-                   const std::vector<std::pair<std::string, const Dataset*>>& named,
+// `guarantee`: the guaranteed mode (--confidence; null: off), around one ramp fit per call on the
+// candidate part (train_guaranteed); the kept fit's ramp details go in the report.
+int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec, NamedDatasets named,
                    const std::string& data_path, const std::string& validation_path,
                    const ReaderFlags& reader, const ProblemFlags& f, int threads,
-                   const std::string& output) {
-  const RowRampProblem rp = ramp_problem(problem);
-  const std::vector<NamedDataset> data = ramp_datasets(problem);
+                   const std::string& output, const GuaranteeOptions* guarantee) {
   RampOptions o;
   o.lambda = f.lambda;
   o.max_mm_iterations = f.mm_steps;
@@ -215,7 +214,30 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
     o.progress = print_mm_step;
   }
   const auto start = std::chrono::steady_clock::now();
-  RampResult result = fit_ramp(rp, data, o);
+  RampResult result;
+  std::optional<GuaranteedTrainResult> g;
+  if (guarantee != nullptr) {
+    std::vector<RampResult> answers;  // one per fit, to report the kept one
+    const GuaranteedFit fit = [&](const ProblemSpec& tight, const Dataset& candidate) {
+      const std::vector<TrainingData> td = {{"train", &candidate}};
+      const RateProblem p = RateProblem::build(tight, td);
+      answers.push_back(fit_ramp(ramp_problem(p), ramp_datasets(p), o));
+      const RampResult& r = answers.back();
+      TrainResult t;  // the training values: computed by train_guaranteed
+      t.classifier = r.classifier;
+      // An MM budget that ran out on a model meeting the (tightened) constraints: a feasible fit.
+      t.status = r.status == Termination::kMaxIterations && r.max_violation <= o.feasibility_tol
+                     ? Termination::kFeasible
+                     : r.status;
+      return t;
+    };
+    g = train_guaranteed(spec, ds, 0, fit, f.train.tolerance, threads, *guarantee);
+    result = std::move(answers.at(g->kept_fit));
+    result.classifier = g->result.classifier;
+    named[0].second = &g->candidate;  // the report's training sections: the candidate part
+  } else {
+    result = fit_ramp(ramp_problem(problem), ramp_datasets(problem), o);
+  }
   const double train_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!f.quiet) {
@@ -240,7 +262,7 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
                        {"feasible", h.feasible},
                        {"accepted", h.accepted},
                        {"outer_status", std::string(to_string(h.outer_status))}});
-  nlohmann::json report{{"status", std::string(to_string(result.status))},
+  nlohmann::json report{{"status", std::string(to_string(g ? g->result.status : result.status))},
                         {"solver", "ramp"},
                         {"start", result.start},
                         {"mm_iterations", result.history.size()},
@@ -253,11 +275,16 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
                         {"history", history},
                         {"train_seconds", train_seconds},
                         {"train_rows", ds.num_rows()}};
+  const bool certified = !g || g->passed;
+  if (g) report["guarantee"] = guarantee_section(*g, spec.constraints, *guarantee, f.guarantee_for);
   const bool saved =
       finish_report(report, spec, result.classifier, named, validation_path, reader, threads, start,
-                    output, f.report, result.status == Termination::kInfeasible,
+                    output, f.report, result.status == Termination::kInfeasible || !certified,
                     f.output_infeasible, f.ci.level > 0 ? &f.ci : nullptr);
-  const bool ok = result.status == Termination::kConverged;
+  // Guaranteed: the kept fit met its tightened constraints (an MM budget that ran out included).
+  const bool ok =
+      g ? g->solver_status == Termination::kConverged || g->solver_status == Termination::kFeasible
+        : result.status == Termination::kConverged;
   fmt::print("{}: {} (ramp solver, start {}, {} MM steps, {} SVM solves, {:.3f} s)\n",
              ok ? "done" : "warning", to_string(result.status), result.start, result.history.size(),
              result.svm_solves, train_seconds);
@@ -272,7 +299,9 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec,
         "the MM step budget ({}) ran out while the objective still decreased "
         "(--mm-steps)\n",
         f.mm_steps);
+  if (g) print_guarantee(report["guarantee"]);
   print_model_saved(saved, output);
+  if (!certified) return kExitNoSolution;
   return ok ? 0 : kExitRuntime;
 }
 
@@ -319,10 +348,9 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
   guarantee.seed = f.train.seed;
   guarantee.stochastic_output = f.guarantee_for == "stochastic";
   const std::vector<std::string> constraints = spec.constraints;  // as given
-  if (guaranteed && (f.solver == "ramp" || !f.datasets.empty()))
+  if (guaranteed && !f.datasets.empty())
     throw InvalidArgument(
-        "--confidence runs with the cutting-plane, game and postprocess solvers on the --data "
-        "rows so far: leave out --solver ramp and --dataset");
+        "--confidence certifies constraints on the --data rows so far: leave out --dataset");
   const bool two_dataset = f.two_dataset > 0;
   if (two_dataset && (guaranteed || distributed || !f.datasets.empty() ||
                       (f.solver != "auto" && f.solver != "cutting-plane" && f.solver != "oracle")))
@@ -365,7 +393,7 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
   }
   if (f.solver == "ramp")
     return train_ramp_cli(problem, spec, named, data_path, validation_path, reader, f, threads,
-                          output);
+                          output, guaranteed ? &guarantee : nullptr);
   TrainOptions o = f.train;
   set_train_option(o, "solver", f.solver);
   if (o.solver == TrainSolver::kOracle) o.oracle = weighted_logistic_oracle(o.c, threads);

@@ -128,8 +128,8 @@ void print_guarantee(const nlohmann::json& g) {
         anchor, g["kept_share"].get<double>());
   if (g.value("components_drawn", false))
     fmt::print(
-        "      the mixture's components are tested as one seeded draw per row (on the candidate "
-        "rows, tighter than a share of delta each)\n");
+        "      the stochastic output is tested through one seeded draw per row (on the candidate "
+        "rows, tighter than bounding its components or probabilities apart)\n");
   for (const auto& c : g["constraints"])
     fmt::print("      {:<44} safety {:.6f}  upper bound {:.6f}  {}  (trained with margin {:.6f})\n",
                c["constraint"].get<std::string>(), c["safety_violation"].get<double>(),

@@ -172,11 +172,14 @@ struct MixtureData {
   // Per row of `data` (or empty: none): a uniform in [0, 1) drawn independently of the rows and
   // of the components, e.g. keyed by (seed, global row). When given, the components whose rates
   // are not known are bounded as one: row i takes the prediction of the component whose
-  // cumulative weight interval (over those components) holds draws[i]. Those draws are hard
+  // cumulative weight interval (over those components) holds draws[i]; a component with
+  // probabilities (not 0/1) predicts positive when the draw's position within its interval
+  // (again uniform, independent of the pick) is below the row's probability. Those are hard
   // predictions of the sub-mixture, each row independently, so its rates are binomial and
-  // bounded exactly at the full share of delta instead of one share per component (narrower
-  // when the components' rates are alike, as a mixture's straddling a bound are; wider when
-  // they differ much: choose by data other than `data`, as train_guaranteed does).
+  // bounded exactly at the full share of delta instead of one share per component, and instead
+  // of the weaker bounds for means of probabilities (narrower when the components' rates are
+  // alike, as a mixture's straddling a bound are, or probabilities mostly 0 or 1; wider when
+  // rates differ much: choose by data other than `data`, as train_guaranteed does).
   std::vector<double> draws;
 };
 // The ranges of the mixture's expected violations. A rate whose denominator is fixed by the

@@ -477,7 +477,8 @@ struct GuaranteedTrainResult {
 // trains a spec (the constraints tightened) on the candidate part, referenced as "train", and
 // answers like `train`: the classifier, the status (kConverged or kFeasible: the tightened
 // constraints are met by the stochastic output), and the training values of both outputs (a
-// deterministic output meets them when its largest violation is at most `tolerance`). It is
+// deterministic output meets them when its largest violation is at most `tolerance`; left
+// without constraint values, they are computed from the classifier on the candidate part). It is
 // called for the first fit that predicts the widths, the tightened fit and each bisection step;
 // it must not read the safety rows. `n_threads` sets the safety test's predictions.
 using GuaranteedFit = std::function<TrainResult(const ProblemSpec& spec, const Dataset& candidate)>;

@@ -328,10 +328,11 @@ void check_delta(double delta) {
   RATEOPT_CHECK(delta > 0 && delta < 1, "delta is {}, expected a probability in (0, 1)", delta);
 }
 
-}  // namespace
-
-std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string> constraints,
-                                                    std::span<const NamedData> data, double delta) {
+// high_confidence_ranges with the bounds from `data` and the values from `valued` (the same
+// datasets with other predictions: a mixture's expected ones where `data` holds its draws).
+std::vector<ConstraintRange> ranges_of(std::span<const std::string> constraints,
+                                       std::span<const NamedData> data,
+                                       std::span<const NamedData> valued, double delta) {
   check_delta(delta);
   const ParsedConstraints pc = parse_constraints(constraints, data);
   std::vector<stats_impl::DataTraits> traits;
@@ -343,7 +344,7 @@ std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string>
   for (const RateRef& r : pc.rates) {
     const std::size_t d = stats_impl::data_index(r, data);
     ranges.push_back(rate_range(r, data[d], traits[d], each));
-    values.push_back(evaluate_rate(r, data));
+    values.push_back(evaluate_rate(r, valued));
   }
   std::vector<ConstraintRange> out = combine(constraints, pc, values, ranges);
   // Hard predictions: each constraint's upper end from its pieces, at delta / constraints.
@@ -357,6 +358,43 @@ std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string>
     }
   }
   return out;
+}
+
+// One hard prediction per row drawn from the components `from` of `m` (MixtureData::draws): the
+// component whose cumulative weight interval holds draws[i] x their total weight, and, for one
+// with a probability p, positive when the draw's position within that interval (again uniform
+// in [0, 1), independent of the pick) is below p.
+Predictions draw_predictions(const MixtureData& m, std::span<const std::size_t> from) {
+  double total = 0;
+  for (std::size_t j : from) total += m.weights[j];
+  Predictions out;
+  const std::size_t n = m.draws.size();
+  out.positive.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double target = m.draws[i] * total;
+    double before = 0;
+    std::size_t pick = from.back();
+    for (std::size_t j : from) {
+      if (target < before + m.weights[j]) {
+        pick = j;
+        break;
+      }
+      before += m.weights[j];
+    }
+    const double p = prediction_of(m.components[pick], i);
+    const double w = m.weights[pick];
+    const double within =
+        w > 0 ? std::clamp((target - before) / w, 0.0, std::nextafter(1.0, 0.0)) : 0.0;
+    out.positive[i] = static_cast<std::uint8_t>(within < p ? 1 : 0);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string> constraints,
+                                                    std::span<const NamedData> data, double delta) {
+  return ranges_of(constraints, data, data, delta);
 }
 
 std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string> constraints,
@@ -428,13 +466,24 @@ std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string>
       bounded.push_back(j);
     }
   }
-  if (!linear || (bounded.size() == 1 && known.empty()))
-    return high_confidence_ranges(constraints, whole, delta);
-  std::vector<double> values(pc.rates.size(), 0.0);
-  for (std::size_t j : bounded) {
+  const auto soft = [&](std::size_t j) {
     const NamedData one[] = {{mixture.name, mixture.data, &mixture.components[j]}};
-    RATEOPT_CHECK(stats_impl::data_traits(one[0]).hard,
-                  "mixture component {} has predictions other than 0 and 1", j);
+    return !stats_impl::data_traits(one[0]).hard;
+  };
+  if (!linear || (bounded.size() == 1 && known.empty())) {
+    // Every component bounded from the rows: as drawn, or the mixture's probabilities.
+    if (mixture.draws.empty() || (used.size() == 1 && !soft(used[0])))
+      return high_confidence_ranges(constraints, whole, delta);
+    const Predictions d = draw_predictions(mixture, used);
+    const NamedData drawn[] = {{mixture.name, mixture.data, &d}};
+    return ranges_of(constraints, drawn, whole, delta);
+  }
+  std::vector<double> values(pc.rates.size(), 0.0);
+  const bool draw = !mixture.draws.empty() &&
+                    (bounded.size() >= 2 || std::any_of(bounded.begin(), bounded.end(), soft));
+  for (std::size_t j : bounded) {
+    RATEOPT_CHECK(draw || !soft(j), "mixture component {} has predictions other than 0 and 1", j);
+    const NamedData one[] = {{mixture.name, mixture.data, &mixture.components[j]}};
     for (std::size_t k = 0; k < pc.rates.size(); ++k)
       values[k] += mixture.weights[j] * evaluate_rate(pc.rates[k], one);
   }
@@ -442,25 +491,11 @@ std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string>
   std::vector<const Predictions*> tested;
   std::vector<double> tested_weight;
   Predictions drawn;
-  if (!mixture.draws.empty() && bounded.size() >= 2) {
-    double total = 0;
-    for (std::size_t j : bounded) total += mixture.weights[j];
-    drawn.positive.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const double target = mixture.draws[i] * total;
-      double cum = 0;
-      std::size_t pick = bounded.back();
-      for (std::size_t j : bounded) {
-        cum += mixture.weights[j];
-        if (target < cum) {
-          pick = j;
-          break;
-        }
-      }
-      drawn.positive[i] = static_cast<std::uint8_t>(prediction_of(mixture.components[pick], i));
-    }
+  if (draw) {
+    drawn = draw_predictions(mixture, bounded);
     tested = {&drawn};
-    tested_weight = {total};
+    tested_weight = {0.0};
+    for (std::size_t j : bounded) tested_weight[0] += mixture.weights[j];
   } else {
     for (std::size_t j : bounded) {
       tested.push_back(&mixture.components[j]);

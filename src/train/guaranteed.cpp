@@ -123,13 +123,13 @@ Draws row_draws(const std::vector<std::uint8_t>& to_safety, std::size_t first_ro
   return out;
 }
 
-// Whether a stochastic output's components are better tested as one draw per row
-// (MixtureData::draws) than each on its own share of delta: whether the candidate part's upper
-// bounds (`m`, on the candidate rows) are lower that way, summed over the constraints. Decided
-// by the candidate part alone, so the safety test's error stays delta.
+// Whether a stochastic output's components (or its probabilities) are better tested as one draw
+// per row (MixtureData::draws) than each on its own share of delta (or as a mean): whether the
+// candidate part's upper bounds (`m`, on the candidate rows) are lower that way, summed over the
+// constraints. Decided by the candidate part alone, so the safety test's error stays delta.
 bool draw_tightens(std::span<const std::string> constraints, MixtureData m,
                    const std::vector<double>& draws, double delta) {
-  if (m.components.size() < 2) return false;
+  if (m.components.size() < 2 && m.components[0].prob_positive.empty()) return false;
   const auto upper_sum = [&](const MixtureData& x) {
     double sum = 0;
     for (const ConstraintRange& r : high_confidence_ranges(constraints, x, delta))
@@ -434,7 +434,10 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
     ProblemSpec tight = spec;
     tight.constraints = cons;
     ++calls;
-    return fit(tight, out.candidate);
+    TrainResult r = fit(tight, out.candidate);
+    if (r.stochastic.constraints.empty() || r.deterministic.constraints.empty())
+      refresh_values(r, tight, out.candidate, n_threads);
+    return r;
   };
   // A first fit on the candidate part predicts how wide the safety test's bounds will be.
   const TrainResult first = fit_with(constraints);

@@ -318,6 +318,39 @@ def test_confidence_fails_with_its_own_exit_code_and_no_model(cli, source_dir, t
     assert proc.returncode == 3 and model.read_text() != "old"
 
 
+def test_confidence_ramp(cli, source_dir, tmp_path):
+    """--solver ramp --confidence (the first 6,000 rows, the 60% rule): each fit on the candidate
+    part is a ramp fit, the kept one's details are in the report, the bounds are the safety
+    part's; the stochastic output (ramp probabilities) is tested through one draw per row, where
+    the candidate part's bounds are lower that way; the model written predicts."""
+    small = tmp_path / "adult-6000.csv"
+    with gzip.open(source_dir / "data/adult/adult-train.csv.gz", "rt") as f:
+        small.write_text("".join(line for _, line in zip(range(6001), f)))
+    model, report = tmp_path / "m.json", tmp_path / "r.json"
+    for output in ("deterministic", "stochastic"):
+        args = ["train", "--data", small, *GUARANTEE_DATA, "--minimize", "error",
+                "--constraint", "ppr[sex=Female] >= 0.6 * ppr[sex=Male]", "--solver", "ramp",
+                "--confidence", "0.95", "--guarantee-for", output, "--quiet", "--output", model,
+                "--report", report]
+        proc = cli.run(*args)
+        assert "passed: every constraint holds" in proc.stdout, proc.stdout
+        rep = json.loads(report.read_text())
+        assert rep["solver"] == "ramp" and rep["mm_iterations"] >= 1
+        g = rep["guarantee"]
+        assert g["passed"] is True and g["output"] == output
+        assert g["components_drawn"] is (output == "stochastic")
+        assert g["safety_rows"] + g["candidate_rows"] == rep["train_rows"]
+        (c,) = g["constraints"]
+        assert c["certified"] is True and c["upper_bound"] <= 0 < c["margin"]
+        assert json.loads(model.read_text())["link"] == "ramp"
+        first = model.read_bytes()
+        cli.run(*args)
+        assert model.read_bytes() == first
+        ev = cli.run("eval", "--data", small, *GUARANTEE_DATA, "--model", model, "--metric",
+                     "error", "--json")
+        assert 0 < json.loads(ev.stdout)["metrics"][0]["value"] < 0.3
+
+
 def test_confidence_postprocess(cli, source_dir, tmp_path):
     """--solver postprocess --confidence: without --base-model the score is a logistic regression
     of the candidate part; the group thresholds are certified on the safety rows (both outputs),
@@ -396,7 +429,7 @@ def test_two_dataset(cli, source_dir, tmp_path):
 @pytest.mark.parametrize("extra, needle", [
     (["--confidence", "1.5"], "--confidence"),
     (["--confidence", "0.9", "--safety-fraction", "0"], "safety fraction is 0"),
-    (["--confidence", "0.9", "--solver", "ramp"], "--confidence runs with"),
+    (["--confidence", "0.9", "--dataset", "other=DATA"], "leave out --dataset"),
     (["--confidence", "0.9", "--constraint", "ppr[sex=Female] == ppr[sex=Male]"], "equality"),
     (["--confidence", "0.9", "--constraint", "f1[sex=Female] >= 0.3"], "shares of confusion"),
 ])
@@ -405,7 +438,8 @@ def test_confidence_bad_options_exit_2(cli, source_dir, tmp_path, extra, needle)
             "--minimize", "error", "--quiet", "--output", tmp_path / "m.json"]
     if "--constraint" not in extra:
         base += ["--constraint", "ppr[sex=Female] >= 0.6 * ppr[sex=Male]"]
-    proc = cli.run(*base, *extra, check=False)
+    data = str(source_dir / "data/adult/adult-train.csv.gz")
+    proc = cli.run(*base, *(x.replace("DATA", data) for x in extra), check=False)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert needle in proc.stderr
     assert not (tmp_path / "m.json").exists()

@@ -619,6 +619,83 @@ TEST(HighConfidenceRanges, DrawnComponentIsTheCumulativeWeightPick) {
       "draw 7 is 1");
 }
 
+// A stochastic classifier given by its probabilities (the population's own, so its expected
+// rates are known), drawn once per row (MixtureData::draws): alone, with rates whose denominator
+// depends on the prediction (precision) and a ratio; and mixed with an all-negative constant
+// known exactly. Both ends hold with frequency >= 1 - delta, and the upper ends are lower than
+// the bounds for means of the probabilities.
+TEST(HighConfidenceRanges, DrawnProbabilitiesHoldAndBeatTheMeanBounds) {
+  const Population pop;
+  const auto precision = [&](int g) { return pop.base[g] * pop.tpr(g) / pop.ppr(g); };
+  const double a = 0.7;  // the probabilities' weight when mixed with the constant
+  const std::vector<std::string> alone = {"ppr[g=a] - ppr[g=b] <= 0.05", "precision[g=b] >= 0.5",
+                                          "ppr[g=a] / ppr[g=b] <= 1.2"};
+  const double alone_truth[] = {pop.ppr(0) - pop.ppr(1) - 0.05, 0.5 - precision(1),
+                                pop.ppr(0) / pop.ppr(1) - 1.2};
+  const std::vector<std::string> mixed = {"ppr[g=a] - ppr[g=b] <= 0.05", "tpr[g=b] >= 0.5"};
+  const double mixed_truth[] = {a * (pop.ppr(0) - pop.ppr(1)) - 0.05, 0.5 - a * pop.tpr(1)};
+  std::mt19937_64 rng(27);
+  const double delta = 0.1;
+  const int reps = test::simulation_reps(1000);
+  for (const bool with_constant : {false, true}) {
+    SCOPED_TRACE(with_constant ? "with a constant" : "alone");
+    const std::vector<std::string>& cons = with_constant ? mixed : alone;
+    const std::span<const double> truth(with_constant ? mixed_truth : alone_truth, cons.size());
+    EndMisses misses;
+    double drawn_upper = 0;
+    double mean_upper = 0;
+    for (int s = 0; s < reps; ++s) {
+      const Sample sample = draw(pop, 300, rng, true);
+      const std::size_t n = sample.data.num_rows();
+      Predictions none;
+      none.positive.assign(n, 0);
+      MixtureData m{"", &sample.data, {sample.pred}, {1.0}};
+      if (with_constant) m = {"", &sample.data, {sample.pred, none}, {a, 1 - a}, {-1, 0}};
+      for (std::size_t i = 0; i < n; ++i) m.draws.push_back(test::uniform(rng));
+      const auto r = high_confidence_ranges(cons, m, delta);
+      misses.add(r, truth);
+      Predictions probs;
+      for (const double p : sample.pred.prob_positive)
+        probs.prob_positive.push_back((with_constant ? a : 1.0) * p);
+      const NamedData as_mean[] = {{"", &sample.data, &probs}};
+      const auto mean = high_confidence_ranges(cons, as_mean, delta);
+      for (std::size_t c = 0; c < cons.size(); ++c) {
+        EXPECT_NEAR(r[c].value, mean[c].value, 1e-12);
+        drawn_upper += r[c].range.high - r[c].value;
+        mean_upper += mean[c].range.high - mean[c].value;
+      }
+    }
+    misses.expect_at_most(delta);
+    EXPECT_LT(drawn_upper, 0.9 * mean_upper);
+  }
+}
+
+// Probabilities drawn: row i is positive when draws[i] < its probability (the position within
+// the only component's interval is the draw itself); the bounds are the hard ones of those
+// predictions, the values the probabilities' own.
+TEST(HighConfidenceRanges, DrawnProbabilitiesAreHardPredictions) {
+  std::mt19937_64 rng(29);
+  const Sample s = draw(Population{}, 400, rng, true);
+  MixtureData m{"", &s.data, {s.pred}, {1.0}};
+  Predictions hard;
+  for (const double p : s.pred.prob_positive) {
+    m.draws.push_back(test::uniform(rng));
+    hard.positive.push_back(m.draws.back() < p ? 1 : 0);
+  }
+  const std::vector<std::string> cons = {"abs(ppr[g=a] - ppr[g=b]) <= 0.1",
+                                         "precision[g=a] >= 0.4"};
+  const auto r = high_confidence_ranges(cons, m, 0.1);
+  const NamedData as_hard[] = {{"", &s.data, &hard}};
+  const NamedData as_probs[] = {{"", &s.data, &s.pred}};
+  const auto h = high_confidence_ranges(cons, as_hard, 0.1);
+  const auto v = high_confidence_ranges(cons, as_probs, 0.1);
+  for (std::size_t c = 0; c < cons.size(); ++c) {
+    EXPECT_EQ(r[c].range.high, h[c].range.high);
+    EXPECT_EQ(r[c].range.low, h[c].range.low);
+    EXPECT_EQ(r[c].value, v[c].value);
+  }
+}
+
 TEST(HighConfidenceRanges, RefusesWhatItCannotBound) {
   std::mt19937_64 rng(6);
   Sample s = draw(Population{}, 50, rng);
