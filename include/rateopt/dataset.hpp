@@ -256,8 +256,9 @@ class Dataset {
                                   ConcatStorage storage = ConcatStorage::kAsParts);
 
 // The rows `rows` of `data`, in that order (repeats allowed): features, labels, weights and every
-// slice column (with all its levels), the encoding, source and dropped columns; one row part.
-// Throws InvalidArgument for a row outside [0, num_rows()).
+// slice column (with all its levels), the encoding, source and dropped columns; when `rows`
+// increase strictly, each row part's selected rows as the row parts (some possibly empty), else
+// one row part. Throws InvalidArgument for a row outside [0, num_rows()).
 [[nodiscard]] Dataset select_rows(const Dataset& data, std::span<const std::size_t> rows);
 
 }  // namespace rateopt

@@ -720,6 +720,22 @@ Dataset select_rows(const Dataset& data, std::span<const std::size_t> rows) {
   out.encoding() = data.encoding();
   out.set_source(data.source());
   out.dropped_columns_ = data.dropped_columns();
+  // Increasing rows keep the parts: each part's selected rows, in order (training sums per part,
+  // so a subset of files' rows sums alike in one process and over ranks holding whole files).
+  if (!data.row_parts().empty() && std::is_sorted(rows.begin(), rows.end()) &&
+      std::adjacent_find(rows.begin(), rows.end()) == rows.end()) {
+    std::vector<std::size_t> parts;
+    parts.reserve(data.row_parts().size());
+    std::size_t end = 0;
+    std::size_t at = 0;
+    for (const std::size_t part : data.row_parts()) {
+      end += part;
+      std::size_t count = 0;
+      for (; at < rows.size() && rows[at] < end; ++at) ++count;
+      parts.push_back(count);
+    }
+    out.row_parts_ = std::move(parts);
+  }
   return out;
 }
 

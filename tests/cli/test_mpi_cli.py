@@ -240,6 +240,30 @@ def test_rate_constrained_train_gives_the_same_model_file_for_1_to_4_ranks(cli, 
     assert got["error"] == pytest.approx(train["objective"], abs=1e-12)
 
 
+@pytest.mark.parametrize("output", ["stochastic", "deterministic"])
+def test_guaranteed_train_gives_the_same_model_file_for_1_to_3_ranks(cli, mpirun, train_shards,
+                                                                     tmp_path, output):
+    """--confidence over the four shards (parity within 0.02: the deterministic output is moved
+    toward the all-negative classifier, its threshold from a histogram summed over ranks; the
+    stochastic one is tested through draws keyed by global row): the split, every fit on the
+    candidate part (its row parts: the files' candidate rows), the safety test and the move give
+    byte-identical model files for one process and 1-3 ranks."""
+    pattern = str(train_shards / "part-*.csv")
+    problem = ["--minimize", "error", "--constraint", "parity(ppr, sex) <= 0.02",
+               "--confidence", "0.95", "--guarantee-for", output, "--quiet"]
+    one = tmp_path / "one.json"
+    cli.run("train", "--data", pattern, *ADULT, *problem, "--output", one)
+    g = json.loads(one.read_text())["report"]["guarantee"]
+    assert g["passed"] is True and g["candidate_rows"] + g["safety_rows"] == 30162
+    if output == "deterministic":
+        assert g["moved_toward"] == "all negative" and 0 < g["kept_share"] < 1
+    for ranks in (1, 2, 3):
+        out = tmp_path / f"ranks-{ranks}.json"
+        proc = mpirun(ranks, "train", "--data", pattern, *ADULT, *problem, "--output", out)
+        assert out.read_bytes() == one.read_bytes(), ranks
+        assert proc.stdout.count("model written to") == 1
+
+
 def test_shards_converted_with_one_encoding_train_as_the_text_does(cli, mpirun, train_shards,
                                                                    tmp_path):
     """`convert` over a pattern writes one binary dataset per file with the shared encoding (the

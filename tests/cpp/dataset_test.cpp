@@ -52,6 +52,28 @@ TEST(FeatureMatrix, WidenAndSelect) {
   EXPECT_DOUBLE_EQ(one.at(0, 1), 4);
 }
 
+// select_rows keeps the row parts (the files a dataset was read from) when the rows increase:
+// each part's selected rows, empty parts included, so a subset sums per file alike in one
+// process and over ranks; other row orders give one part.
+TEST(Dataset, SelectRowsKeepsTheRowPartsOfIncreasingRows) {
+  Labels y;
+  y.kind = LabelKind::kBinary;
+  y.names = {"0", "1"};
+  y.values = {0, 1, 0, 1, 0, 1, 0, 1, 0};
+  Dataset d(FeatureMatrix::dense(std::vector<double>(9, 1.0), 9, 1), y);
+  d.set_row_parts({3, 2, 4});
+  const std::vector<std::size_t> rows{0, 2, 7, 8};
+  const Dataset sub = select_rows(d, rows);
+  EXPECT_EQ(std::vector<std::size_t>(sub.row_parts().begin(), sub.row_parts().end()),
+            (std::vector<std::size_t>{2, 0, 2}));
+  const std::vector<std::size_t> shuffled{2, 0, 7};
+  EXPECT_TRUE(select_rows(d, shuffled).row_parts().empty());
+  const std::vector<std::size_t> repeated{0, 0, 7};
+  EXPECT_TRUE(select_rows(d, repeated).row_parts().empty());
+  Dataset plain(FeatureMatrix::dense(std::vector<double>(9, 1.0), 9, 1), y);
+  EXPECT_TRUE(select_rows(plain, rows).row_parts().empty());
+}
+
 TEST(Column, NumericAndCategorical) {
   Column c;
   c.name = "age";
