@@ -911,6 +911,19 @@ def fmt(v, d=4):
     return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{d}f}"
 
 
+def seldonian_cells(rows, meta):
+    """Which cells the engine ran in (it may be left out of slow ones)."""
+    ran = sorted({r["cell"] for r in rows if r.get("tool") == "seldonian"},
+                 key=list(meta["cells"]).index)
+    two = [c for c in meta["cells"] if c not in ran and
+           any(r.get("cell") == c and r.get("groups") == 2 for r in rows)]
+    if not ran:
+        return "Not run in this report."
+    return (f"Run in {', '.join(ran)}" + (f"; not in {', '.join(two)} (Adult: about 86 s per "
+                                          "fit, 30 splits would take hours here)" if two else "")
+            + ".")
+
+
 def write_report(blob, out):
     rows = blob["rows"]
     agg = aggregate(rows)
@@ -972,7 +985,8 @@ def write_report(blob, out):
           f"{meta['seldonian_safety']}, delta {meta['seldonian_delta']} split evenly over the "
           "cell's constraints (equalized odds: TPR and FPR at half each), constraint strings "
           "`abs((PR | [G0]) - (PR | [G1])) <= b` etc.; 2-group cells only. Its predictions are "
-          "the logistic probabilities (a stochastic classifier, as the engine's PR measures).",
+          "the logistic probabilities (a stochastic classifier, as the engine's PR measures). "
+          + seldonian_cells(rows, meta),
           "- **OxonFair.** `FairPredictor(LR, DataDict(y, X, groups)).fit(accuracy, metric, b)` "
           "on the training rows (metric: `pos_pred_rate.max_diff`, `true_pos_rate.max_diff`, "
           "`equalized_odds_max`, `pos_pred_rate.min_ratio`); deterministic per-group thresholds, "
@@ -1181,6 +1195,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="pool workers (at most 2)")
     ap.add_argument("--quick", action="store_true", help=f"2 splits of {QUICK_CELLS}")
     ap.add_argument("--resume", action="store_true", help="skip what OUT.partial.jsonl holds")
+    ap.add_argument("--report-only", action="store_true",
+                    help="write the report from OUT.partial.jsonl alone (implies --resume): "
+                    "nothing is run, a tool without rows in a cell is left out of its table")
     ap.add_argument("--list", action="store_true", help="print the cells and tools and exit")
     ap.add_argument("--out", default=None, help="output prefix (default "
                     "docs/results/generalization; --quick: generalization-quick in the temp "
@@ -1273,6 +1290,8 @@ def main():
 
     partial = args.out + ".partial.jsonl"
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    if args.report_only:
+        args.resume = True
     done, rows = set(), []
     if args.resume and os.path.exists(partial):
         for ln in open(partial):
@@ -1300,6 +1319,8 @@ def main():
                              "seldonian_iters": args.seldonian_iters,
                              "lr_solver": args.lr_solver, "lr_max_iter": args.lr_max_iter,
                              "timeout": args.timeout, "work": work})
+    if args.report_only:
+        jobs = []
     # Interleave the cells so that partial results cover every cell early.
     jobs.sort(key=lambda j: (j["seed"], cells.index(j["cell"])))
     print(f"generalization: {len(jobs)} tasks ({len(cells)} cells x up to {args.splits} splits; "
