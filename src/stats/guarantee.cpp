@@ -466,10 +466,15 @@ std::vector<ConstraintRange> high_confidence_ranges(std::span<const std::string>
       bounded.push_back(j);
     }
   }
-  const auto soft = [&](std::size_t j) {
-    const NamedData one[] = {{mixture.name, mixture.data, &mixture.components[j]}};
-    return !stats_impl::data_traits(one[0]).hard;
-  };
+  // Whether each component has probabilities other than 0 and 1 (one scan of its rows each, a
+  // collective; not needed for the mixture's probabilities alone).
+  std::vector<std::uint8_t> is_soft(mixture.components.size(), 0);
+  if (linear || !mixture.draws.empty())
+    for (std::size_t j : used) {
+      const NamedData one[] = {{mixture.name, mixture.data, &mixture.components[j]}};
+      is_soft[j] = stats_impl::data_traits(one[0]).hard ? 0 : 1;
+    }
+  const auto soft = [&](std::size_t j) { return is_soft[j] != 0; };
   if (!linear || (bounded.size() == 1 && known.empty())) {
     // Every component bounded from the rows: as drawn, or the mixture's probabilities.
     if (mixture.draws.empty() || (used.size() == 1 && !soft(used[0])))

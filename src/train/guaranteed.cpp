@@ -167,7 +167,6 @@ class Mover {
     if (!options_.stochastic_output || a <= 0 || a >= 1) return test(at(model, positive, a));
     if (!fit_on_safety_) fit_on_safety_ = on(safety_, draws_.safety, model);
     MixtureData m = *fit_on_safety_;
-    if (m.constant.empty()) m.constant.assign(m.components.size(), -1);
     for (double& w : m.weights) w *= a;
     Predictions c;
     c.positive.assign(safety_.num_rows(), positive ? 1 : 0);
@@ -393,6 +392,7 @@ MixtureData guarantee_data(const Classifier& model, const Dataset& data, std::st
     model.predict(data, PredictMode::kProbability, p.prob_positive, 0, n_threads);
     m.components.push_back(std::move(p));
     m.weights.push_back(1.0);
+    m.constant.push_back(-1);
   }
   return m;
 }
@@ -480,9 +480,10 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
   // to pass, and, unless the constant's test is nested with the fit's, the fit to fail.
   ProblemSpec as_given = spec;
   as_given.constraints = constraints;
-  out.drawn = draw_tightens(
-      constraints, guarantee_data(kept.classifier, out.candidate, "train", stochastic, n_threads),
-      draws.candidate, delta);
+  out.drawn = stochastic && draw_tightens(constraints,
+                                          guarantee_data(kept.classifier, out.candidate, "train",
+                                                         true, n_threads),
+                                          draws.candidate, delta);
   if (out.drawn) out.safety_draws = draws.safety;
   const Mover mover(as_given, out.candidate, out.safety_rows, guarantee, n_threads, draws,
                     out.drawn);
