@@ -488,6 +488,28 @@ using GuaranteedFit = std::function<TrainResult(const ProblemSpec& spec, const D
                                                      int n_threads,
                                                      const GuaranteeOptions& guarantee);
 
+// A fit whose models the library cannot predict with (a caller's learner: Python's estimator=)
+// answers with a classifier over features of its own choosing, and those features on both parts:
+// e.g. one column per fitted model holding its 0/1 predictions, and a threshold component per
+// model reading its column (weights e_k, bias -1/2). The rows are the parts' rows in their order:
+// the candidate part handed to the fit, and the safety part, which the caller finds with
+// safety_rows for the same row count, first row and options (the fit predicts there; it must not
+// train there). Empty features: the classifier reads the parts' own. Everything train_guaranteed
+// does with the fit (the predicted widths, the safety test, the move toward a constant) then reads
+// the classifier on those features, and the classifier returned does too.
+struct GuaranteedFitOutput {
+  TrainResult fit;
+  FeatureMatrix candidate_features;
+  FeatureMatrix safety_features;
+};
+using GuaranteedFeatureFit =
+    std::function<GuaranteedFitOutput(const ProblemSpec& spec, const Dataset& candidate)>;
+[[nodiscard]] GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& data,
+                                                     std::size_t first_row,
+                                                     const GuaranteedFeatureFit& fit,
+                                                     double tolerance, int n_threads,
+                                                     const GuaranteeOptions& guarantee);
+
 // ---- the two-dataset scheme (Cotter et al. 2019) ----------------------------------------------
 //
 // "Training well-generalizing classifiers for fairness metrics and other data-dependent

@@ -485,6 +485,26 @@ py::dict guarantee_dict(const GuaranteedTrainResult& r, const std::vector<std::s
                   "passed"_a = r.passed);
 }
 
+// confidence= trains on the rows given to fit only.
+void require_one_dataset(std::size_t datasets) {
+  if (datasets != 1)
+    throw InvalidArgument("confidence= trains on the rows given to fit only (" +
+                          std::to_string(datasets) +
+                          " datasets given); leave out datasets= or confidence=");
+}
+
+GuaranteeOptions guarantee_options(double confidence, double safety_fraction, bool stochastic,
+                                   double width_factor, bool move, std::uint64_t seed) {
+  GuaranteeOptions g;
+  g.confidence = confidence;
+  g.safety_fraction = safety_fraction;
+  g.stochastic_output = stochastic;
+  g.width_factor = width_factor;
+  g.shrink = move;
+  g.seed = seed;
+  return g;
+}
+
 // The guaranteed mode (train.hpp, train_guaranteed; the CLI's --confidence) on the one dataset of
 // `data`: the fit kept and, under "guarantee", each constraint's margin and safety-test bound.
 py::dict train_guaranteed(const std::string& objective, bool maximize,
@@ -493,21 +513,13 @@ py::dict train_guaranteed(const std::string& objective, bool maximize,
                           bool stochastic, double width_factor, bool move) {
   std::vector<std::shared_ptr<Dataset>> keep;
   const auto named = training_data(data, keep);
-  if (named.size() != 1)
-    throw InvalidArgument("confidence= trains on the rows given to fit only (" +
-                          std::to_string(named.size()) +
-                          " datasets given); leave out datasets= or confidence=");
+  require_one_dataset(named.size());
   const ProblemSpec spec = problem_spec(objective, maximize, constraints);
   TrainOptions o = train_options_from(opts);
   if (o.solver == TrainSolver::kOracle) o.oracle = weighted_logistic_oracle(o.c, o.n_threads);
   o.should_stop = python_interrupt_pending;
-  GuaranteeOptions g;
-  g.confidence = confidence;
-  g.safety_fraction = safety_fraction;
-  g.stochastic_output = stochastic;
-  g.width_factor = width_factor;
-  g.shrink = move;
-  g.seed = o.seed;
+  const GuaranteeOptions g =
+      guarantee_options(confidence, safety_fraction, stochastic, width_factor, move, o.seed);
   GuaranteedTrainResult r;
   {
     py::gil_scoped_release release;
@@ -611,14 +623,9 @@ py::dict postprocess_guaranteed_py(const std::string& objective, bool maximize,
 // values in [0, 1]); answer k is its k-th call. The GIL is released while C++ plays the game and
 // taken back for each call; an exception the callable raises (KeyboardInterrupt included) travels
 // out of the solver as error_already_set and is restored as the Python exception.
-py::dict train_with_oracle(const std::string& objective, bool maximize,
-                           const std::vector<std::string>& constraints, const py::list& data,
-                           const py::dict& opts, const py::function& oracle) {
-  std::vector<std::shared_ptr<Dataset>> keep;
-  const auto named = training_data(data, keep);
-  const ProblemSpec spec = problem_spec(objective, maximize, constraints);
-  const TrainOptions o = train_options_from(opts);
-  const PredictionOracle answer = [&oracle](const OracleCosts& oc) {
+// The prediction oracle of a Python callable (train_with_oracle's contract).
+PredictionOracle python_oracle(const py::object& oracle) {
+  return [&oracle](const OracleCosts& oc) {
     py::gil_scoped_acquire gil;
     py::list costs;
     for (const std::vector<double>& c : oc.rows) costs.append(to_numpy(c));
@@ -634,6 +641,16 @@ py::dict train_with_oracle(const std::string& objective, bool maximize,
     }
     return out;
   };
+}
+
+py::dict train_with_oracle(const std::string& objective, bool maximize,
+                           const std::vector<std::string>& constraints, const py::list& data,
+                           const py::dict& opts, const py::function& oracle) {
+  std::vector<std::shared_ptr<Dataset>> keep;
+  const auto named = training_data(data, keep);
+  const ProblemSpec spec = problem_spec(objective, maximize, constraints);
+  const TrainOptions o = train_options_from(opts);
+  const PredictionOracle answer = python_oracle(oracle);
   std::string description;
   PredictionOracleResult r;
   {
@@ -653,6 +670,127 @@ py::dict train_with_oracle(const std::string& objective, bool maximize,
                   "deterministic"_a = values_to_dict(r.deterministic), "answers"_a = answers,
                   "history"_a = history, "problem"_a = description, "lower_bound"_a = r.lower_bound,
                   "gap"_a = r.gap);
+}
+
+// predict_parts' rows x cols matrix of 0/1 predictions as a dense FeatureMatrix.
+FeatureMatrix predictions_matrix(const py::handle& h, std::size_t rows, std::size_t cols,
+                                 const char* what) {
+  const auto a = Array<double>::ensure(h);
+  if (!a || a.ndim() != 2 || static_cast<std::size_t>(a.shape(0)) != rows ||
+      static_cast<std::size_t>(a.shape(1)) != cols)
+    throw InvalidArgument(std::string(what) + ": expected a " + std::to_string(rows) + " x " +
+                          std::to_string(cols) + " matrix of predictions");
+  return dense_matrix(a);
+}
+
+// The guaranteed mode around a Python learner (RateConstrainedClassifier(estimator=...,
+// confidence=...)): train_guaranteed's fit is train_with_prediction_oracle on the candidate part
+// with `oracle` (fitting on the candidate rows of X), and the classifier it hands the safety test
+// has one threshold component per answer kept (weights e_k, bias -1/2) over the answers' 0/1
+// predictions on each part, which oracle.predict_parts(answers) returns (two float64 matrices,
+// candidate and safety rows by answer). Answers are indices into the oracle's fitted models, over
+// all of the mode's fits. Returns the dict of train_guaranteed with, instead of "model", the
+// mixture as "components" (per component: the answer it reads, -1 for none, and its prediction
+// when that answer predicts 0 and 1), "mixture" and "best".
+py::dict train_guaranteed_with_oracle(const std::string& objective, bool maximize,
+                                      const std::vector<std::string>& constraints,
+                                      const py::list& data, const py::dict& opts, double confidence,
+                                      double safety_fraction, bool stochastic, double width_factor,
+                                      bool move, const py::object& oracle) {
+  std::vector<std::shared_ptr<Dataset>> keep;
+  const auto named = training_data(data, keep);
+  require_one_dataset(named.size());
+  const ProblemSpec spec = problem_spec(objective, maximize, constraints);
+  const TrainOptions o = train_options_from(opts);
+  const GuaranteeOptions g =
+      guarantee_options(confidence, safety_fraction, stochastic, width_factor, move, o.seed);
+  const PredictionOracle answer = python_oracle(oracle);
+  const std::size_t safety_count = [&] {
+    const std::vector<std::uint8_t> v = safety_rows(named[0].data->num_rows(), 0, g);
+    return static_cast<std::size_t>(std::count(v.begin(), v.end(), std::uint8_t{1}));
+  }();
+  std::vector<std::vector<std::size_t>> call_answers;  // per fit call: the answers it kept
+  const GuaranteedFeatureFit fit = [&](const ProblemSpec& tight, const Dataset& candidate) {
+    std::size_t first = 0;
+    {
+      py::gil_scoped_acquire gil;
+      first = py::len(oracle.attr("fitted"));
+    }
+    const std::vector<TrainingData> td = {{"train", &candidate}};
+    const PredictionOracleResult p =
+        train_with_prediction_oracle(RateProblem::build(tight, td), o, answer);
+    std::vector<std::size_t> kept;
+    GuaranteedFitOutput out;
+    Classifier& c = out.fit.classifier;
+    c.kind = "wrapped";
+    c.link = Link::kThreshold;
+    for (std::size_t k = 0; k < p.mixture.size(); ++k) {
+      if (p.mixture[k] <= 0 && k != p.best) continue;
+      if (k == p.best) c.best = kept.size();
+      kept.push_back(first + k);
+      c.mixture.push_back(p.mixture[k]);
+    }
+    for (std::size_t j = 0; j < kept.size(); ++j) {
+      LinearModel m;
+      m.weights.assign(kept.size(), 0.0);
+      m.weights[j] = 1.0;
+      m.bias = -0.5;
+      c.components.push_back(std::move(m));
+    }
+    c.encoding = Encoding::for_matrix(kept.size());
+    out.fit.solver = p.solver;
+    out.fit.status = p.status;
+    out.fit.iterations = p.iterations;
+    out.fit.seconds = p.seconds;
+    out.fit.stochastic = p.stochastic;
+    out.fit.deterministic = p.deterministic;
+    out.fit.history = p.history;
+    out.fit.lower_bound = p.lower_bound;
+    out.fit.oracle_calls = p.oracle_calls;
+    out.fit.gap = p.gap;
+    {
+      py::gil_scoped_acquire gil;
+      const py::tuple parts = oracle.attr("predict_parts")(kept);
+      out.candidate_features = predictions_matrix(parts[0], candidate.num_rows(), kept.size(),
+                                                  "predict_parts (candidate)");
+      out.safety_features =
+          predictions_matrix(parts[1], safety_count, kept.size(), "predict_parts (safety)");
+    }
+    call_answers.push_back(std::move(kept));
+    return out;
+  };
+  GuaranteedTrainResult r;
+  {
+    py::gil_scoped_release release;
+    r = rateopt::train_guaranteed(spec, *named[0].data, 0, fit, o.tolerance, o.n_threads, g);
+  }
+  // Each final component (the fit's, a constant, or the fit's best with a moved threshold) reads
+  // at most one answer's prediction: what it predicts for that prediction's 0 and 1.
+  const TrainResult& t = r.result;
+  const std::vector<std::size_t>& answers = call_answers.at(r.kept_fit);
+  py::list components;
+  for (const LinearModel& m : t.classifier.components) {
+    std::ptrdiff_t read = -1;
+    for (std::size_t j = 0; j < m.weights.size(); ++j)
+      if (m.weights[j] != 0) read = static_cast<std::ptrdiff_t>(j);
+    const auto predicts = [&](double x) {
+      const double w = read < 0 ? 0.0 : m.weights[static_cast<std::size_t>(read)];
+      return w * x + m.bias > 0 ? 1 : 0;
+    };
+    components.append(py::dict("answer"_a = read < 0 ? std::ptrdiff_t{-1}
+                                                     : static_cast<std::ptrdiff_t>(
+                                                           answers[static_cast<std::size_t>(read)]),
+                               "if0"_a = predicts(0), "if1"_a = predicts(1)));
+  }
+  py::dict guarantee = guarantee_dict(r, constraints, g);
+  guarantee["solver_status"] = std::string(to_string(r.solver_status));
+  return py::dict("components"_a = components, "mixture"_a = to_numpy(t.classifier.mixture),
+                  "best"_a = t.classifier.best, "solver"_a = std::string(to_string(t.solver)),
+                  "status"_a = std::string(to_string(t.status)), "iterations"_a = t.iterations,
+                  "seconds"_a = t.seconds, "stochastic"_a = values_to_dict(t.stochastic),
+                  "deterministic"_a = values_to_dict(t.deterministic),
+                  "history"_a = history_list(t.history), "lower_bound"_a = t.lower_bound,
+                  "gap"_a = t.gap, "guarantee"_a = guarantee);
 }
 
 // Goh et al.'s ramp solver over problems written in the expression language: the problem is
@@ -1290,6 +1428,13 @@ PYBIND11_MODULE(_core, m) {
         "oracle(costs: list of arrays, one per dataset) -> list of 0/1 prediction arrays of the "
         "classifier it fitted. Returns the mixture over the oracle's answers (by call index) and "
         "the deterministic pick.");
+  m.def("train_guaranteed_with_oracle", &rateopt::python::train_guaranteed_with_oracle,
+        "objective"_a, "maximize"_a, "constraints"_a, "data"_a, "options"_a, "confidence"_a,
+        "safety_fraction"_a, "stochastic"_a, "width_factor"_a, "move"_a, "oracle"_a,
+        "The guaranteed mode around a Python learner (train_with_oracle's oracle, fitting on the "
+        "candidate rows, plus oracle.fitted and oracle.predict_parts(answers) -> (candidate, "
+        "safety) prediction matrices): the dict of train_guaranteed with the mixture as "
+        "'components' (answer, if0, if1), 'mixture' and 'best'.");
   m.def("train_options", &train_options,
         "The rate-training option table (train_options.hpp): one dict per option with key, flag, "
         "type, default, check, solvers, help.");

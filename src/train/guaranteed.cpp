@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -343,6 +344,17 @@ void refresh_values(TrainResult& r, const ProblemSpec& trained, const Dataset& c
   r.deterministic = problem.evaluate(problem.atom_values(hard));
 }
 
+// A part with the features a fit's classifier reads instead of its own (GuaranteedFitOutput).
+Dataset with_features(const Dataset& part, FeatureMatrix features, const char* which) {
+  RATEOPT_CHECK(features.rows() == part.num_rows(),
+                "the guaranteed fit's {} features have {} rows, expected the part's {}", which,
+                features.rows(), part.num_rows());
+  Dataset view = part;
+  view.features() = std::move(features);
+  view.encoding() = Encoding::for_matrix(view.num_features());
+  return view;
+}
+
 }  // namespace
 
 MixtureData guarantee_data(const Classifier& model, const Dataset& data, std::string name,
@@ -398,7 +410,7 @@ MixtureData guarantee_data(const Classifier& model, const Dataset& data, std::st
 }
 
 GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& data,
-                                       std::size_t first_row, const GuaranteedFit& fit,
+                                       std::size_t first_row, const GuaranteedFeatureFit& fit,
                                        double tolerance, int n_threads,
                                        const GuaranteeOptions& guarantee) {
   validate(guarantee);
@@ -430,19 +442,36 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
     return t;
   };
   std::size_t calls = 0;
+  // Per fit call: the parts as its classifier reads them (null: the parts themselves).
+  std::vector<std::shared_ptr<const Dataset>> cand_view;
+  std::vector<std::shared_ptr<const Dataset>> safe_view;
+  const auto candidate_of = [&](std::size_t call) -> const Dataset& {
+    return cand_view[call] ? *cand_view[call] : out.candidate;
+  };
+  const auto safety_of = [&](std::size_t call) -> const Dataset& {
+    return safe_view[call] ? *safe_view[call] : out.safety_rows;
+  };
   const auto fit_with = [&](const std::vector<std::string>& cons) {
     ProblemSpec tight = spec;
     tight.constraints = cons;
-    ++calls;
-    TrainResult r = fit(tight, out.candidate);
+    GuaranteedFitOutput o = fit(tight, out.candidate);
+    const bool own = o.candidate_features.rows() == 0 && o.candidate_features.cols() == 0;
+    cand_view.push_back(own ? nullptr
+                            : std::make_shared<const Dataset>(with_features(
+                                  out.candidate, std::move(o.candidate_features), "candidate")));
+    safe_view.push_back(own ? nullptr
+                            : std::make_shared<const Dataset>(with_features(
+                                  out.safety_rows, std::move(o.safety_features), "safety")));
+    TrainResult r = std::move(o.fit);
     if (r.stochastic.constraints.empty() || r.deterministic.constraints.empty())
-      refresh_values(r, tight, out.candidate, n_threads);
+      refresh_values(r, tight, candidate_of(calls), n_threads);
+    ++calls;
     return r;
   };
   // A first fit on the candidate part predicts how wide the safety test's bounds will be.
   const TrainResult first = fit_with(constraints);
   MixtureData first_data =
-      guarantee_data(first.classifier, out.candidate, "train", stochastic, n_threads);
+      guarantee_data(first.classifier, candidate_of(0), "train", stochastic, n_threads);
   if (draw_tightens(constraints, first_data, draws.candidate, delta))
     first_data.draws = draws.candidate;
   const std::vector<double> predicted =
@@ -480,12 +509,13 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
   // to pass, and, unless the constant's test is nested with the fit's, the fit to fail.
   ProblemSpec as_given = spec;
   as_given.constraints = constraints;
+  const Dataset& kept_candidate = candidate_of(kept_call);
   out.drawn = stochastic && draw_tightens(constraints,
-                                          guarantee_data(kept.classifier, out.candidate, "train",
+                                          guarantee_data(kept.classifier, kept_candidate, "train",
                                                          true, n_threads),
                                           draws.candidate, delta);
   if (out.drawn) out.safety_draws = draws.safety;
-  const Mover mover(as_given, out.candidate, out.safety_rows, guarantee, n_threads, draws,
+  const Mover mover(as_given, kept_candidate, safety_of(kept_call), guarantee, n_threads, draws,
                     out.drawn);
   const bool solver_ok =
       kept.status == Termination::kConverged || kept.status == Termination::kFeasible;
@@ -514,7 +544,7 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
         out.kept_share = share(last);
         ProblemSpec trained = spec;
         trained.constraints = out.trained_constraints;
-        refresh_values(kept, trained, out.candidate, n_threads);
+        refresh_values(kept, trained, kept_candidate, n_threads);
       }
     }
   }
@@ -528,6 +558,16 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
   if (out.passed && path && !solver_ok) out.result.status = Termination::kFeasible;
   if (out.passed && !out.anchor.empty()) out.result.status = Termination::kFeasible;
   return out;
+}
+
+GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& data,
+                                       std::size_t first_row, const GuaranteedFit& fit,
+                                       double tolerance, int n_threads,
+                                       const GuaranteeOptions& guarantee) {
+  const GuaranteedFeatureFit own = [&](const ProblemSpec& tight, const Dataset& candidate) {
+    return GuaranteedFitOutput{fit(tight, candidate), {}, {}};
+  };
+  return train_guaranteed(spec, data, first_row, own, tolerance, n_threads, guarantee);
 }
 
 GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& data,

@@ -13,7 +13,7 @@ from pyhelpers import import_rateopt
 rateopt = import_rateopt()
 pd = pytest.importorskip("pandas")
 from sklearn.base import clone  # noqa: E402
-from sklearn.linear_model import LogisticRegression as SkLogistic  # noqa: E402
+from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 ADULT = os.path.join(ROOT, "data", "adult", "adult-train.csv.gz")
@@ -110,7 +110,6 @@ def test_impossible_bound_raises_with_the_report(adult):
     ({"confidence": 0.9, "safety_fraction": 0.0}, "safety fraction is 0"),
     ({"confidence": 0.9, "guarantee_for": "both"}, "guarantee_for is 'both'"),
     ({"confidence": 0.9, "guarantee_width_factor": -1.0}, "width factor is -1"),
-    ({"confidence": 0.9, "estimator": SkLogistic()}, "estimator= is not supported"),
     ({"confidence": 0.9, "constraints": ["f1[sex=Female] >= 0.3"]}, "shares of confusion"),
     ({"confidence": 0.9, "constraints": []}, "has none"),
 ])
@@ -187,3 +186,105 @@ def test_threshold_classifier_confidence(adult, output):
     with pytest.warns(UserWarning, match="fitted without these rows"):
         rateopt.ThresholdClassifier(by_hand, constraints=RULE, confidence=0.95, prefit=True,
                                     n_threads=1).fit(X, y, sensitive_features=sex)
+
+
+class _RowRecorder(DecisionTreeClassifier):
+    """A depth-4 tree on every column but the last, which holds the row's index: each fit
+    records the rows it saw (in ``seen``, shared by the clones)."""
+
+    seen = []
+
+    def __init__(self, max_depth=4, random_state=0):
+        super().__init__(max_depth=max_depth, random_state=random_state)
+
+    def fit(self, X, y, sample_weight=None):
+        _RowRecorder.seen.append(np.asarray(X[:, -1], dtype=np.int64))
+        return super().fit(X[:, :-1], y, sample_weight=sample_weight)
+
+    def predict(self, X):
+        return super().predict(X[:, :-1])
+
+
+def _cp(k, n, alpha):
+    """One-sided Clopper-Pearson bounds at error alpha each (scipy's beta quantiles)."""
+    beta = pytest.importorskip("scipy.stats").beta
+    low = 0.0 if k == 0 else beta.ppf(alpha, k, n - k + 1)
+    high = 1.0 if k == n else beta.ppf(1 - alpha, k + 1, n - k)
+    return low, high
+
+
+@pytest.mark.parametrize("output", ["deterministic", "stochastic"])
+def test_estimator_confidence(adult, output):
+    """RateConstrainedClassifier(estimator=..., confidence=...): every clone is fitted on the
+    candidate rows only; the safety test reads the fitted mixture on the others. Deterministic
+    output: the bound of a one-rate constraint is Clopper-Pearson's (scipy) at delta / 2, and
+    the 80%-style rule's is at most the one-sided Clopper-Pearson combination at delta / 4 per
+    rate (the library bounds that difference jointly, tighter); stochastic output: the safety
+    values are the mixture's expected violations there."""
+    X, y, sex = adult
+    n = 12000
+    Xr = np.column_stack([X[:n], np.arange(n)])
+    _RowRecorder.seen = []
+    cons = RULE + ["tpr[sex=Female] >= 0.2"]
+    clf = rateopt.RateConstrainedClassifier(constraints=cons, confidence=0.95,
+                                            guarantee_for=output, estimator=_RowRecorder(),
+                                            n_jobs=1)
+    clf.fit(Xr, y[:n], sensitive_features=sex[:n])
+    g = clf.guarantee_
+    assert g["passed"] and clf.predict_mode_ == output and clf.status_ in ("converged", "feasible")
+    safe = rateopt._core.safety_rows(n, 0, 0.4) != 0
+    assert g["candidate_rows"] == n - safe.sum() and g["safety_rows"] == safe.sum()
+    assert len(_RowRecorder.seen) > 2  # the first fit, the tightened one: a game each
+    for rows in _RowRecorder.seen:
+        assert not safe[rows].any()
+    rule, tpr = g["constraints"]
+    for c in (rule, tpr):
+        assert c["upper_bound"] <= 0 < c["margin"] and c["upper_bound"] >= c["safety_violation"]
+    female = (sex["sex"].to_numpy()[:n] == "Female") & safe
+    male = (sex["sex"].to_numpy()[:n] == "Male") & safe
+    pos_f = female & (y[:n] == 1)
+    m = clf.model_
+
+    def violations(p):
+        return 0.6 * p[male].mean() - p[female].mean(), 0.2 - p[pos_f].mean()
+
+    if output == "deterministic":
+        p = m.deterministic(Xr)
+        np.testing.assert_allclose([rule["safety_violation"], tpr["safety_violation"]],
+                                   violations(p), atol=1e-12)
+        low_tpr, _ = _cp(int(p[pos_f].sum()), int(pos_f.sum()), 0.025)
+        assert tpr["upper_bound"] == pytest.approx(0.2 - low_tpr, abs=1e-9)
+        low_f, _ = _cp(int(p[female].sum()), int(female.sum()), 0.0125)
+        _, high_m = _cp(int(p[male].sum()), int(male.sum()), 0.0125)
+        assert rule["safety_violation"] < rule["upper_bound"] <= 0.6 * high_m - low_f + 1e-12
+        np.testing.assert_array_equal(clf.predict(Xr[:200]), p[:200])
+    else:
+        value = np.zeros(2)
+        for w, k in zip(m.mixture, m.components):
+            value += w * np.asarray(violations(k.predict(Xr)))
+        np.testing.assert_allclose([rule["safety_violation"], tpr["safety_violation"]], value,
+                                   atol=1e-12)
+        np.testing.assert_allclose(clf.predict_proba(Xr[:200])[:, 1], m.probability(Xr[:200]))
+
+
+def test_estimator_confidence_moves_and_fails(adult):
+    """With estimator=: parity within 0.02 on 6,000 rows is certified by mixing the fit with
+    the all-negative classifier (a constant component of weight 1 - kept_share); parity within
+    0.001 at 99.9% with a true positive rate of 0.3 for women is not: NoSolutionFoundError."""
+    X, y, sex = adult
+    tree = DecisionTreeClassifier(max_depth=4, random_state=0)
+    clf = rateopt.RateConstrainedClassifier(constraints=["parity(ppr, sex) <= 0.02"],
+                                            confidence=0.95, guarantee_for="stochastic",
+                                            estimator=tree)
+    clf.fit(X[:6000], y[:6000], sensitive_features=sex[:6000])
+    g = clf.guarantee_
+    assert g["passed"] and g["moved_toward"] == "all negative" and 0 < g["kept_share"] < 1
+    m = clf.model_
+    constant = [w for w, k, a in zip(m.mixture, m.components, m.answers) if a == -1]
+    assert constant == [pytest.approx(1 - g["kept_share"])]
+    with pytest.raises(rateopt.NoSolutionFoundError) as err:
+        rateopt.RateConstrainedClassifier(
+            constraints=["abs(ppr[sex=Male] - ppr[sex=Female]) <= 0.001",
+                         "tpr[sex=Female] >= 0.3"], confidence=0.999, safety_fraction=0.5,
+            estimator=tree).fit(X[:4000], y[:4000], sensitive_features=sex[:4000])
+    assert err.value.report["guarantee"]["passed"] is False

@@ -113,6 +113,40 @@ class _Oracle:
         return [_predict01(model, x) for x in self.inputs]
 
 
+class _Mapped:
+    """A fitted estimator whose 0/1 predictions go through a table: what the guaranteed mode's
+    move toward a constant makes of the deterministic pick (a threshold between its two
+    predictions)."""
+
+    def __init__(self, model, if0, if1):
+        self.model = model
+        self.if0 = float(if0)
+        self.if1 = float(if1)
+
+    def predict(self, X):
+        return np.where(_predict01(self.model, X) > 0, self.if1, self.if0)
+
+    def __repr__(self):
+        return f"_Mapped({self.model!r}, 0 -> {int(self.if0)}, 1 -> {int(self.if1)})"
+
+
+class _PartOracle(_Oracle):
+    """The best responses of the guaranteed mode: fitted on the candidate rows of X only, and
+    asked for every answer's predictions on both parts (``predict_parts``)."""
+
+    def __init__(self, estimator, X, to_safety):
+        super().__init__(estimator, [_take(X, np.flatnonzero(to_safety == 0))])
+        self.safety_X = _take(X, np.flatnonzero(to_safety != 0))
+
+    def predict_parts(self, answers):
+        def matrix(X):
+            n = _num_rows(X)
+            cols = [_predict01(self.fitted[k], X) for k in answers]
+            return np.ascontiguousarray(np.column_stack(cols) if cols else np.zeros((n, 0)))
+
+        return matrix(self.inputs[0]), matrix(self.safety_X)
+
+
 def _predict01(model, X):
     """0/1 predictions (float) of a best response fitted on labels {0, 1}; anything else (strings,
     other values, the wrong length) is a TypeError or ValueError naming the estimator."""
@@ -147,7 +181,8 @@ class WrappedMixture:
         label for every row)
     mixture : their weights (sum 1; the deterministic pick may have weight 0)
     best : index of the deterministic pick in ``components``
-    answers : the oracle call that produced each component
+    answers : the oracle call that produced each component (-1: a constant the guaranteed
+        mode mixed in)
     """
 
     weights = None  # no linear model: coef_ / intercept_ do not apply
@@ -232,9 +267,7 @@ def fit(clf, base_fit, X, y, args, kwargs):
     return clf
 
 
-def train(clf, constraints, data, opts):
-    """RateConstrainedClassifier._train with ``estimator``: the game in C++, the best responses
-    here."""
+def _inputs_and_options(clf, data, opts):
     inputs = getattr(clf, "_oracle_inputs", None)
     if inputs is None or len(inputs) != len(data):
         raise RuntimeError("RateConstrainedClassifier: the wrapped estimator's inputs are missing")
@@ -242,6 +275,13 @@ def train(clf, constraints, data, opts):
     # Algorithm 1 keeps every answer as a candidate (each one cost a fit).
     if opts.get("checkpoint_every", 0) == 0:
         opts["checkpoint_every"] = 1
+    return inputs, opts
+
+
+def train(clf, constraints, data, opts):
+    """RateConstrainedClassifier._train with ``estimator``: the game in C++, the best responses
+    here."""
+    inputs, opts = _inputs_and_options(clf, data, opts)
     oracle = _Oracle(clf.estimator, inputs)
     r = _core.train_with_oracle(clf.objective, bool(clf.maximize), list(constraints), data,
                                 opts, oracle)
@@ -250,6 +290,36 @@ def train(clf, constraints, data, opts):
     keep = [k for k in range(len(mixture)) if mixture[k] > 0 or k == best]
     r["model"] = WrappedMixture([oracle.fitted[k] for k in keep], mixture[keep],
                                 keep.index(best), keep)
+    r["fit_seconds"] = oracle.fit_seconds
+    oracle.fitted.clear()
+    return r
+
+
+def train_guaranteed(clf, constraints, data, opts, confidence, fraction, stochastic, factor,
+                     move):
+    """RateConstrainedClassifier._train with ``estimator`` and ``confidence``: the library's
+    guaranteed mode (train_guaranteed) with every fit a game over clones fitted on the candidate
+    rows, and the safety test reading their predictions on the held-out rows."""
+    inputs, opts = _inputs_and_options(clf, data, opts)
+    if len(inputs) != 1:
+        raise ValueError("confidence= trains on the rows given to fit only; leave out datasets= "
+                         "or confidence=")
+    to_safety = _core.safety_rows(_num_rows(inputs[0]), int(opts["seed"]), float(fraction))
+    oracle = _PartOracle(clf.estimator, inputs[0], to_safety)
+    r = _core.train_guaranteed_with_oracle(clf.objective, bool(clf.maximize), list(constraints),
+                                           data, opts, float(confidence), float(fraction),
+                                           bool(stochastic), float(factor), bool(move), oracle)
+    components = []
+    raw = r.pop("components")
+    for c in raw:
+        if c["answer"] < 0 or c["if0"] == c["if1"]:
+            components.append(_Constant(c["if0"]))
+        elif (c["if0"], c["if1"]) == (0, 1):
+            components.append(oracle.fitted[c["answer"]])
+        else:
+            components.append(_Mapped(oracle.fitted[c["answer"]], c["if0"], c["if1"]))
+    r["model"] = WrappedMixture(components, r.pop("mixture"), r.pop("best"),
+                                [c["answer"] for c in raw])
     r["fit_seconds"] = oracle.fit_seconds
     oracle.fitted.clear()
     return r

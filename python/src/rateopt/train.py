@@ -323,7 +323,9 @@ class RateConstrainedClassifier(_RateEstimator):
         safety test on the second certifies every constraint: then the probability that it
         violates any of them on the population is at most 1 - confidence. Otherwise ``fit``
         raises ``NoSolutionFoundError`` (its ``report`` has each constraint's bound). One
-        dataset, no ``estimator``.
+        dataset. With ``estimator``, every clone is fitted on the candidate rows and the safety
+        test reads the clones' predictions on the others; a deterministic pick moved toward a
+        constant keeps its prediction on one side of a threshold only.
     safety_fraction : float in (0, 1) or None, default None: the share of rows held out for the
         safety test (None: the library's default, 0.4).
     guarantee_for : {"deterministic", "stochastic"}, default "deterministic": the output the
@@ -486,9 +488,6 @@ class RateConstrainedClassifier(_RateEstimator):
 
     def _train_guaranteed(self, constraints, data, opts):
         # The guaranteed mode (docs/guarantees.md): split, tightened fit, one safety test.
-        if self.estimator is not None:
-            raise ValueError("confidence= runs with the built-in linear learner; estimator= is "
-                             "not supported with it yet (leave out one of the two)")
         if self.guarantee_for not in ("deterministic", "stochastic"):
             raise ValueError(f"guarantee_for is {self.guarantee_for!r}, expected "
                              "'deterministic' or 'stochastic'")
@@ -498,6 +497,11 @@ class RateConstrainedClassifier(_RateEstimator):
                     else self.safety_fraction)
         factor = (_core.guarantee_defaults()["width_factor"]
                   if self.guarantee_width_factor is None else self.guarantee_width_factor)
+        if self.estimator is not None:
+            return _wrapped.train_guaranteed(self, constraints, data, opts,
+                                             float(self.confidence), float(fraction),
+                                             self.guarantee_for == "stochastic", float(factor),
+                                             bool(self.guarantee_move))
         return _core.train_guaranteed(self.objective, bool(self.maximize), list(constraints),
                                       data, opts, float(self.confidence), float(fraction),
                                       self.guarantee_for == "stochastic", float(factor),

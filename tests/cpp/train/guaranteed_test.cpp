@@ -246,6 +246,63 @@ TEST(TrainGuaranteed, BadInputIsAnError) {
 // draw takes a never-positive threshold with probability 1 - share. Certified where the fit is
 // not, one step further is not, and the moved model saves, loads and gives each row share x the
 // fit's probability.
+// A fit over the caller's own features (GuaranteedFeatureFit; Python's estimator=): the library's
+// fit, handed back as one threshold component reading a column that holds its deterministic
+// model's 0/1 predictions on each part, gets the same margins, safety ranges and verdict as the
+// library's own path; features of the wrong length are an error.
+TEST(TrainGuaranteed, FitOverTheCallersFeaturesIsTestedOnThem) {
+  std::vector<std::size_t> rows(8000);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  const Dataset ds = select_rows(test::bundled_adult(), rows);
+  ProblemSpec spec;
+  spec.constraints = {"ppr[sex=Female] >= 0.6 * ppr[sex=Male]", "tpr[sex=Female] >= 0.2"};
+  GuaranteeOptions g;
+  g.shrink = false;
+  TrainOptions o;
+  o.n_threads = 1;
+  const GuaranteedTrainResult plain = train_guaranteed(spec, ds, 0, o, g);
+  const std::vector<std::uint8_t> to_safety = safety_rows(ds.num_rows(), 0, g);
+  std::vector<std::size_t> safe;
+  for (std::size_t i = 0; i < to_safety.size(); ++i)
+    if (to_safety[i] != 0) safe.push_back(i);
+  const Dataset safety = select_rows(ds, safe);
+  const auto column = [](const Classifier& c, const Dataset& part) {
+    std::vector<double> p(part.num_rows());
+    c.predict(part, PredictMode::kDeterministic, p, 0, 1);
+    return FeatureMatrix::dense(std::move(p), part.num_rows(), 1);
+  };
+  const GuaranteedFeatureFit own = [&](const ProblemSpec& tight, const Dataset& candidate) {
+    const std::vector<TrainingData> td = {{"train", &candidate}};
+    GuaranteedFitOutput out{train(RateProblem::build(tight, td), o), {}, {}};
+    out.candidate_features = column(out.fit.classifier, candidate);
+    out.safety_features = column(out.fit.classifier, safety);
+    LinearModel reads;
+    reads.weights = {1.0};
+    reads.bias = -0.5;
+    out.fit.classifier =
+        Classifier::single(std::move(reads), Link::kThreshold, Encoding::for_matrix(1));
+    out.fit.stochastic = {};  // recomputed from the classifier over the features
+    return out;
+  };
+  const GuaranteedTrainResult mine = train_guaranteed(spec, ds, 0, own, o.tolerance, 1, g);
+  EXPECT_EQ(mine.passed, plain.passed);
+  EXPECT_TRUE(mine.passed);
+  ASSERT_EQ(mine.safety.size(), 2U);
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(mine.margins[k], plain.margins[k]);
+    EXPECT_EQ(mine.safety[k].value, plain.safety[k].value);
+    EXPECT_EQ(mine.safety[k].range.high, plain.safety[k].range.high);
+  }
+  EXPECT_EQ(mine.result.classifier.encoding.num_features, 1U);
+  const GuaranteedFeatureFit short_rows = [&](const ProblemSpec& tight, const Dataset& candidate) {
+    GuaranteedFitOutput out = own(tight, candidate);
+    out.safety_features = FeatureMatrix::dense({0.0, 1.0}, 2, 1);
+    return out;
+  };
+  test::expect_invalid([&] { (void)train_guaranteed(spec, ds, 0, short_rows, o.tolerance, 1, g); },
+                       "safety features have 2 rows");
+}
+
 TEST(PostprocessGuaranteed, StochasticFitThatFailsIsMovedTowardAConstant) {
   std::vector<std::size_t> rows(6000);
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
