@@ -166,35 +166,6 @@ void print_mm_step(const MmIteration& h) {
              h.lower_bound, h.upper_bound, to_string(h.outer_status), v, h.svm_solves, h.epochs);
 }
 
-// Adds the train (and validation) sections and the total time to `report`, embeds it (without
-// timings) in the classifier, saves the model (not when infeasible, unless
-// --output-infeasible) and, when asked, the report file. Shared by every solver. Returns whether
-// the model was written.
-bool finish_report(nlohmann::json& report, const ProblemSpec& spec, Classifier& classifier,
-                   const std::vector<std::pair<std::string, const Dataset*>>& named,
-                   const std::string& validation_path, const ReaderFlags& reader, int threads,
-                   std::chrono::steady_clock::time_point start, const std::string& output,
-                   const std::string& report_path, bool infeasible, bool output_infeasible,
-                   const IntervalOptions* ci) {
-  report["train"] = spec_sections(spec, classifier, named, threads, ci, true);
-  if (!validation_path.empty()) {
-    // A file or a pattern (over ranks: each rank reads its share of the files).
-    const Dataset valid =
-        load_data_shard(validation_path, reader, &named[0].second->encoding()).data;
-    auto vnamed = named;
-    vnamed[0].second = &valid;
-    report["validation"] = spec_sections(spec, classifier, vnamed, threads, ci);
-  }
-  report["seconds"] =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  classifier.report_json = report.dump();
-  // Over several ranks rank 0 writes for the group (every rank holds the same model and report).
-  if (process_group().rank() != 0) return !infeasible || output_infeasible;
-  const bool saved = save_trained_model(classifier, output, infeasible, output_infeasible);
-  if (!report_path.empty()) write_text(report_path, report.dump(2) + "\n");
-  return saved;
-}
-
 // `guarantee`: the guaranteed mode (--confidence; null: off), around one ramp fit per call on the
 // candidate part (train_guaranteed); the kept fit's ramp details go in the report.
 int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec, NamedDatasets named,
@@ -311,10 +282,11 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
   const Dataset& ds = shard.data;
   const bool distributed = is_distributed();
   const bool lead = process_group().rank() == 0;  // prints and writes for the group
-  if (distributed && (!f.datasets.empty() || f.solver == "ramp" || f.solver == "postprocess"))
+  if (distributed && (!f.datasets.empty() || f.solver == "ramp"))
     throw InvalidArgument(
-        "over several ranks (mpirun) rate-constrained training runs the cutting-plane solver on "
-        "the --data rows: leave out --dataset and --solver ramp/postprocess (docs/scale.md)");
+        "over several ranks (mpirun) rate-constrained training runs the cutting-plane solver or "
+        "post-processing on the --data rows: leave out --dataset and --solver ramp "
+        "(docs/scale.md)");
   if (!f.minimize.empty() && !f.maximize.empty())
     throw InvalidArgument("give either --minimize or --maximize, not both");
   ProblemSpec spec;
@@ -377,7 +349,7 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
     f.postprocess.base_options.n_threads = threads;
   }
   if (f.solver == "postprocess")
-    return train_postprocess_cli(spec, named, f.datasets, data_path, validation_path, reader,
+    return train_postprocess_cli(spec, named, f.datasets, shard, data_path, validation_path, reader,
                                  f.postprocess, f.quiet, f.output_infeasible, f.report, threads,
                                  output);
   const RateProblem problem = RateProblem::build(spec, td);

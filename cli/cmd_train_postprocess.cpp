@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/expr.hpp"
 #include "rateopt/model.hpp"
@@ -36,12 +37,13 @@ void add_postprocess_flags(CLI::App& app, PostprocessFlags& flags, const std::st
 }
 
 int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
-                          const std::vector<std::string>& dataset_args,
+                          const std::vector<std::string>& dataset_args, const DataShard& shard,
                           const std::string& data_path, const std::string& validation_path,
                           const ReaderFlags& reader, const PostprocessFlags& flags, bool quiet,
                           bool output_infeasible, const std::string& report_path, int threads,
                           const std::string& output) {
   const auto start = std::chrono::steady_clock::now();
+  const bool lead = process_group().rank() == 0;  // prints for the group
   const bool guaranteed = flags.guarantee.has_value();
   if (flags.base_model.empty() && !guaranteed)
     throw InvalidArgument(
@@ -55,7 +57,7 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
   NamedDatasets data = named;
   std::deque<Dataset> reread;
   if (given && named.front().second->encoding().to_json() != given->encoding.to_json()) {
-    reread.push_back(load_dataset(data_path, reader, &given->encoding));
+    reread.push_back(load_data_shard(data_path, reader, &given->encoding).data);
     data.front().second = &reread.back();
     for (std::size_t k = 0; k < dataset_args.size() && k + 1 < data.size(); ++k) {
       ReaderFlags r = reader;
@@ -73,13 +75,14 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
   std::optional<GuaranteedPostprocessResult> g;
   std::vector<std::string> constraints = spec.constraints;  // as given
   if (guaranteed) {
-    if (!quiet)
+    if (!quiet && lead)
       fmt::print(
           stderr, "post-processing {} with a guarantee on {} ({} rows)\n",
           given ? flags.base_model : std::string("a logistic regression of the candidate part"),
-          data_path, data.front().second->num_rows());
-    g = postprocess_guaranteed(spec, *data.front().second, 0, given ? &*given : nullptr,
-                               flags.base_options, options, flags.tolerance, *flags.guarantee);
+          data_path, shard.total_rows);
+    g = postprocess_guaranteed(spec, *data.front().second, shard.rows_before,
+                               given ? &*given : nullptr, flags.base_options, options,
+                               flags.tolerance, *flags.guarantee);
     result = std::move(g->postprocess);
     result.classifier = g->guarantee.result.classifier;
     base = std::move(g->base);
@@ -89,9 +92,9 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
     std::vector<TrainingData> td;
     for (const auto& [n, p] : data) td.push_back({n, p});
     const RateProblem problem = RateProblem::build(spec, td);
-    if (!quiet)
+    if (!quiet && lead)
       fmt::print(stderr, "post-processing {} ({}) on {} ({} rows)\n{}", flags.base_model, base.kind,
-                 data_path, data.front().second->num_rows(), problem.describe());
+                 data_path, shard.total_rows, problem.describe());
     result = postprocess(problem, base, options);
   }
 
@@ -112,7 +115,7 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
       {"lp_columns", result.lp_columns},
       {"lp_objective", spec.maximize ? -result.lp_objective : result.lp_objective},
       {"train_seconds", result.seconds},
-      {"train_rows", named.front().second->num_rows()}};
+      {"train_rows", shard.total_rows}};
   if (result.status == Termination::kInfeasible)
     report["violation_budget"] = result.violation_budget;
   if (guaranteed) {
@@ -121,21 +124,13 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
     if (g->base_fitted) report["base_model_fit"] = nlohmann::json::parse(base.options_json);
   }
   Classifier& clf = result.classifier;
-  const IntervalOptions* ci = flags.ci ? &*flags.ci : nullptr;
-  report["train"] = spec_sections(spec, clf, data, threads, ci, true);
-  if (!validation_path.empty()) {
-    const Dataset valid = load_dataset(validation_path, reader, &base.encoding);
-    NamedDatasets vnamed = data;
-    vnamed.front().second = &valid;
-    report["validation"] = spec_sections(spec, clf, vnamed, threads, ci);
-  }
-  report["seconds"] =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  clf.report_json = report.dump();
   const bool ok = result.status == Termination::kConverged;
   const bool certified = !guaranteed || g->guarantee.passed;
-  const bool saved = save_trained_model(clf, output, !ok || !certified, output_infeasible);
-  if (!report_path.empty()) write_text(report_path, report.dump(2) + "\n");
+  const bool saved = finish_report(report, spec, clf, data, validation_path, reader, threads, start,
+                                   output, report_path, !ok || !certified, output_infeasible,
+                                   flags.ci ? &*flags.ci : nullptr);
+  const int code = guaranteed && !certified ? kExitNoSolution : ok ? 0 : kExitRuntime;
+  if (!lead) return code;
 
   fmt::print("{}: {} (postprocess solver: LP over {} thresholds of {} groups, {:.3f} s)\n",
              ok ? "done" : "warning", ok ? "converged" : "infeasible", result.lp_columns,
@@ -177,8 +172,7 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
         "{:.6f}\n",
         result.violation_budget);
   print_model_saved(saved, output);
-  if (guaranteed && !certified) return kExitNoSolution;
-  return ok ? 0 : kExitRuntime;
+  return code;
 }
 
 }  // namespace rateopt::cli

@@ -39,9 +39,11 @@ void add_postprocess_flags(CLI::App& app, PostprocessFlags& flags, const std::st
 // encoding when it differs from theirs), prints and saves like the other solvers. Returns the
 // exit code: 0 when the LP met the constraints, kExitRuntime when they cannot hold, and in the
 // guaranteed mode (flags.guarantee; one dataset) kExitNoSolution when the safety test fails.
+// Over MPI ranks (`shard`: this rank's rows of --data; no --dataset) every rank solves the same
+// LP over every rank's rows and rank 0 prints and writes.
 int train_postprocess_cli(const ProblemSpec& spec,
                           const std::vector<std::pair<std::string, const Dataset*>>& named,
-                          const std::vector<std::string>& dataset_args,
+                          const std::vector<std::string>& dataset_args, const DataShard& shard,
                           const std::string& data_path, const std::string& validation_path,
                           const ReaderFlags& reader, const PostprocessFlags& flags, bool quiet,
                           bool output_infeasible, const std::string& report_path, int threads,

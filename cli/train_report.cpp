@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
+
+#include "rateopt/distributed.hpp"
 
 namespace rateopt::cli {
 namespace {
@@ -150,6 +153,35 @@ void print_guarantee(const nlohmann::json& g) {
         g["output"].get<std::string>() == "stochastic"
             ? ", or --guarantee-for deterministic (one model's bounds, often tighter)"
             : "");
+}
+
+// Adds the train (and validation) sections and the total time to `report`, embeds it (without
+// timings) in the classifier, saves the model (not when infeasible, unless
+// --output-infeasible) and, when asked, the report file. Shared by every solver. Returns whether
+// the model was written.
+bool finish_report(nlohmann::json& report, const ProblemSpec& spec, Classifier& classifier,
+                   const std::vector<std::pair<std::string, const Dataset*>>& named,
+                   const std::string& validation_path, const ReaderFlags& reader, int threads,
+                   std::chrono::steady_clock::time_point start, const std::string& output,
+                   const std::string& report_path, bool infeasible, bool output_infeasible,
+                   const IntervalOptions* ci) {
+  report["train"] = spec_sections(spec, classifier, named, threads, ci, true);
+  if (!validation_path.empty()) {
+    // A file or a pattern (over ranks: each rank reads its share of the files).
+    const Dataset valid =
+        load_data_shard(validation_path, reader, &named[0].second->encoding()).data;
+    auto vnamed = named;
+    vnamed[0].second = &valid;
+    report["validation"] = spec_sections(spec, classifier, vnamed, threads, ci);
+  }
+  report["seconds"] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  classifier.report_json = report.dump();
+  // Over several ranks rank 0 writes for the group (every rank holds the same model and report).
+  if (process_group().rank() != 0) return !infeasible || output_infeasible;
+  const bool saved = save_trained_model(classifier, output, infeasible, output_infeasible);
+  if (!report_path.empty()) write_text(report_path, report.dump(2) + "\n");
+  return saved;
 }
 
 }  // namespace rateopt::cli

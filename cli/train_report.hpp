@@ -3,11 +3,13 @@
 // library (evaluate_spec, train.hpp); this file only lays them out.
 #pragma once
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common.hpp"
 #include "rateopt/dataset.hpp"
 #include "rateopt/model.hpp"
 #include "rateopt/train.hpp"
@@ -41,5 +43,17 @@ void print_spec_sections(const ProblemSpec& spec, const nlohmann::json& report);
 
 // Prints the guarantee section: one line per constraint, then passed or no_solution_found.
 void print_guarantee(const nlohmann::json& g);
+
+// Adds the train (and validation: a file or a pattern, each rank reading its share) sections and
+// the total time to `report`, embeds it (without timings) in the classifier, saves the model
+// (not when infeasible, unless `output_infeasible`) and, when asked, the report file; over
+// several ranks rank 0 writes for the group. Shared by every solver. Returns whether the model
+// was written (would be, on other ranks).
+bool finish_report(nlohmann::json& report, const ProblemSpec& spec, Classifier& classifier,
+                   const NamedDatasets& named, const std::string& validation_path,
+                   const ReaderFlags& reader, int threads,
+                   std::chrono::steady_clock::time_point start, const std::string& output,
+                   const std::string& report_path, bool infeasible, bool output_infeasible,
+                   const IntervalOptions* ci);
 
 }  // namespace rateopt::cli

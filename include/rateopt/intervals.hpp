@@ -234,7 +234,8 @@ struct GuaranteeOptions {
   // candidate part predicts the fit to fail, or always when the tests are nested (a stochastic
   // output and a constant whose constraint values are known exactly, e.g. parity of ppr, tpr or
   // fpr: the fit itself is then the answer whenever it passes). Models with the threshold link
-  // and no group rules (the solvers' outputs) only.
+  // (the solvers' outputs; post-processing's group thresholds, a deterministic one's shared
+  // score shifted) or the ramp link (Goh et al.'s models) only.
   bool shrink = true;
 };
 // Throws InvalidArgument naming the field for values outside their ranges.

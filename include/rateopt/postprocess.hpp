@@ -30,7 +30,10 @@
 // probability-mode predictions on the problem's data reproduce the LP's atoms exactly.
 //
 // Cost: O(N log N) to sort, O(N (a + m)) to build the LP (N rows of all datasets, a atoms per row,
-// m constraints), one simplex solve over about N columns and G + m rows.
+// m constraints), one simplex solve over about N columns and G + m rows. Over MPI ranks
+// (distributed.hpp) every rank gathers every row's group, score and coefficients (8 (m + 3)
+// bytes a row) in the order one process holding all the rows reads them and solves that LP: the
+// same bits for any rank count.
 //
 // Thread-safety: the function is reentrant; it reads the problem and the model only.
 #pragma once

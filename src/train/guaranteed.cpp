@@ -268,11 +268,13 @@ class Mover {
   // The threshold shift t >= 0 after which the best single model keeps about share a of the
   // candidate rows it predicts positive (score > t, for the negative anchor) or negative
   // (score <= -t, positive anchor): from a histogram of those rows' scores (of -score) over
-  // [0, top], summed over ranks, so the same for any rank count.
+  // [0, top], summed over ranks, so the same for any rank count. A group-threshold model's score
+  // is taken relative to the row's group threshold (decision_function), so that moving the
+  // shared score's bias shifts every group alike.
   double shift(const Classifier& model, bool positive, double a) const {
     if (!histogram_) {
       std::vector<double> score(candidate_.num_rows());
-      model.components[model.best].scores(candidate_.features(), score, n_threads_);
+      model.decision_function(candidate_, score, n_threads_);
       const auto side = [&](double v) { return positive ? -v : v; };
       const std::vector<double> top = fold_over_ranks({0.0}, [&](std::vector<double>& state) {
         for (const double v : score) state[0] = std::max(state[0], side(v));
@@ -368,14 +370,17 @@ MixtureData guarantee_data(const Classifier& model, const Dataset& data, std::st
     c.predict_positive(data, PredictMode::kDeterministic, p.positive, 0, n_threads);
     return p;
   };
-  // A threshold model that reads no feature predicts one class for every row of the population.
+  // A component that reads no feature predicts one probability for every row of the
+  // population: a constant class when that is 0 or 1 (the threshold link; the ramp link's
+  // |bias| >= 1).
   const auto flag = [&](const LinearModel& c) -> std::int8_t {
     const bool reads =
         std::any_of(c.weights.begin(), c.weights.end(), [](double w) { return w != 0; });
-    return model.link == Link::kThreshold && model.group_rules.empty() && !reads &&
-                   std::isfinite(c.bias)
-               ? static_cast<std::int8_t>(c.bias > 0 ? 1 : 0)
-               : std::int8_t{-1};
+    if (!model.group_rules.empty() || reads || !std::isfinite(c.bias)) return -1;
+    if (model.link == Link::kThreshold) return static_cast<std::int8_t>(c.bias > 0 ? 1 : 0);
+    if (model.link == Link::kRamp && std::fabs(c.bias) >= 1)
+      return static_cast<std::int8_t>(c.bias > 0 ? 1 : 0);
+    return -1;
   };
   if (!stochastic) {
     m.components.push_back(hard(model));
@@ -397,6 +402,24 @@ MixtureData guarantee_data(const Classifier& model, const Dataset& data, std::st
           hard(Classifier::single(model.components[j], model.link, model.encoding)));
       m.weights.push_back(model.mixture[j]);
       m.constant.push_back(flag(model.components[j]));
+    }
+  } else if (model.link == Link::kRamp && model.group_rules.empty()) {
+    // Each component's probabilities (a ramp model mixed with a constant by a move: the fit and
+    // the constant apart, as Mover::test_at tests them).
+    for (std::size_t j = 0; j < model.components.size(); ++j) {
+      if (model.mixture[j] <= 0) continue;
+      const std::int8_t constant = flag(model.components[j]);
+      Predictions p;
+      if (constant >= 0) {
+        p.positive.assign(data.num_rows(), static_cast<std::uint8_t>(constant));
+      } else {
+        p.prob_positive.resize(data.num_rows());
+        Classifier::single(model.components[j], model.link, model.encoding)
+            .predict(data, PredictMode::kProbability, p.prob_positive, 0, n_threads);
+      }
+      m.components.push_back(std::move(p));
+      m.weights.push_back(model.mixture[j]);
+      m.constant.push_back(constant);
     }
   } else {
     Predictions p;
@@ -522,12 +545,20 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
   bool path = false;
   bool positive = false;
   bool nested = false;
-  if (guarantee.shrink && kept.classifier.link == Link::kThreshold &&
-      (kept.classifier.group_rules.empty() || stochastic)) {
+  if (guarantee.shrink &&
+      (kept.classifier.link == Link::kThreshold || kept.classifier.link == Link::kRamp)) {
     positive = mover.positive_anchor(kept.classifier);
     if (mover.predicted_to_pass(mover.constant(kept.classifier, positive))) {
       nested = mover.nested(kept.classifier, positive);
-      path = nested || !meets(kept) || !mover.predicted_to_pass(kept.classifier);
+      path = nested;
+      if (!path && (!meets(kept) || !mover.predicted_to_pass(kept.classifier))) {
+        // A scan only when the candidate part predicts it to keep some of the fit: one predicted
+        // to stop at the constant would trade the fit's own test for a classifier without data.
+        path = last_passing(kScanSteps, false, [&](int j) {
+                 return mover.predicted_to_pass(
+                     mover.at(kept.classifier, positive, static_cast<double>(j) / kScanSteps));
+               }) > 0;
+      }
     }
   }
   if (path) {
@@ -593,8 +624,11 @@ GuaranteedPostprocessResult postprocess_guaranteed(const ProblemSpec& spec, cons
   std::vector<PostprocessResult> answers;  // one per call of the fit, to return the kept one
   const GuaranteedFit fit = [&](const ProblemSpec& tight, const Dataset& candidate) {
     if (!score) {  // the first call: the base score from the candidate part alone
+      // Summed per file's candidate rows: the same bits for any rank count.
+      LogisticRegressionOptions per_part = base_options;
+      per_part.row_parts.assign(candidate.row_parts().begin(), candidate.row_parts().end());
       const auto lr = fit_logistic_regression(candidate.features(), candidate.labels().values,
-                                              candidate.weights(), base_options);
+                                              candidate.weights(), per_part);
       score = logistic_regression_model(lr.model, base_options, candidate.encoding());
       out.base_fitted = true;
     }

@@ -10,12 +10,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
 
 #include "common/check.hpp"
+#include "rateopt/distributed.hpp"
 #include "rateopt/expr.hpp"
 #include "train/lp_limits.hpp"
 
@@ -132,6 +134,116 @@ double cut_threshold(std::span<const double> s, std::size_t c) {
   return t < hi ? t : lo;  // adjacent doubles: no value strictly between
 }
 
+// The rows of every dataset as the LP reads them: each row's group (an index into `keys`), its
+// score `s` and each function's coefficient `u` (u[f * total + r]); rows in the order of the
+// datasets, a dataset's rows in row order.
+struct LpRows {
+  std::vector<std::vector<std::string>> keys;
+  std::vector<std::uint32_t> group_of;
+  std::vector<double> s;
+  std::vector<double> u;
+  std::vector<std::size_t> dataset_rows;  // rows of each dataset
+};
+
+// Over MPI ranks: every rank's rows on every rank (`columns`: the group columns), in the order one
+// process holding all of them reads them (a dataset's rows rank after rank; groups numbered by
+// first appearance in that order), so that every rank builds the LP that process builds, bit for
+// bit. Each rank sends its keys (length-prefixed values) and per dataset its rows as doubles:
+// group, score, coefficients.
+LpRows lp_rows_over_ranks(const LpRows& mine, std::size_t columns, std::size_t functions) {
+  std::string out;
+  const auto put = [&](const void* p, std::size_t n) {
+    out.append(static_cast<const char*>(p), n);
+  };
+  const auto put_size = [&](std::size_t v) {
+    const auto x = static_cast<std::uint64_t>(v);
+    put(&x, sizeof x);
+  };
+  put_size(mine.keys.size());
+  for (const std::vector<std::string>& key : mine.keys)
+    for (const std::string& v : key) {
+      put_size(v.size());
+      put(v.data(), v.size());
+    }
+  const std::size_t local_total = mine.s.size();
+  std::size_t first = 0;
+  for (const std::size_t rows : mine.dataset_rows) {
+    put_size(rows);
+    for (std::size_t r = first; r < first + rows; ++r) {
+      const auto g = static_cast<double>(mine.group_of[r]);
+      put(&g, sizeof g);
+      put(&mine.s[r], sizeof(double));
+      for (std::size_t f = 0; f < functions; ++f) put(&mine.u[f * local_total + r], sizeof(double));
+    }
+    first += rows;
+  }
+  const std::vector<std::string> ranks = gather_over_ranks(out);
+
+  // Decode: per rank its keys and where each dataset's rows start.
+  struct Part {
+    const std::string* bytes = nullptr;
+    std::size_t at = 0;
+    std::vector<std::vector<std::string>> keys;
+  };
+  std::vector<Part> parts(ranks.size());
+  const auto get = [](Part& p, void* dst, std::size_t n) {
+    RATEOPT_CHECK(p.at + n <= p.bytes->size(), "post-processing: a rank's rows are truncated");
+    std::memcpy(dst, p.bytes->data() + p.at, n);
+    p.at += n;
+  };
+  const auto get_size = [&](Part& p) {
+    std::uint64_t x = 0;
+    get(p, &x, sizeof x);
+    return static_cast<std::size_t>(x);
+  };
+  for (std::size_t k = 0; k < ranks.size(); ++k) {
+    Part& p = parts[k];
+    p.bytes = &ranks[k];
+    p.keys.resize(get_size(p));
+    for (std::vector<std::string>& key : p.keys) {
+      key.resize(columns);
+      for (std::string& v : key) {
+        v.resize(get_size(p));
+        get(p, v.data(), v.size());
+      }
+    }
+  }
+  // Rows in order: dataset after dataset, rank after rank; values first, coefficients laid out by
+  // function once the total is known.
+  LpRows all;
+  std::map<std::vector<std::string>, std::uint32_t> index;
+  std::vector<double> rows_u;  // row-major [row][function]
+  for (std::size_t d = 0; d < mine.dataset_rows.size(); ++d) {
+    std::size_t dataset_total = 0;
+    for (Part& p : parts) {
+      const std::size_t rows = get_size(p);
+      dataset_total += rows;
+      for (std::size_t r = 0; r < rows; ++r) {
+        double g = 0;
+        double score = 0;
+        get(p, &g, sizeof g);
+        get(p, &score, sizeof score);
+        const std::vector<std::string>& key = p.keys.at(static_cast<std::size_t>(g));
+        auto [it, added] = index.try_emplace(key, static_cast<std::uint32_t>(all.keys.size()));
+        if (added) all.keys.push_back(key);
+        all.group_of.push_back(it->second);
+        all.s.push_back(score);
+        for (std::size_t f = 0; f < functions; ++f) {
+          double v = 0;
+          get(p, &v, sizeof v);
+          rows_u.push_back(v);
+        }
+      }
+    }
+    all.dataset_rows.push_back(dataset_total);
+  }
+  const std::size_t total = all.s.size();
+  all.u.resize(functions * total);
+  for (std::size_t r = 0; r < total; ++r)
+    for (std::size_t f = 0; f < functions; ++f) all.u[f * total + r] = rows_u[r * functions + f];
+  return all;
+}
+
 }  // namespace
 
 std::vector<std::string> slice_columns(const RateProblem& problem) {
@@ -187,10 +299,12 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
   std::vector<std::size_t> offset(data.size() + 1, 0);
   for (std::size_t k = 0; k < data.size(); ++k)
     offset[k + 1] = offset[k] + data[k].data->num_rows();
-  const std::size_t total = offset.back();
-  std::vector<std::uint32_t> group_of(total);
+  LpRows lp_rows;
+  std::size_t total = offset.back();
+  std::vector<std::uint32_t>& group_of = lp_rows.group_of;
+  group_of.resize(total);
   std::map<std::vector<std::string>, std::uint32_t> group_index;
-  std::vector<std::vector<std::string>> keys;
+  std::vector<std::vector<std::string>>& keys = lp_rows.keys;
   for (std::size_t k = 0; k < data.size(); ++k) {
     const Dataset& ds = *data[k].data;
     std::vector<const Column*> cols;
@@ -221,11 +335,10 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
       group_of[offset[k] + i] = it->second;
     }
   }
-  const std::size_t num_groups = keys.size();
-  RATEOPT_CHECK(num_groups > 0, "post-processing: the problem's datasets have no rows");
 
   // ---- scores and per-row coefficients of every function ----
-  std::vector<double> s(total);
+  std::vector<double>& s = lp_rows.s;
+  s.resize(total);
   for (std::size_t k = 0; k < data.size(); ++k)
     score.scores(data[k].data->features(),
                  std::span<double>(s).subspan(offset[k], data[k].data->num_rows()),
@@ -235,7 +348,8 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
   std::vector<std::vector<std::pair<std::size_t, double>>> atom_fn(atoms.size());
   for (std::size_t f = 0; f < forms.size(); ++f)
     for (const AtomTerm& t : forms[f]->terms) atom_fn[t.atom].emplace_back(f, t.coef);
-  std::vector<double> u(forms.size() * total, 0.0);
+  std::vector<double>& u = lp_rows.u;
+  u.assign(forms.size() * total, 0.0);
   for (std::size_t a = 0; a < atoms.size(); ++a) {
     if (atom_fn[a].empty()) continue;
     const Atom& atom = atoms[a];
@@ -244,6 +358,13 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
       for (const auto& [f, coef] : atom_fn[a]) u[f * total + r] += coef * atom.coef_at(p);
     });
   }
+  if (is_distributed()) {
+    for (const TrainingData& td : data) lp_rows.dataset_rows.push_back(td.data->num_rows());
+    lp_rows = lp_rows_over_ranks(lp_rows, gcols.size(), forms.size());
+    total = lp_rows.s.size();
+  }
+  const std::size_t num_groups = keys.size();
+  RATEOPT_CHECK(num_groups > 0, "post-processing: the problem's datasets have no rows");
 
   // ---- per group: rows by decreasing score, cuts, columns ----
   std::vector<std::vector<std::size_t>> members(num_groups);

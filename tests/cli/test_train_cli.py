@@ -351,6 +351,32 @@ def test_confidence_ramp(cli, source_dir, tmp_path):
         assert 0 < json.loads(ev.stdout)["metrics"][0]["value"] < 0.3
 
 
+def test_confidence_ramp_moves_toward_a_constant(cli, source_dir, tmp_path):
+    """--solver ramp --confidence with parity within 0.02 on 6,000 rows: the ramp fit's group
+    rates rest on too few women for the safety test, the all-negative classifier's do not; the
+    ramp model is moved toward it (the stochastic output mixed with it, the deterministic one's
+    bias lowered), certified, and still a ramp model; --no-move fails with exit 3."""
+    small = tmp_path / "adult-6000.csv"
+    with gzip.open(source_dir / "data/adult/adult-train.csv.gz", "rt") as f:
+        small.write_text("".join(line for _, line in zip(range(6001), f)))
+    model, report = tmp_path / "m.json", tmp_path / "r.json"
+    for output in ("deterministic", "stochastic"):
+        args = ["train", "--data", small, *GUARANTEE_DATA, "--minimize", "error",
+                "--constraint", "parity(ppr, sex) <= 0.02", "--solver", "ramp",
+                "--confidence", "0.95", "--guarantee-for", output, "--quiet", "--output", model,
+                "--report", report]
+        proc = cli.run(*args)
+        assert "passed: every constraint holds" in proc.stdout, proc.stdout
+        g = json.loads(report.read_text())["guarantee"]
+        assert g["passed"] is True and g["moved_toward"] == "all negative", g
+        assert 0 <= g["kept_share"] < 1
+        assert g["constraints"][0]["upper_bound"] <= 0
+        assert json.loads(model.read_text())["link"] == "ramp"
+        model.unlink()
+        proc = cli.run(*args, "--no-move", check=False)
+        assert proc.returncode == 3 and not model.exists(), proc.stdout
+
+
 def test_confidence_postprocess(cli, source_dir, tmp_path):
     """--solver postprocess --confidence: without --base-model the score is a logistic regression
     of the candidate part; the group thresholds are certified on the safety rows (both outputs),
@@ -392,8 +418,9 @@ def test_confidence_postprocess(cli, source_dir, tmp_path):
     model.write_text("old")
     proc = cli.run("train", "--data", source_dir / "data/adult/adult-train.csv.gz",
                    *GUARANTEE_DATA, "--minimize", "error", "--constraint",
-                   "parity(ppr, sex) <= 0.001", "--solver", "postprocess", "--confidence",
-                   "0.999", "--quiet", "--output", model, check=False)
+                   "parity(ppr, sex) <= 0.001", "--constraint", "tpr[sex=Female] >= 0.3",
+                   "--solver", "postprocess", "--confidence", "0.999", "--quiet", "--output",
+                   model, check=False)
     assert proc.returncode == 3 and "no_solution_found" in proc.stdout
     assert model.read_text() == "old"
 

@@ -179,7 +179,8 @@ def test_threshold_classifier_confidence(adult, output):
     np.testing.assert_array_equal(clf.estimator_.coef_, by_hand.coef_)
     assert clf.predict(X[:50], sensitive_features=sex[:50]).shape == (50,)
     with pytest.raises(rateopt.NoSolutionFoundError) as e:
-        rateopt.ThresholdClassifier(constraints=["parity(ppr, sex) <= 0.001"], confidence=0.999,
+        rateopt.ThresholdClassifier(constraints=["parity(ppr, sex) <= 0.001",
+                                                 "tpr[sex=Female] >= 0.3"], confidence=0.999,
                                     n_threads=1).fit(X[:4000], y[:4000],
                                                      sensitive_features=sex[:4000])
     assert e.value.report["guarantee"]["passed"] is False

@@ -353,6 +353,57 @@ TEST(PostprocessGuaranteed, StochasticFitThatFailsIsMovedTowardAConstant) {
   EXPECT_GT(upper(move(a + 1.0 / 4096)), 0.0);
 }
 
+// The deterministic output of post-processing moves too: the shared score's bias is lowered so
+// that about the kept share of the candidate rows predicted positive stay so (each row's score
+// taken relative to its group's threshold); the safety bound is the moved model's own.
+TEST(PostprocessGuaranteed, DeterministicFitThatFailsIsMovedTowardAConstant) {
+  std::vector<std::size_t> rows(6000);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  const Dataset part = select_rows(test::bundled_adult(), rows);
+  ProblemSpec spec;
+  spec.constraints = {"parity(ppr, sex) <= 0.02"};
+  GuaranteeOptions g;
+  GuaranteeOptions off = g;
+  off.shrink = false;
+  const GuaranteedPostprocessResult plain =
+      postprocess_guaranteed(spec, part, 0, nullptr, {}, {}, 1e-3, off);
+  const GuaranteedPostprocessResult r =
+      postprocess_guaranteed(spec, part, 0, nullptr, {}, {}, 1e-3, g);
+  EXPECT_FALSE(plain.guarantee.passed);
+  ASSERT_TRUE(r.guarantee.passed);
+  ASSERT_EQ(r.guarantee.anchor, "all negative");
+  const double a = r.guarantee.kept_share;
+  EXPECT_GE(a, 0.0);
+  EXPECT_LT(a, 1.0);
+  const Classifier& fit = plain.guarantee.result.classifier;
+  const Classifier& moved = r.guarantee.result.classifier;
+  const auto positives = [&](const Classifier& c, const Dataset& d) {
+    std::vector<std::uint8_t> p(d.num_rows());
+    c.predict_positive(d, PredictMode::kDeterministic, p);
+    double n = 0;
+    for (const std::uint8_t v : p) n += v;
+    return n;
+  };
+  const double before = positives(fit, r.guarantee.candidate);
+  const double after = positives(moved, r.guarantee.candidate);
+  EXPECT_LT(after, before);
+  if (a > 0) {
+    // Still a group-threshold model over the same rules, its score lowered.
+    ASSERT_EQ(moved.group_rules.size(), fit.group_rules.size());
+    EXPECT_LT(moved.components[0].bias, fit.components[0].bias);
+    EXPECT_NEAR(after / before, a, 0.05);
+  }
+  const auto upper = [&](const Classifier& c) {
+    return high_confidence_ranges(spec.constraints,
+                                  guarantee_data(c, r.guarantee.safety_rows, "train", false),
+                                  1 - g.confidence)[0]
+        .range.high;
+  };
+  EXPECT_EQ(upper(moved), r.guarantee.safety[0].range.high);
+  EXPECT_LE(r.guarantee.safety[0].range.high, 0.0);
+  EXPECT_GT(upper(fit), 0.0);
+}
+
 TEST(PostprocessGuaranteed, CertifiesWithTheCandidatePartsScoreAndTheSafetyPartsBounds) {
   const Dataset& ds = test::bundled_adult();
   ProblemSpec spec;
@@ -393,7 +444,9 @@ TEST(PostprocessGuaranteed, ImpossibleBoundIsNoSolutionFound) {
   std::vector<std::size_t> rows(4000);
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
   ProblemSpec spec;
-  spec.constraints = {"parity(ppr, sex) <= 0.001"};
+  // The all-negative classifier meets the parity exactly (the move toward it would), not the
+  // true positive rate.
+  spec.constraints = {"parity(ppr, sex) <= 0.001", "tpr[sex=Female] >= 0.3"};
   GuaranteeOptions g;
   g.confidence = 0.999;
   const GuaranteedPostprocessResult r = postprocess_guaranteed(
