@@ -482,6 +482,9 @@ def fit_rateopt(job, sp, folder, tool):
             rep = json.load(open(report))
     info = {"wall_s": wall, "cpu_s": cpu, "exit": rc, "status": rep.get("status"),
             "command": shlex.join(cmd)}
+    if "guarantee" in rep:  # the move toward a constant, when the fit itself did not pass
+        info["moved_toward"] = rep["guarantee"].get("moved_toward", "")
+        info["kept_share"] = rep["guarantee"].get("kept_share", 1.0)
     if rc == 3 and tool == "rateopt-conf":
         return None, None, dict(info, solved=False, note="not certified (exit 3)")
     if not os.path.exists(model):

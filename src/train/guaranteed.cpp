@@ -180,10 +180,14 @@ class Mover {
     return std::all_of(ranges.begin(), ranges.end(),
                        [](const ConstraintRange& r) { return r.range.high <= 0; });
   }
-  // Whether the candidate part predicts `c` to pass (predicted_safety_upper).
-  [[nodiscard]] bool predicted_to_pass(const Classifier& c) const {
+  // Whether the candidate part predicts `c` to pass (predicted_safety_upper), at the options'
+  // width factor (cautious: the one the constraints were tightened with) or at `width_factor`.
+  [[nodiscard]] bool predicted_to_pass(const Classifier& c,
+                                       std::optional<double> width_factor = {}) const {
+    GuaranteeOptions o = options_;
+    if (width_factor) o.width_factor = *width_factor;
     const std::vector<double> upper =
-        predicted_safety_upper(spec_.constraints, on(candidate_, draws_.candidate, c), options_);
+        predicted_safety_upper(spec_.constraints, on(candidate_, draws_.candidate, c), o);
     return std::all_of(upper.begin(), upper.end(), [](double u) { return u <= 0; });
   }
 
@@ -552,11 +556,13 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
       nested = mover.nested(kept.classifier, positive);
       path = nested;
       if (!path && (!meets(kept) || !mover.predicted_to_pass(kept.classifier))) {
-        // A scan only when the candidate part predicts it to keep some of the fit: one predicted
-        // to stop at the constant would trade the fit's own test for a classifier without data.
+        // A scan only when the candidate part predicts it to keep some of the fit (each step at
+        // its expected width, factor 1): one predicted to stop at the constant would trade the
+        // fit's own test for a classifier without data.
         path = last_passing(kScanSteps, false, [&](int j) {
                  return mover.predicted_to_pass(
-                     mover.at(kept.classifier, positive, static_cast<double>(j) / kScanSteps));
+                     mover.at(kept.classifier, positive, static_cast<double>(j) / kScanSteps),
+                     1.0);
                }) > 0;
       }
     }
