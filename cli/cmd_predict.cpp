@@ -87,6 +87,7 @@ int run_predict(int argc, const char* const* argv) {
   JointPredictFlags joint;
   add_joint_predict_flags(app, joint);
   add_reader_flags(app, reader);
+  add_scores_flag(app, reader, "Reading data");
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
   if (reader.missing == "drop")
     throw InvalidArgument(

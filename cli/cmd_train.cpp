@@ -681,9 +681,14 @@ int run_train(int argc, const char* const* argv) {
   MultilabelTrainFlags multilabel;
   add_multilabel_train_flags(app, multilabel);
   add_reader_flags(app, reader);
+  add_scores_flag(app, reader, "Reading data");
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
   collect_given_flags(app, problem);
   resolve_train_options(problem);
+  if (!reader.scores_file.empty() && problem.solver != "postprocess")
+    throw InvalidArgument(
+        "--scores gives the score to post-process: it goes with --solver postprocess (and a "
+        "--minimize/--maximize/--constraint problem)");
   options.c = problem.train.c;
   options.n_threads = problem.train.n_threads;
   options.fit_intercept = problem.train.fit_intercept;

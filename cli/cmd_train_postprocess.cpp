@@ -45,18 +45,42 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
   const auto start = std::chrono::steady_clock::now();
   const bool lead = process_group().rank() == 0;  // prints for the group
   const bool guaranteed = flags.guarantee.has_value();
-  if (flags.base_model.empty() && !guaranteed)
+  const std::string& scores = reader.scores_file;
+  if (flags.base_model.empty() && scores.empty() && !guaranteed)
     throw InvalidArgument(
-        "--solver postprocess needs --base-model FILE (the scoring model, e.g. a logistic "
-        "regression saved by rateopt train; with --confidence it may be left out: a logistic "
-        "regression is then fitted on the candidate part)");
+        "--solver postprocess needs the score to post-process: --base-model FILE (a linear "
+        "model saved by rateopt train, e.g. logistic regression) or --scores FILE (one score per "
+        "row from any model); with --confidence it may be left out: a logistic regression is "
+        "then fitted on the candidate part");
+  if (!scores.empty() && !flags.base_model.empty())
+    throw InvalidArgument("give the score once: --base-model or --scores, not both");
+  if (!scores.empty() && (!dataset_args.empty() || !validation_path.empty()))
+    throw InvalidArgument(
+        "--scores post-processes the --data rows' scores: leave out --dataset and --validation "
+        "(evaluate on other rows with rateopt eval --model MODEL --data FILE --scores "
+        "THEIR_SCORES)");
   std::optional<Classifier> given;
   if (!flags.base_model.empty()) given = Classifier::load(flags.base_model);
+  // What the score is, for messages and the report.
+  const std::string score_name = !scores.empty()             ? "the scores in " + scores
+                                 : !flags.base_model.empty() ? flags.base_model
+                                                             : std::string();
   // The score is defined on the base model's features: read the data again with its encoding
   // unless the data's own encoding is the same.
   NamedDatasets data = named;
   std::deque<Dataset> reread;
-  if (given && named.front().second->encoding().to_json() != given->encoding.to_json()) {
+  if (!scores.empty()) {
+    // Outside scores: the data's one feature is the score, the base model its identity.
+    reread.push_back(*named.front().second);
+    attach_scores(reread.back(), scores, data_path, scores_encoding(reread.back().encoding()));
+    data.front().second = &reread.back();
+    LinearModel identity;
+    identity.weights = {1.0};
+    given = Classifier::single(std::move(identity), Link::kThreshold, reread.back().encoding());
+    given->kind = "outside_scores";
+  }
+  if (given && scores.empty() &&
+      named.front().second->encoding().to_json() != given->encoding.to_json()) {
     reread.push_back(load_data_shard(data_path, reader, &given->encoding).data);
     data.front().second = &reread.back();
     for (std::size_t k = 0; k < dataset_args.size() && k + 1 < data.size(); ++k) {
@@ -76,10 +100,9 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
   std::vector<std::string> constraints = spec.constraints;  // as given
   if (guaranteed) {
     if (!quiet && lead)
-      fmt::print(
-          stderr, "post-processing {} with a guarantee on {} ({} rows)\n",
-          given ? flags.base_model : std::string("a logistic regression of the candidate part"),
-          data_path, shard.total_rows);
+      fmt::print(stderr, "post-processing {} with a guarantee on {} ({} rows)\n",
+                 given ? score_name : std::string("a logistic regression of the candidate part"),
+                 data_path, shard.total_rows);
     g = postprocess_guaranteed(spec, *data.front().second, shard.rows_before,
                                given ? &*given : nullptr, flags.base_options, options,
                                flags.tolerance, *flags.guarantee);
@@ -93,7 +116,7 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
     for (const auto& [n, p] : data) td.push_back({n, p});
     const RateProblem problem = RateProblem::build(spec, td);
     if (!quiet && lead)
-      fmt::print(stderr, "post-processing {} ({}) on {} ({} rows)\n{}", flags.base_model, base.kind,
+      fmt::print(stderr, "post-processing {} ({}) on {} ({} rows)\n{}", score_name, base.kind,
                  data_path, shard.total_rows, problem.describe());
     result = postprocess(problem, base, options);
   }
@@ -105,7 +128,7 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
                       {"thresholds", result.classifier.group_rules[k].thresholds},
                       {"weights", result.classifier.group_rules[k].weights}});
   const std::string base_name =
-      given ? flags.base_model : std::string("logistic regression of the candidate part");
+      given ? score_name : std::string("logistic regression of the candidate part");
   nlohmann::json report{
       {"status", std::string(to_string(guaranteed ? g->guarantee.result.status : result.status))},
       {"solver", "postprocess"},
@@ -163,7 +186,7 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
       fmt::print(
           "note: the guarantee holds only if {} was fitted without the rows of {} (the safety "
           "rows must be new to the whole model)\n",
-          flags.base_model, data_path);
+          scores.empty() ? flags.base_model : "the model behind " + scores, data_path);
   }
   if (!ok)
     fmt::print(

@@ -85,6 +85,43 @@ void add_reader_flags(CLI::App& app, ReaderFlags& f) {
       ->group(group);
 }
 
+void add_scores_flag(CLI::App& app, ReaderFlags& flags, const std::string& group) {
+  app.add_option("--scores", flags.scores_file,
+                 "File of one score (or probability) per row of --data, from any model: the "
+                 "score train --solver postprocess post-processes, and predict / eval of the "
+                 "model it writes read (rows dropped for missing values have no score: use "
+                 "--missing impute)")
+      ->group(group);
+}
+
+Encoding scores_encoding(const Encoding& data) {
+  Encoding e;
+  e.format = "scores";
+  e.num_features = 1;
+  e.feature_names = {"score"};
+  e.label_column = data.label_column;
+  e.positive_value = data.positive_value;
+  e.missing_policy = data.missing_policy;
+  return e;
+}
+
+void attach_scores(Dataset& ds, const std::string& scores_file, const std::string& data_path,
+                   const Encoding& encoding) {
+  std::vector<double> values = read_number_column(scores_file);
+  if (values.size() != ds.num_rows())
+    throw InvalidArgument(fmt::format(
+        "--scores {} has {} values, expected one per row of {} ({}; rows dropped for missing "
+        "values do not count: --missing impute keeps them)",
+        scores_file, values.size(), data_path, ds.num_rows()));
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i]))
+      throw ParseError(scores_file, i + 1, 0,
+                       fmt::format("expected a finite score, found {}", values[i]));
+  const std::size_t n = values.size();
+  ds.features() = FeatureMatrix::dense(std::move(values), n, 1);
+  ds.encoding() = encoding;
+}
+
 void keep_slice_columns(ReaderFlags& flags, const std::vector<std::string>& texts,
                         const std::vector<std::string>& extra) {
   std::vector<std::string> keep = extra;
@@ -184,6 +221,39 @@ Dataset load_dataset(const std::string& path, const ReaderFlags& flags, const En
         path, files.size(), files.size() == 1 ? "" : "s", files.front(),
         files.size() > 1 ? ", ..." : ""));
   }
+  // A model post-processed from outside scores: the data give the labels and group columns, the
+  // scores file the one feature.
+  if (encoding != nullptr && encoding->format == "scores") {
+    if (flags.scores_file.empty())
+      throw InvalidArgument(fmt::format(
+          "the model post-processes outside scores (rateopt train --solver postprocess "
+          "--scores): give the scores of the rows of {} with --scores FILE, one per row",
+          path));
+    ReaderFlags plain = flags;
+    plain.scores_file.clear();
+    Dataset ds;
+    if (plain.label.empty() && !encoding->label_column.empty()) {
+      // The model's label column when the file has it (eval); else unlabelled rows (predict),
+      // as a model's own encoding reads them.
+      ReaderFlags labelled = plain;
+      labelled.label = encoding->label_column;
+      if (labelled.positive.empty() && !encoding->positive_value.empty())
+        labelled.positive = {encoding->positive_value};
+      try {
+        ds = load_dataset(path, labelled, nullptr);
+      } catch (const NotFound&) {
+        ds = load_dataset(path, plain, nullptr);
+      }
+    } else {
+      ds = load_dataset(path, plain, nullptr);
+    }
+    attach_scores(ds, flags.scores_file, path, *encoding);
+    return ds;
+  }
+  if (encoding != nullptr && !flags.scores_file.empty())
+    throw InvalidArgument(
+        "--scores is the score of a model post-processed from outside scores (rateopt train "
+        "--solver postprocess --scores); this model computes its own score from the features");
   ReadOptions options = to_read_options(flags);
   options.encoding = encoding;
   if (encoding != nullptr && encoding->format == "libsvm" && options.libsvm.num_features == 0)
@@ -349,6 +419,10 @@ DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
     throw InvalidArgument(
         "--baseline FILE needs --data to be one file read by one process; with several files "
         "or ranks, put the baseline in a column (--baseline-column)");
+  if (!flags.scores_file.empty() || (encoding != nullptr && encoding->format == "scores"))
+    throw InvalidArgument(
+        "--scores FILE needs --data to be one file read by one process (one score per row of "
+        "that file)");
   shard.first_file = first;
   shard.files.assign(all.begin() + static_cast<std::ptrdiff_t>(first),
                      all.begin() + static_cast<std::ptrdiff_t>(last));

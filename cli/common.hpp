@@ -45,11 +45,25 @@ struct ReaderFlags {
   std::size_t num_labels = 0;
   std::string baseline_file;
   std::string baseline_column;
+  // --scores FILE (train --solver postprocess, and predict / eval of the model it writes): one
+  // score per row of --data from any model; the data's features are then that one score.
+  std::string scores_file;
   // Not a flag: the slice columns the command needs (keep_slice_columns); unset keeps every one.
   std::optional<std::vector<std::string>> keep_columns;
 };
 
 void add_reader_flags(CLI::App& app, ReaderFlags& flags);
+// Registers --scores (ReaderFlags::scores_file) for train, predict and eval.
+void add_scores_flag(CLI::App& app, ReaderFlags& flags, const std::string& group);
+// The encoding of a model post-processed from outside scores (train --solver postprocess
+// --scores): format "scores", one feature "score", the data's label column and positive value
+// (what predict and eval read the data with, besides the group columns).
+[[nodiscard]] Encoding scores_encoding(const Encoding& data);
+// `ds` with its features replaced by the scores in `scores_file` (one finite number per row of
+// `data_path`; ParseError with file and line otherwise, InvalidArgument for the wrong count) and
+// its encoding by `encoding`.
+void attach_scores(Dataset& ds, const std::string& scores_file, const std::string& data_path,
+                   const Encoding& encoding);
 // Keeps only the slice columns a command needs when it reads data: those `texts` (expressions)
 // name, `extra` ones (a model's group columns) and the baseline ones (--baseline-column, and a
 // column named "baseline", which churn reads). A column costs 4 bytes a row (12 when numeric),

@@ -68,7 +68,7 @@ def test_postprocess_errors(cli, tmp_path):
     common = ["train", "--data", data, "--label", "y", "--groups", "g", "--solver", "postprocess",
               "--output", tmp_path / "pp.json"]
     proc = cli.run(*common, "--constraint", "ppr[g=a] <= ppr[g=b]", check=False)
-    assert proc.returncode == 2 and "needs --base-model" in proc.stderr
+    assert proc.returncode == 2 and "needs the score to post-process" in proc.stderr
     proc = cli.run(*common, "--base-model", lr, "--maximize", "f1", check=False)
     assert proc.returncode == 2 and "linear in rates" in proc.stderr
     proc = cli.run(*common, "--base-model", lr, "--constraint", "ppr[g=a] <= ppr[g=b]",
@@ -80,3 +80,89 @@ def test_postprocess_errors(cli, tmp_path):
     proc = cli.run("predict", "--data", plain, "--label", "y", "--model", tmp_path / "pp.json",
                    check=False)
     assert proc.returncode == 2 and "group column 'g'" in proc.stderr
+
+
+def test_postprocess_outside_scores(cli, tmp_path):
+    """--scores FILE: any model's score per row (here the feature x itself, which the base
+    logistic regression's score orders the same way) gives the thresholds' LP the same optimum
+    and the same predictions, row by row, as --base-model; predict and eval of the model read
+    the scores with --scores; wrong scores are errors with file and line."""
+    data = small_csv(tmp_path)
+    lr = base_model(cli, tmp_path, data)
+    xs = [line.split(",")[0] for line in data.read_text().splitlines()[1:]]
+    scores = tmp_path / "scores.txt"
+    scores.write_text("\n".join(xs) + "\n")
+    problem = ["--label", "y", "--groups", "g", "--solver", "postprocess", "--minimize", "error",
+               "--constraint", "abs(ppr[g=a] - ppr[g=b]) <= 0.02"]
+    by_scores, by_base = tmp_path / "s.json", tmp_path / "b.json"
+    out = cli.run("train", "--data", data, *problem, "--scores", scores, "--output", by_scores,
+                  "--report", tmp_path / "rs.json")
+    assert "the scores in" in out.stderr or "done: converged" in out.stdout
+    cli.run("train", "--data", data, *problem, "--base-model", lr, "--output", by_base,
+            "--report", tmp_path / "rb.json")
+    m = json.loads(by_scores.read_text())
+    assert m["encoding"]["format"] == "scores" and m["options"]["base_kind"] == "outside_scores"
+    rs, rb = (json.loads((tmp_path / f).read_text()) for f in ("rs.json", "rb.json"))
+    assert rs["lp_objective"] == pytest.approx(rb["lp_objective"], abs=1e-9)
+    assert rs["base_model"] == f"the scores in {scores}"
+    for mode in ("deterministic", "probability"):
+        a = cli.run("predict", "--model", by_scores, "--data", data, "--scores", scores,
+                    "--mode", mode).stdout.split()
+        b = cli.run("predict", "--model", by_base, "--data", data, "--mode", mode).stdout.split()
+        assert len(a) == len(b) == 400
+        assert [float(v) for v in a] == pytest.approx([float(v) for v in b], abs=1e-12)
+    ea = cli.run("eval", "--model", by_scores, "--data", data, "--label", "y", "--scores", scores,
+                 "--metric", "error", "--metric", "ppr[g=a]", "--json").stdout
+    eb = cli.run("eval", "--model", by_base, "--data", data, "--label", "y", "--metric", "error",
+                 "--metric", "ppr[g=a]", "--json").stdout
+    assert json.loads(ea)["metrics"] == json.loads(eb)["metrics"]
+    # Errors: exit 2 with what was expected, file and line where a value is bad.
+    short = tmp_path / "short.txt"
+    short.write_text("\n".join(xs[:399]) + "\n")
+    bad_nan = tmp_path / "nan.txt"
+    bad_nan.write_text("\n".join(xs[:2] + ["nan"] + xs[3:]) + "\n")
+    bad_text = tmp_path / "text.txt"
+    bad_text.write_text("\n".join(xs[:4] + ["high"] + xs[5:]) + "\n")
+    cases = [
+        (["train", "--data", data, *problem, "--scores", short, "--output", tmp_path / "o.json"],
+         "has 399 values, expected one per row"),
+        (["train", "--data", data, *problem, "--scores", bad_nan, "--output", tmp_path / "o.json"],
+         f"{bad_nan}:3"),
+        (["predict", "--model", by_scores, "--data", data, "--scores", bad_text],
+         f"{bad_text}:5"),
+        (["predict", "--model", by_scores, "--data", data], "give the scores of the rows"),
+        (["predict", "--model", lr, "--data", data, "--scores", scores],
+         "computes its own score"),
+        (["train", "--data", data, "--label", "y", "--groups", "g", "--minimize", "error",
+          "--constraint", "abs(ppr[g=a] - ppr[g=b]) <= 0.02", "--scores", scores, "--output",
+          tmp_path / "o.json"], "goes with --solver postprocess"),
+        (["train", "--data", data, *problem, "--scores", scores, "--base-model", lr,
+          "--output", tmp_path / "o.json"], "not both"),
+    ]
+    for args, needle in cases:
+        proc = cli.run(*args, check=False)
+        assert proc.returncode == 2 and needle in proc.stderr, (args, proc.stderr)
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_outside_scores_model_in_python(cli, tmp_path):
+    """rateopt.load_model of a --scores model: X is the column of scores, the groups go in
+    groups=; the CLI's predictions, row by row; anything else for X is a clear error."""
+    rateopt = pytest.importorskip("rateopt")
+    np = pytest.importorskip("numpy")
+    data = small_csv(tmp_path)
+    rows = [line.split(",") for line in data.read_text().splitlines()[1:]]
+    scores = tmp_path / "scores.txt"
+    scores.write_text("\n".join(r[0] for r in rows) + "\n")
+    model = tmp_path / "s.json"
+    cli.run("train", "--data", data, "--label", "y", "--groups", "g", "--solver", "postprocess",
+            "--minimize", "error", "--constraint", "abs(ppr[g=a] - ppr[g=b]) <= 0.02",
+            "--scores", scores, "--output", model)
+    expected = [float(v) for v in cli.run("predict", "--model", model, "--data", data,
+                                          "--scores", scores).stdout.split()]
+    m = rateopt.load_model(str(model))
+    x = np.array([[float(r[0])] for r in rows])
+    groups = {"g": np.array([r[1] for r in rows])}
+    assert m.predict(x, groups=groups).tolist() == expected
+    with pytest.raises(ValueError, match="one column of each row's score"):
+        m.predict(np.column_stack([x, x]), groups=groups)

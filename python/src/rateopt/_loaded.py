@@ -200,6 +200,12 @@ class _LoadedBase(ClassifierMixin, BaseEstimator):
                              "rateopt.load_model(path)")
         if self._is_raw_frame(X):
             return feature_matrix(encode_frame(self.encoding_, X))
+        if self.encoding_.get("format") == "scores" and (
+                getattr(X, "ndim", 2) != 2 or np.shape(X)[1] != 1):
+            raise ValueError(
+                f"this model post-processes outside scores (rateopt train --solver postprocess "
+                f"--scores): X is the one column of each row's score, got shape {np.shape(X)}; "
+                "the groups go in groups=")
         if _is_sparse(X):
             m = X.tocsr().astype(np.float64)
         else:
