@@ -443,6 +443,12 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
   validate(guarantee);
   RATEOPT_CHECK(!spec.constraints.empty(),
                 "the guaranteed mode certifies constraints: the problem has none");
+  // Refused before any fit (the safety test would refuse them after it).
+  const std::span<const double> weights = data.weights();
+  RATEOPT_CHECK(std::all_of(weights.begin(), weights.end(), [](double w) { return w == 1.0; }),
+                "the guaranteed mode needs unweighted rows (each row one independent draw, so "
+                "that group rates are binomial); {} has row weights",
+                data.source().empty() ? std::string("the data") : data.source());
   GuaranteedTrainResult out;
   const std::vector<std::uint8_t> to_safety = safety_rows(data.num_rows(), first_row, guarantee);
   std::vector<std::size_t> cand_rows;
@@ -561,8 +567,7 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
         // fit's own test for a classifier without data.
         path = last_passing(kScanSteps, false, [&](int j) {
                  return mover.predicted_to_pass(
-                     mover.at(kept.classifier, positive, static_cast<double>(j) / kScanSteps),
-                     1.0);
+                     mover.at(kept.classifier, positive, static_cast<double>(j) / kScanSteps), 1.0);
                }) > 0;
       }
     }

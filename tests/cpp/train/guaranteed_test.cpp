@@ -239,6 +239,12 @@ TEST(TrainGuaranteed, BadInputIsAnError) {
   ok.constraints = {"ppr[sex=Female] >= 0.1"};
   test::expect_invalid([&] { (void)train_guaranteed(ok, test::bundled_adult(), 0, {}, bad); },
                        "safety fraction is 1");
+  Dataset weighted = test::bundled_adult();
+  std::vector<double> w(weighted.num_rows(), 1.0);
+  w[3] = 2.0;
+  weighted.set_weights(std::move(w));
+  test::expect_invalid([&] { (void)train_guaranteed(ok, weighted, 0, {}, {}); },
+                       "needs unweighted rows");
 }
 
 // A post-processed stochastic output that fails the safety test (parity within 0.02 on 6,000
