@@ -876,7 +876,12 @@ def aggregate(rows):
              "train_breaks": int(sum(r["train"]["breaks"] for r in solved)),
              "wall_s": float(np.mean([r["wall_s"] for r in ok])) if ok else float("nan"),
              "cpu_s": float(np.mean([r["cpu_s"] for r in ok])) if ok else float("nan"),
-             "notes": sorted({r["note"] for r in ok if r.get("note")})}
+             "notes": sorted({r["note"] for r in ok if r.get("note")}),
+             # --confidence: solved splits moved toward a constant, and those answered by the
+             # constant itself (kept share 0; rows from before the move was recorded: none).
+             "moved": sum(1 for r in solved if r.get("moved_toward")),
+             "constant": sum(1 for r in solved if r.get("moved_toward") and
+                             r.get("kept_share", 1.0) == 0)}
         iv = [v for r in ok for v in r.get("interval", {}).get("values", [])
               if v.get("covered") is not None]
         joint = [all(v["covered"] for v in r["interval"]["values"]) for r in ok
@@ -1036,6 +1041,9 @@ def write_report(blob, out):
                 note.append(f"{a['errors']} errors: " + "; ".join(a["error_examples"])[:120])
             if a["train_breaks"] and t != "lr":
                 note.append(f"{a['train_breaks']} solved splits break the bound on TRAINING")
+            if a["moved"]:
+                note.append(f"{a['moved']} solved by a move toward a constant, {a['constant']} "
+                            "of them by the constant itself")
             if t in ("rateopt-conf", "seldonian"):
                 reject = a["cp_low"] > 1 - conf
                 note.append(f"guarantee check: {'**rejected**' if reject else 'passes'}")
