@@ -560,11 +560,12 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
     positive = mover.positive_anchor(kept.classifier);
     if (mover.predicted_to_pass(mover.constant(kept.classifier, positive))) {
       nested = mover.nested(kept.classifier, positive);
-      path = nested;
-      if (!path && (!meets(kept) || !mover.predicted_to_pass(kept.classifier))) {
-        // A scan only when the candidate part predicts it to keep some of the fit (each step at
-        // its expected width, factor 1): one predicted to stop at the constant would trade the
-        // fit's own test for a classifier without data.
+      path = nested || !meets(kept) || !mover.predicted_to_pass(kept.classifier);
+      if (path && !nested && mover.predicted_to_pass(kept.classifier, 1.0)) {
+        // Predicted to fail only at the cautious width (factor 2) but to pass at the expected
+        // one (factor 1): walk only when the walk is predicted, at the expected width too, to
+        // keep some of the fit; one predicted to stop at the constant would trade the fit's own
+        // test for a classifier that reads no data.
         path = last_passing(kScanSteps, false, [&](int j) {
                  return mover.predicted_to_pass(
                      mover.at(kept.classifier, positive, static_cast<double>(j) / kScanSteps), 1.0);
