@@ -318,14 +318,20 @@ def test_confidence_fails_with_its_own_exit_code_and_no_model(cli, source_dir, t
     assert proc.returncode == 3 and model.read_text() != "old"
 
 
+def adult_head(source_dir, tmp_path, rows=6000):
+    """The bundled Adult file's header and first `rows` rows, as a plain CSV."""
+    small = tmp_path / f"adult-{rows}.csv"
+    with gzip.open(source_dir / "data/adult/adult-train.csv.gz", "rt") as f:
+        small.write_text("".join(line for _, line in zip(range(rows + 1), f)))
+    return small
+
+
 def test_confidence_ramp(cli, source_dir, tmp_path):
     """--solver ramp --confidence (the first 6,000 rows, the 60% rule): each fit on the candidate
     part is a ramp fit, the kept one's details are in the report, the bounds are the safety
     part's; the stochastic output (ramp probabilities) is tested through one draw per row, where
     the candidate part's bounds are lower that way; the model written predicts."""
-    small = tmp_path / "adult-6000.csv"
-    with gzip.open(source_dir / "data/adult/adult-train.csv.gz", "rt") as f:
-        small.write_text("".join(line for _, line in zip(range(6001), f)))
+    small = adult_head(source_dir, tmp_path)
     model, report = tmp_path / "m.json", tmp_path / "r.json"
     for output in ("deterministic", "stochastic"):
         args = ["train", "--data", small, *GUARANTEE_DATA, "--minimize", "error",
@@ -356,9 +362,7 @@ def test_confidence_ramp_moves_toward_a_constant(cli, source_dir, tmp_path):
     rates rest on too few women for the safety test, the all-negative classifier's do not; the
     ramp model is moved toward it (the stochastic output mixed with it, the deterministic one's
     bias lowered), certified, and still a ramp model; --no-move fails with exit 3."""
-    small = tmp_path / "adult-6000.csv"
-    with gzip.open(source_dir / "data/adult/adult-train.csv.gz", "rt") as f:
-        small.write_text("".join(line for _, line in zip(range(6001), f)))
+    small = adult_head(source_dir, tmp_path)
     model, report = tmp_path / "m.json", tmp_path / "r.json"
     for output in ("deterministic", "stochastic"):
         args = ["train", "--data", small, *GUARANTEE_DATA, "--minimize", "error",

@@ -27,6 +27,13 @@
 namespace rateopt {
 namespace {
 
+// The first `n` rows of `data` (quick fits).
+Dataset first_rows(const Dataset& data, std::size_t n) {
+  std::vector<std::size_t> rows(n);
+  for (std::size_t i = 0; i < n; ++i) rows[i] = i;
+  return select_rows(data, rows);
+}
+
 TEST(TrainGuaranteed, LooseBoundIsCertifiedWithTheSafetyPartsBounds) {
   const Dataset& ds = test::bundled_adult();
   ProblemSpec spec;
@@ -63,10 +70,8 @@ TEST(TrainGuaranteed, ImpossibleBoundIsNoSolutionFound) {
   GuaranteeOptions g;
   g.confidence = 0.999;
   // The first 4,000 rows: every fit of the margin search is quick.
-  std::vector<std::size_t> rows(4000);
-  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
-  const GuaranteedTrainResult r =
-      train_guaranteed(spec, select_rows(test::bundled_adult(), rows), 0, {}, g);
+  const Dataset first = first_rows(test::bundled_adult(), 4000);
+  const GuaranteedTrainResult r = train_guaranteed(spec, first, 0, {}, g);
   EXPECT_FALSE(r.passed);
   EXPECT_EQ(r.result.status, Termination::kNoSolutionFound);
   EXPECT_GT(r.safety[0].range.high, 0.0);
@@ -92,9 +97,7 @@ TEST(TrainGuaranteed, SameBitsForOneAndTwoThreads) {
 // not, and one step further is not.
 TEST(TrainGuaranteed, FitThatFailsIsMovedTowardAConstantAsFarAsTheTestAllows) {
   const Dataset& ds = test::bundled_adult();
-  std::vector<std::size_t> rows(6000);
-  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
-  const Dataset part = select_rows(ds, rows);
+  const Dataset part = first_rows(ds, 6000);
   ProblemSpec spec;
   spec.constraints = {"parity(ppr, sex) <= 0.02"};
   for (const bool stochastic : {false, true}) {
@@ -247,19 +250,12 @@ TEST(TrainGuaranteed, BadInputIsAnError) {
                        "needs unweighted rows");
 }
 
-// A post-processed stochastic output that fails the safety test (parity within 0.02 on 6,000
-// rows) is moved toward the all-negative classifier like the solvers' mixtures: each group's
-// draw takes a never-positive threshold with probability 1 - share. Certified where the fit is
-// not, one step further is not, and the moved model saves, loads and gives each row share x the
-// fit's probability.
 // A fit over the caller's own features (GuaranteedFeatureFit; Python's estimator=): the library's
 // fit, handed back as one threshold component reading a column that holds its deterministic
 // model's 0/1 predictions on each part, gets the same margins, safety ranges and verdict as the
 // library's own path; features of the wrong length are an error.
 TEST(TrainGuaranteed, FitOverTheCallersFeaturesIsTestedOnThem) {
-  std::vector<std::size_t> rows(8000);
-  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
-  const Dataset ds = select_rows(test::bundled_adult(), rows);
+  const Dataset ds = first_rows(test::bundled_adult(), 8000);
   ProblemSpec spec;
   spec.constraints = {"ppr[sex=Female] >= 0.6 * ppr[sex=Male]", "tpr[sex=Female] >= 0.2"};
   GuaranteeOptions g;
@@ -309,10 +305,13 @@ TEST(TrainGuaranteed, FitOverTheCallersFeaturesIsTestedOnThem) {
                        "safety features have 2 rows");
 }
 
+// A post-processed stochastic output that fails the safety test (parity within 0.02 on 6,000
+// rows) is moved toward the all-negative classifier like the solvers' mixtures: each group's
+// draw takes a never-positive threshold with probability 1 - share. Certified where the fit is
+// not, one step further is not, and the moved model saves, loads and gives each row share x the
+// fit's probability.
 TEST(PostprocessGuaranteed, StochasticFitThatFailsIsMovedTowardAConstant) {
-  std::vector<std::size_t> rows(6000);
-  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
-  const Dataset part = select_rows(test::bundled_adult(), rows);
+  const Dataset part = first_rows(test::bundled_adult(), 6000);
   ProblemSpec spec;
   spec.constraints = {"parity(ppr, sex) <= 0.02"};
   GuaranteeOptions g;
@@ -363,9 +362,7 @@ TEST(PostprocessGuaranteed, StochasticFitThatFailsIsMovedTowardAConstant) {
 // that about the kept share of the candidate rows predicted positive stay so (each row's score
 // taken relative to its group's threshold); the safety bound is the moved model's own.
 TEST(PostprocessGuaranteed, DeterministicFitThatFailsIsMovedTowardAConstant) {
-  std::vector<std::size_t> rows(6000);
-  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
-  const Dataset part = select_rows(test::bundled_adult(), rows);
+  const Dataset part = first_rows(test::bundled_adult(), 6000);
   ProblemSpec spec;
   spec.constraints = {"parity(ppr, sex) <= 0.02"};
   GuaranteeOptions g;
@@ -447,16 +444,15 @@ TEST(PostprocessGuaranteed, CertifiesWithTheCandidatePartsScoreAndTheSafetyParts
 }
 
 TEST(PostprocessGuaranteed, ImpossibleBoundIsNoSolutionFound) {
-  std::vector<std::size_t> rows(4000);
-  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  const Dataset first = first_rows(test::bundled_adult(), 4000);
   ProblemSpec spec;
   // The all-negative classifier meets the parity exactly (the move toward it would), not the
   // true positive rate.
   spec.constraints = {"parity(ppr, sex) <= 0.001", "tpr[sex=Female] >= 0.3"};
   GuaranteeOptions g;
   g.confidence = 0.999;
-  const GuaranteedPostprocessResult r = postprocess_guaranteed(
-      spec, select_rows(test::bundled_adult(), rows), 0, nullptr, {}, {}, 1e-3, g);
+  const GuaranteedPostprocessResult r =
+      postprocess_guaranteed(spec, first, 0, nullptr, {}, {}, 1e-3, g);
   EXPECT_FALSE(r.guarantee.passed);
   EXPECT_EQ(r.guarantee.result.status, Termination::kNoSolutionFound);
   EXPECT_GT(r.guarantee.safety[0].range.high, 0.0);
@@ -466,9 +462,7 @@ TEST(PostprocessGuaranteed, ImpossibleBoundIsNoSolutionFound) {
 // guarantee_data makes, weighted, give every row the model's own probability.
 TEST(GuaranteeData, GroupThresholdComponentsGiveEachRowItsProbability) {
   const Dataset& ds = test::bundled_adult();
-  std::vector<std::size_t> rows(3000);
-  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
-  const Dataset part = select_rows(ds, rows);
+  const Dataset part = first_rows(ds, 3000);
   const auto lr = fit_logistic_regression(part.features(), part.labels().values, {}, {});
   Classifier model = logistic_regression_model(lr.model, {}, part.encoding());
   model.kind = "group_threshold";
