@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 
 #include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
@@ -121,6 +122,10 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
     result = postprocess(problem, base, options);
   }
 
+  // A model moved toward a constant keeps one rule per group of the LP.
+  if (result.classifier.group_rules.size() != result.groups.size())
+    throw std::logic_error(fmt::format("post-processing gave {} group rules for {} groups",
+                                       result.classifier.group_rules.size(), result.groups.size()));
   nlohmann::json groups = nlohmann::json::array();
   for (std::size_t k = 0; k < result.groups.size(); ++k)
     groups.push_back({{"key", result.groups[k].key},

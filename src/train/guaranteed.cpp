@@ -214,8 +214,16 @@ class Mover {
   // threshold moved so that it keeps about share a of its positive (negative, for the positive
   // anchor) predictions on the candidate rows.
   [[nodiscard]] Classifier at(const Classifier& model, bool positive, double a) const {
-    if (a <= 0) return constant(model, positive);
+    if (a <= 0 && model.group_rules.empty()) return constant(model, positive);
     if (a >= 1) return model;
+    if (a <= 0) {  // a group-threshold model stays one: every group at the constant's threshold
+      Classifier out = model;
+      for (GroupRule& r : out.group_rules) {
+        r.thresholds = {positive ? kAlways : kNever};
+        r.weights = {1.0};
+      }
+      return out;
+    }
     Classifier out = model;
     if (options_.stochastic_output && !out.group_rules.empty()) {
       // Each group's draw takes the constant's threshold with probability 1 - a: last (never)
@@ -386,10 +394,22 @@ MixtureData guarantee_data(const Classifier& model, const Dataset& data, std::st
       return static_cast<std::int8_t>(c.bias > 0 ? 1 : 0);
     return -1;
   };
+  // Group rules all at the never (always) threshold: the constant of a move (Mover::at).
+  const auto group_flag = [&]() -> std::int8_t {
+    const auto all_at = [&](double t) {
+      return std::all_of(model.group_rules.begin(), model.group_rules.end(),
+                         [&](const GroupRule& r) {
+                           return std::all_of(r.thresholds.begin(), r.thresholds.end(),
+                                              [&](double x) { return x == t; });
+                         });
+    };
+    return all_at(kNever) ? std::int8_t{0} : all_at(kAlways) ? std::int8_t{1} : std::int8_t{-1};
+  };
   if (!stochastic) {
     m.components.push_back(hard(model));
     m.weights.push_back(1.0);
-    m.constant.push_back(flag(model.components[model.best]));
+    m.constant.push_back(model.group_rules.empty() ? flag(model.components[model.best])
+                                                   : group_flag());
   } else if (model.link == Link::kThreshold && !model.group_rules.empty() &&
              model.components.size() == 1) {
     std::vector<Classifier> parts;

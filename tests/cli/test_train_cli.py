@@ -419,6 +419,12 @@ def test_confidence_postprocess(cli, source_dir, tmp_path):
                    "--report", report)
     assert "holds only if" in proc.stdout
     assert json.loads(report.read_text())["base_model"] == str(base)
+    # Wherever the move stops (the constant itself here), the model stays a group-threshold one
+    # with a rule per group, and predicts.
+    saved = json.loads(model.read_text())
+    assert saved["kind"] == "group_threshold" and len(saved["groups"]) == 2
+    cli.run("predict", "--model", model, "--data", source_dir / "data/adult/adult-test.csv.gz",
+            "--output", tmp_path / "p.csv")
     model.write_text("old")
     proc = cli.run("train", "--data", source_dir / "data/adult/adult-train.csv.gz",
                    *GUARANTEE_DATA, "--minimize", "error", "--constraint",

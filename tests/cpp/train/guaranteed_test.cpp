@@ -390,9 +390,14 @@ TEST(PostprocessGuaranteed, DeterministicFitThatFailsIsMovedTowardAConstant) {
   const double before = positives(fit, r.guarantee.candidate);
   const double after = positives(moved, r.guarantee.candidate);
   EXPECT_LT(after, before);
-  if (a > 0) {
-    // Still a group-threshold model over the same rules, its score lowered.
-    ASSERT_EQ(moved.group_rules.size(), fit.group_rules.size());
+  // Still a group-threshold model over the same rules (at share 0 each group's threshold is the
+  // never-positive one), its score lowered.
+  EXPECT_EQ(moved.kind, "group_threshold");
+  ASSERT_EQ(moved.group_rules.size(), fit.group_rules.size());
+  if (a == 0) {
+    for (const GroupRule& rule : moved.group_rules)
+      EXPECT_EQ(rule.thresholds, std::vector<double>{std::numeric_limits<double>::max()});
+  } else {
     EXPECT_LT(moved.components[0].bias, fit.components[0].bias);
     EXPECT_NEAR(after / before, a, 0.05);
   }
