@@ -258,26 +258,38 @@ double Expression::evaluate(std::size_t root, std::span<const double> rate_value
                 rates_.size(), text_);
 
   // Nodes are in topological order, so the subgraph of `root` lies in [0, root]. Only the nodes
-  // it reaches are evaluated (the other side of a constraint may be undefined at this point).
-  const std::size_t count = root + 1;
-  std::vector<char> reached(count, 0);
-  reached[root] = 1;
-  for (std::size_t i = count; i-- > 0;) {
-    if (reached[i] == 0) continue;
-    for (std::size_t a : nodes_[i].args) reached[a] = 1;
+  // it reaches are evaluated (the other side of a constraint may be undefined at this point), in
+  // O(reached) time: one piece of a max over many terms costs its own size, not the whole
+  // expression's (per-thread scratch indexed by node; only reached entries are written or read).
+  thread_local std::vector<char> mark;
+  thread_local std::vector<double> v;
+  thread_local std::vector<double> adjoint;
+  if (mark.size() < nodes_.size()) {
+    mark.resize(nodes_.size(), 0);
+    v.resize(nodes_.size());
+    adjoint.resize(nodes_.size());
   }
-  std::vector<double> v(count, 0.0);
-  for (std::size_t i = 0; i < count; ++i)
-    if (reached[i] != 0) v[i] = forward(nodes_[i], v, rate_values);
+  std::vector<std::size_t> reached{root};
+  mark[root] = 1;
+  for (std::size_t k = 0; k < reached.size(); ++k)
+    for (const std::size_t a : nodes_[reached[k]].args)
+      if (mark[a] == 0) {
+        mark[a] = 1;
+        reached.push_back(a);
+      }
+  for (const std::size_t i : reached) mark[i] = 0;
+  std::sort(reached.begin(), reached.end());
+  for (const std::size_t i : reached) v[i] = forward(nodes_[i], v, rate_values);
   if (grad.empty()) return v[root];
 
   // Reverse sweep. A zero adjoint contributes nothing, so 0 * sqrt(x) has derivative 0 at x = 0
   // rather than 0 * inf = NaN.
   std::fill(grad.begin(), grad.end(), 0.0);
-  std::vector<double> adjoint(count, 0.0);
+  for (const std::size_t i : reached) adjoint[i] = 0;
   adjoint[root] = 1;
-  for (std::size_t i = count; i-- > 0;) {
-    if (reached[i] == 0 || adjoint[i] == 0) continue;
+  for (std::size_t k = reached.size(); k-- > 0;) {
+    const std::size_t i = reached[k];
+    if (adjoint[i] == 0) continue;
     backward(nodes_[i], v[i], adjoint[i], v, adjoint, grad);
   }
   return v[root];

@@ -457,14 +457,19 @@ void collect_leaves(const Expression& e, std::size_t node, const std::vector<std
   for (std::size_t a : n.args) collect_leaves(e, a, map, out);
 }
 
-void finish_function(const RateProblem::Impl& p, Function& f, const std::string& text) {
+// `levels`: node_levels of each expression met so far (the pieces of one constraint share its
+// expression: computed once, not once per piece).
+void finish_function(const RateProblem::Impl& p, Function& f, const std::string& text,
+                     std::map<std::size_t, std::vector<int>>& levels) {
   f.info.text = text;
   std::set<std::size_t> leaves;
   bool affine = true;
   for (const Function::Term& t : f.terms) {
     const Expression& e = p.exprs[t.expr];
     collect_leaves(e, t.node, p.expr_leaves[t.expr], leaves);
-    if (node_levels(e)[t.node] > 1) affine = false;
+    auto it = levels.find(t.expr);
+    if (it == levels.end()) it = levels.emplace(t.expr, node_levels(e)).first;
+    if (it->second[t.node] > 1) affine = false;
   }
   f.leaves.assign(leaves.begin(), leaves.end());
   f.affine_in_leaves = affine;
@@ -787,7 +792,9 @@ RateProblem RateProblem::build(const ProblemSpec& spec, std::vector<TrainingData
                 "the objective '{}' is a constraint; pass it with --constraint", spec.objective);
   p.objective_sign = spec.maximize ? -1 : 1;
   p.objective.terms.push_back({oe, p.exprs[oe].lhs_root(), p.objective_sign});
-  finish_function(p, p.objective, (spec.maximize ? "-(" + spec.objective + ")" : spec.objective));
+  std::map<std::size_t, std::vector<int>> node_levels_of;
+  finish_function(p, p.objective, (spec.maximize ? "-(" + spec.objective + ")" : spec.objective),
+                  node_levels_of);
   check_numbers(p, p.objective, fmt::format("the objective '{}'", spec.objective));
 
   // Constraints.
@@ -814,7 +821,7 @@ RateProblem RateProblem::build(const ProblemSpec& spec, std::vector<TrainingData
         if (ex.relation() == Relation::kEqual)
           text = fmt::format("{} ({})", spec.constraints[c], pc.plus == lhs ? "<=" : ">=");
       }
-      finish_function(p, f, text);
+      finish_function(p, f, text, node_levels_of);
       check_numbers(p, f, fmt::format("constraint {} '{}'", c + 1, spec.constraints[c]));
       RATEOPT_CHECK(f.info.kind != FunctionKind::kConstant,
                     "constraint {} '{}' is constant: it does not depend on the model's "
