@@ -31,6 +31,13 @@ void add_postprocess_flags(CLI::App& app, PostprocessFlags& flags, const std::st
                  "them with --groups); default: the columns the problem's slices name")
       ->delimiter(',')
       ->group(group);
+  app.add_option("--postprocess-columns", flags.columns,
+                 "--solver postprocess: the LP's threshold columns per group: hull (the vertices "
+                 "of the group's convex hull, the same optimum; every cut where rows differ in "
+                 "more than two ways) or all (every distinct score)")
+      ->check(CLI::IsMember({"hull", "all"}))
+      ->capture_default_str()
+      ->group(group);
   if (CLI::Option* solver = app.get_option_no_throw("--solver"))
     solver->description(solver->get_description() +
                         " CLI only: postprocess (Hardt et al. 2016: exact randomised per-group "
@@ -94,6 +101,7 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
   }
   PostprocessOptions options;
   options.group_columns = flags.groups;
+  options.hull = flags.columns == "hull";
   options.n_threads = threads;
   PostprocessResult result;
   Classifier base;
@@ -127,9 +135,13 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
     throw std::logic_error(fmt::format("post-processing gave {} group rules for {} groups",
                                        result.classifier.group_rules.size(), result.groups.size()));
   nlohmann::json groups = nlohmann::json::array();
+  std::size_t cuts = 0;
+  for (const PostprocessGroup& group : result.groups) cuts += group.cuts;
   for (std::size_t k = 0; k < result.groups.size(); ++k)
     groups.push_back({{"key", result.groups[k].key},
                       {"rows", result.groups[k].rows},
+                      {"cuts", result.groups[k].cuts},
+                      {"columns", result.groups[k].columns},
                       {"thresholds", result.classifier.group_rules[k].thresholds},
                       {"weights", result.classifier.group_rules[k].weights}});
   const std::string base_name =
@@ -141,6 +153,7 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
       {"group_columns", result.group_columns},
       {"groups", groups},
       {"lp_columns", result.lp_columns},
+      {"lp_cuts", cuts},
       {"lp_objective", spec.maximize ? -result.lp_objective : result.lp_objective},
       {"train_seconds", result.seconds},
       {"train_rows", shard.total_rows}};
@@ -160,8 +173,8 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
   const int code = guaranteed && !certified ? kExitNoSolution : ok ? 0 : kExitRuntime;
   if (!lead) return code;
 
-  fmt::print("{}: {} (postprocess solver: LP over {} thresholds of {} groups, {:.3f} s)\n",
-             ok ? "done" : "warning", ok ? "converged" : "infeasible", result.lp_columns,
+  fmt::print("{}: {} (postprocess solver: LP over {} of {} thresholds of {} groups, {:.3f} s)\n",
+             ok ? "done" : "warning", ok ? "converged" : "infeasible", result.lp_columns, cuts,
              result.groups.size(), result.seconds);
   print_spec_sections(spec, report);
   fmt::print("group thresholds on the base score ({}):\n",

@@ -20,6 +20,7 @@ namespace rateopt::cli {
 struct PostprocessFlags {
   std::string base_model;             // --base-model FILE
   std::vector<std::string> groups;    // --postprocess-groups COL[,COL]
+  std::string columns = "hull";       // --postprocess-columns hull|all
   std::optional<IntervalOptions> ci;  // train --ci: intervals in the report sections
   // train --confidence: the guaranteed mode (postprocess_guaranteed), certifying the output
   // `guarantee_for` names; without --base-model the score is a logistic regression

@@ -13,27 +13,33 @@
 // enter through a prefix of the sorted order, so an atom's value is the sum over groups of
 // sum_c pi_{g,c} * (prefix sum of the atom's row coefficients over the top c rows of g).
 //
-// LP. Variables pi_{g,c} >= 0 (one per group and cut), sum_c pi_{g,c} = 1 per group; objective
-// and constraints are the problem's affine forms over atoms (FunctionInfo::linear) composed with
-// the prefix sums. Its optimum is the best randomised per-group threshold rule on the problem's
-// data, exactly (the same optimum as the LP over mixtures of all tuples of deterministic group
-// thresholds: only each group's marginal matters). Solved with COIN-OR CLP (primal simplex,
-// unscaled), so the solution is basic: at most (number of groups + number of constraints)
-// non-zero pi in all, i.e. a group uses one threshold, or two (a mixture of two thresholds, the
-// usual randomised threshold), and only a group whose point lies inside its ROC hull (equalized
-// odds) needs three. When the constraints cannot all hold, a first LP finds the smallest v with
-// every g_j <= v, and the objective is minimised under g_j <= v.
+// LP. Variables pi_{g,c} >= 0 (one per group and cut), sum_c pi_{g,c} = 1 per group, and z_a
+// per atom the functions use, equal to sum pi_{g,c} * (prefix sum of the atom's coefficients over
+// the top c rows of g); objective and constraints are the problem's affine forms over the z
+// (FunctionInfo::linear). A column holds its group's row and its group's atoms only: sparse for
+// any number of groups and constraints. Its optimum is the best randomised per-group threshold
+// rule on the problem's data, exactly (the same optimum as the LP over mixtures of all tuples of
+// deterministic group thresholds: only each group's marginal matters). Where the rows of a group
+// enter the atoms in at most two ways (row types: e.g. its two labels, unweighted, one dataset,
+// slices over the group columns), each atom of a cut is linear in the two types' counts above
+// it, so only the cuts at vertices of the convex hull of that count path are columns (its ROC
+// hull and the mirror image), with the same optimum (PostprocessOptions::hull). Solved with
+// COIN-OR CLP (primal simplex, unscaled), so the solution is basic: at most (number of groups +
+// number of constraints) non-zero pi in all, i.e. a group uses one threshold, or two (a mixture
+// of two thresholds, the usual randomised threshold), and only a group whose point lies inside
+// its ROC hull (equalized odds) needs three. When the constraints cannot all hold, a first LP
+// finds the smallest v with every g_j <= v, and the objective is minimised under g_j <= v.
 //
 // Output: a Classifier of kind "group_threshold" (model.hpp): the base score plus one rule per
 // group (thresholds midway between consecutive distinct scores; 1 -- or |s| when larger -- below
 // the group's smallest score for "all positive" and above its largest for "none"). Its
 // probability-mode predictions on the problem's data reproduce the LP's atoms exactly.
 //
-// Cost: O(N log N) to sort, O(N (a + m)) to build the LP (N rows of all datasets, a atoms per row,
-// m constraints), one simplex solve over about N columns and G + m rows. Over MPI ranks
-// (distributed.hpp) every rank gathers every row's group, score and coefficients (8 (m + 3)
-// bytes a row) in the order one process holding all the rows reads them and solves that LP: the
-// same bits for any rank count.
+// Cost: O(N log N) to sort, O(N a) to type the rows (N rows of all datasets, a atoms a row holds),
+// one simplex solve over (hull vertices or cuts) + atoms columns and groups + atoms + m rows (m
+// linear constraints). Over MPI ranks (distributed.hpp) every rank gathers every row's group,
+// type and score (16 bytes a row) and the ranks' type tables in the order one process holding
+// all the rows reads them and solves that LP: the same bits for any rank count.
 //
 // Thread-safety: the function is reentrant; it reads the problem and the model only.
 #pragma once
@@ -55,12 +61,21 @@ struct PostprocessOptions {
   // appearance (no slice: a single group, one threshold rule for all rows).
   std::vector<std::string> group_columns;
   int n_threads = 0;  // scoring; <= 0: all cores
+  // Only the cuts at vertices of a group's convex hull become LP columns, where every function
+  // reads the group's rows through at most two row types (e.g. its two labels, unweighted, one
+  // dataset): the same optimum with far fewer columns. false: every cut (for tests).
+  bool hull = true;
+  // Up to this many linear constraints enter the LP at once; with more, they are added as they are
+  // found violated at the LP's optimum (constraint generation: the same optimum, e.g. for the
+  // k (k - 1) pairwise gaps of parity over k groups, where few bind).
+  std::size_t eager_constraints = 256;
 };
 
 struct PostprocessGroup {
   std::vector<std::string> key;  // one value per group column
   std::size_t rows = 0;          // rows of the group in all datasets
   std::size_t cuts = 0;          // thresholds considered (distinct scores + 1)
+  std::size_t columns = 0;       // of them, LP columns (the hull's vertices; all without it)
 };
 
 struct PostprocessResult {

@@ -7,16 +7,21 @@
 #include <ClpSimplex.hpp>
 #include <CoinHelperFunctions.hpp>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "common/check.hpp"
+#include "common/random.hpp"
 #include "rateopt/distributed.hpp"
 #include "rateopt/expr.hpp"
 #include "train/lp_limits.hpp"
@@ -25,65 +30,73 @@ namespace rateopt {
 
 namespace {
 
-constexpr double kDust = 1e-13;        // LP entries below this are rounding noise (shrink.cpp)
 constexpr double kZeroWeight = 1e-12;  // threshold weights below this are dropped
 
-// The LP in column form: per threshold column its objective coefficient, its group (simplex
-// row) and its constraint coefficients; constraint j is sum_c a_jc pi_c <= rhs[j].
+// The LP over threshold columns and atom values. Variables: pi_{g,c} >= 0, one per kept cut c
+// of group g (columns), then z_a, one per atom the functions use (free), then v (with_v only).
+// Rows: per group sum_c pi_{g,c} = 1; per atom z_a - sum pi_{g,c} * prefix_a(g, c) = 0; per
+// constraint j sum_a coef_ja z_a - v <= rhs_j. Objective sum_a coef_0a z_a (+ cost_constant), or
+// v. Each column holds its group's row and the atoms its group's rows touch: sparse whatever the
+// number of groups and constraints.
 struct ThresholdLp {
-  std::size_t groups = 0, constraints = 0;
-  std::vector<double> cost;
-  std::vector<std::size_t> group;
-  std::vector<double> a;  // column-major, constraints entries per column
+  std::size_t groups = 0, atoms = 0, constraints = 0;
+  std::vector<std::size_t> group;           // per column
+  std::vector<std::size_t> start{0};        // per column: its entries in [start[c], start[c + 1])
+  std::vector<std::uint32_t> entry_atom;    // atom row (0-based among atoms)
+  std::vector<double> entry_value;          // prefix_a(g, c)
+  std::vector<double> atom_cost;            // objective coefficient of each z_a
+  std::vector<std::vector<AtomTerm>> rows;  // per constraint: coef_ja over atom rows
   std::vector<double> rhs;
   double cost_constant = 0;
+  [[nodiscard]] std::size_t columns() const noexcept { return group.size(); }
 };
 
-// Solves min cost.pi (or, with minimize_violation, min v) s.t. per group sum pi = 1 and
-// A pi - v <= rhs, pi >= 0, v in [v_lo, v_hi] (v only when with_v). Returns the basic solution
-// (pi, then v) or nothing when CLP does not prove optimality.
+// Constraint generation (`eager`: PostprocessOptions::eager_constraints): with more constraints
+// than that, the LP starts without them and takes, round after round, the most violated ones at
+// its optimum (at most kRowsPerRound a round, re-solved from the last basis by the dual simplex)
+// until none is violated by more than the LP's tolerance: the optimum of the LP with every
+// constraint, where only a few of many (every pair of groups' gap) bind.
+constexpr std::size_t kRowsPerRound = 512;
+constexpr double kLpTolerance = 1e-10;
+
+// Solves min objective (or, with minimize_violation, min v) over the LP above with v in
+// [v_lo, v_hi] (v only when with_v). Returns the basic solution (pi, z, then v) or nothing when
+// CLP does not prove optimality (e.g. the constraints cannot all hold).
 std::optional<std::vector<double>> solve(const ThresholdLp& lp, bool with_v,
-                                         bool minimize_violation, double v_lo, double v_hi) {
-  const std::size_t n = lp.cost.size(), m = lp.constraints;
-  const std::size_t cols = n + (with_v ? 1 : 0), rows = lp.groups + m;
+                                         bool minimize_violation, double v_lo, double v_hi,
+                                         std::size_t eager) {
+  const std::size_t n = lp.columns(), na = lp.atoms, m = lp.constraints;
+  const std::size_t cols = n + na + (with_v ? 1 : 0), rows = lp.groups + na;
   std::vector<CoinBigIndex> start(cols + 1, 0);
   std::vector<int> index;
   std::vector<double> value;
-  index.reserve(n * (m + 1));
-  value.reserve(n * (m + 1));
   for (std::size_t c = 0; c < n; ++c) {
     index.push_back(static_cast<int>(lp.group[c]));
     value.push_back(1.0);
-    for (std::size_t j = 0; j < m; ++j) {
-      const double v = lp.a[c * m + j];
-      if (std::fabs(v) > kDust) {
-        index.push_back(static_cast<int>(lp.groups + j));
-        value.push_back(v);
-      }
+    for (std::size_t e = lp.start[c]; e < lp.start[c + 1]; ++e) {
+      index.push_back(static_cast<int>(lp.groups + lp.entry_atom[e]));
+      value.push_back(-lp.entry_value[e]);
     }
     start[c + 1] = static_cast<CoinBigIndex>(index.size());
   }
-  if (with_v) {
-    for (std::size_t j = 0; j < m; ++j) {
-      index.push_back(static_cast<int>(lp.groups + j));
-      value.push_back(-1.0);
-    }
-    start[n + 1] = static_cast<CoinBigIndex>(index.size());
+  for (std::size_t a = 0; a < na; ++a) {
+    index.push_back(static_cast<int>(lp.groups + a));
+    value.push_back(1.0);
+    start[n + a + 1] = static_cast<CoinBigIndex>(index.size());
   }
+  if (with_v) start[n + na + 1] = static_cast<CoinBigIndex>(index.size());
   std::vector<double> col_lo(cols, 0.0), col_hi(cols, COIN_DBL_MAX), obj(cols, 0.0);
-  if (!minimize_violation)
-    for (std::size_t c = 0; c < n; ++c) obj[c] = lp.cost[c];
+  for (std::size_t a = 0; a < na; ++a) {
+    col_lo[n + a] = -COIN_DBL_MAX;
+    if (!minimize_violation) obj[n + a] = lp.atom_cost[a];
+  }
   if (with_v) {
-    col_lo[n] = v_lo;
-    col_hi[n] = v_hi;
-    if (minimize_violation) obj[n] = 1.0;
+    col_lo[n + na] = v_lo;
+    col_hi[n + na] = v_hi;
+    if (minimize_violation) obj[n + na] = 1.0;
   }
-  std::vector<double> row_lo(rows), row_hi(rows);
+  std::vector<double> row_lo(rows, 0.0), row_hi(rows, 0.0);
   for (std::size_t g = 0; g < lp.groups; ++g) row_lo[g] = row_hi[g] = 1.0;
-  for (std::size_t j = 0; j < m; ++j) {
-    row_lo[lp.groups + j] = -COIN_DBL_MAX;
-    row_hi[lp.groups + j] = lp.rhs[j];
-  }
   ClpSimplex simplex;
   simplex.setLogLevel(0);
   simplex.loadProblem(static_cast<int>(cols), static_cast<int>(rows), start.data(), index.data(),
@@ -92,13 +105,61 @@ std::optional<std::vector<double>> solve(const ThresholdLp& lp, bool with_v,
   // Unscaled (scaled solves were found to miss the optimum of pool LPs; shrink.cpp), with tight
   // tolerances: the rules must reproduce the optimum to 1e-9.
   simplex.scaling(0);
-  simplex.setPrimalTolerance(1e-10);
-  simplex.setDualTolerance(1e-10);
+  simplex.setPrimalTolerance(kLpTolerance);
+  simplex.setDualTolerance(kLpTolerance);
   limit_lp(simplex);
+
+  std::vector<char> in(m, 0);
+  const auto add_rows = [&](const std::vector<std::size_t>& which) {
+    std::vector<CoinBigIndex> row_start{0};
+    std::vector<int> row_index;
+    std::vector<double> row_value, lo, hi;
+    for (const std::size_t j : which) {
+      for (const AtomTerm& t : lp.rows[j]) {
+        row_index.push_back(static_cast<int>(n + t.atom));
+        row_value.push_back(t.coef);
+      }
+      if (with_v) {
+        row_index.push_back(static_cast<int>(n + na));
+        row_value.push_back(-1.0);
+      }
+      row_start.push_back(static_cast<CoinBigIndex>(row_index.size()));
+      lo.push_back(-COIN_DBL_MAX);
+      hi.push_back(lp.rhs[j]);
+      in[j] = 1;
+    }
+    simplex.addRows(static_cast<int>(which.size()), lo.data(), hi.data(), row_start.data(),
+                    row_index.data(), row_value.data());
+  };
+  if (m <= eager) {
+    std::vector<std::size_t> all(m);
+    for (std::size_t j = 0; j < m; ++j) all[j] = j;
+    add_rows(all);
+  }
   simplex.primal();
-  if (!simplex.isProvenOptimal()) return std::nullopt;
-  const double* x = simplex.getColSolution();
-  return std::vector<double>(x, x + cols);
+  while (true) {
+    if (!simplex.isProvenOptimal()) return std::nullopt;
+    const double* x = simplex.getColSolution();
+    std::vector<std::pair<double, std::size_t>> violated;
+    for (std::size_t j = 0; j < m; ++j) {
+      if (in[j] != 0) continue;
+      double lhs = with_v ? -x[n + na] : 0.0;
+      for (const AtomTerm& t : lp.rows[j]) lhs += t.coef * x[n + t.atom];
+      if (lhs - lp.rhs[j] > kLpTolerance) violated.emplace_back(lhs - lp.rhs[j], j);
+    }
+    if (violated.empty()) return std::vector<double>(x, x + cols);
+    // The most violated first (ties: the first constraint), then in constraint order.
+    const std::size_t take = std::min(violated.size(), kRowsPerRound);
+    std::partial_sort(violated.begin(), violated.begin() + static_cast<std::ptrdiff_t>(take),
+                      violated.end(), [](const auto& p, const auto& q) {
+                        return p.first > q.first || (p.first == q.first && p.second < q.second);
+                      });
+    std::vector<std::size_t> which;
+    for (std::size_t k = 0; k < take; ++k) which.push_back(violated[k].second);
+    std::sort(which.begin(), which.end());
+    add_rows(which);
+    simplex.dual();
+  }
 }
 
 // "all" or "[a, b]" for messages.
@@ -134,23 +195,65 @@ double cut_threshold(std::span<const double> s, std::size_t c) {
   return t < hi ? t : lo;  // adjacent doubles: no value strictly between
 }
 
-// The rows of every dataset as the LP reads them: each row's group (an index into `keys`), its
-// score `s` and each function's coefficient `u` (u[f * total + r]); rows in the order of the
-// datasets, a dataset's rows in row order.
+// Row types: a type is one distinct list of (atom row, coefficient) pairs -- a row's contributions
+// to the atoms the functions use -- so that the rows of a type enter every atom alike. Numbered in
+// order of first appearance.
+class TypeTable {
+ public:
+  [[nodiscard]] std::size_t size() const noexcept { return start_.size() - 1; }
+  [[nodiscard]] std::span<const std::uint32_t> atoms(std::size_t t) const {
+    return {atom_.data() + start_[t], start_[t + 1] - start_[t]};
+  }
+  [[nodiscard]] std::span<const double> coefs(std::size_t t) const {
+    return {coef_.data() + start_[t], start_[t + 1] - start_[t]};
+  }
+  std::uint32_t intern(std::span<const std::uint32_t> atoms, std::span<const double> coefs) {
+    std::uint64_t h = atoms.size();
+    for (std::size_t k = 0; k < atoms.size(); ++k) {
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &coefs[k], sizeof bits);
+      h = detail::mix64(h ^ atoms[k], bits);
+    }
+    std::vector<std::uint32_t>& same = by_hash_[h];
+    for (const std::uint32_t t : same) {
+      const auto ta = this->atoms(t);
+      const auto tc = this->coefs(t);
+      if (std::equal(atoms.begin(), atoms.end(), ta.begin(), ta.end()) &&
+          std::equal(coefs.begin(), coefs.end(), tc.begin(), tc.end()))
+        return t;
+    }
+    const auto t = static_cast<std::uint32_t>(size());
+    atom_.insert(atom_.end(), atoms.begin(), atoms.end());
+    coef_.insert(coef_.end(), coefs.begin(), coefs.end());
+    start_.push_back(atom_.size());
+    same.push_back(t);
+    return t;
+  }
+
+ private:
+  std::vector<std::size_t> start_{0};
+  std::vector<std::uint32_t> atom_;
+  std::vector<double> coef_;
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> by_hash_;
+};
+
+// The rows of every dataset as the LP reads them: each row's group (an index into `keys`), score
+// and type; rows in the order of the datasets, a dataset's rows in row order.
 struct LpRows {
   std::vector<std::vector<std::string>> keys;
   std::vector<std::uint32_t> group_of;
   std::vector<double> s;
-  std::vector<double> u;
+  std::vector<std::uint32_t> type_of;
+  TypeTable types;
   std::vector<std::size_t> dataset_rows;  // rows of each dataset
 };
 
 // Over MPI ranks: every rank's rows on every rank (`columns`: the group columns), in the order one
-// process holding all of them reads them (a dataset's rows rank after rank; groups numbered by
-// first appearance in that order), so that every rank builds the LP that process builds, bit for
-// bit. Each rank sends its keys (length-prefixed values) and per dataset its rows as doubles:
-// group, score, coefficients.
-LpRows lp_rows_over_ranks(const LpRows& mine, std::size_t columns, std::size_t functions) {
+// process holding all of them reads them (a dataset's rows rank after rank; groups and types
+// numbered by first appearance in that order), so that every rank builds the LP that process
+// builds, bit for bit. Each rank sends its keys (length-prefixed values), its types and per
+// dataset its rows (group, type: 4 bytes each; score: 8).
+LpRows lp_rows_over_ranks(const LpRows& mine, std::size_t columns) {
   std::string out;
   const auto put = [&](const void* p, std::size_t n) {
     out.append(static_cast<const char*>(p), n);
@@ -165,25 +268,30 @@ LpRows lp_rows_over_ranks(const LpRows& mine, std::size_t columns, std::size_t f
       put_size(v.size());
       put(v.data(), v.size());
     }
-  const std::size_t local_total = mine.s.size();
+  put_size(mine.types.size());
+  for (std::size_t t = 0; t < mine.types.size(); ++t) {
+    put_size(mine.types.atoms(t).size());
+    put(mine.types.atoms(t).data(), mine.types.atoms(t).size_bytes());
+    put(mine.types.coefs(t).data(), mine.types.coefs(t).size_bytes());
+  }
   std::size_t first = 0;
   for (const std::size_t rows : mine.dataset_rows) {
     put_size(rows);
     for (std::size_t r = first; r < first + rows; ++r) {
-      const auto g = static_cast<double>(mine.group_of[r]);
-      put(&g, sizeof g);
+      put(&mine.group_of[r], sizeof(std::uint32_t));
+      put(&mine.type_of[r], sizeof(std::uint32_t));
       put(&mine.s[r], sizeof(double));
-      for (std::size_t f = 0; f < functions; ++f) put(&mine.u[f * local_total + r], sizeof(double));
     }
     first += rows;
   }
   const std::vector<std::string> ranks = gather_over_ranks(out);
 
-  // Decode: per rank its keys and where each dataset's rows start.
+  // Decode: per rank its keys, its types (as global type numbers) and where its rows start.
   struct Part {
     const std::string* bytes = nullptr;
     std::size_t at = 0;
     std::vector<std::vector<std::string>> keys;
+    std::vector<std::uint32_t> types;  // local type -> global type
   };
   std::vector<Part> parts(ranks.size());
   const auto get = [](Part& p, void* dst, std::size_t n) {
@@ -196,6 +304,7 @@ LpRows lp_rows_over_ranks(const LpRows& mine, std::size_t columns, std::size_t f
     get(p, &x, sizeof x);
     return static_cast<std::size_t>(x);
   };
+  LpRows all;
   for (std::size_t k = 0; k < ranks.size(); ++k) {
     Part& p = parts[k];
     p.bytes = &ranks[k];
@@ -207,41 +316,77 @@ LpRows lp_rows_over_ranks(const LpRows& mine, std::size_t columns, std::size_t f
         get(p, v.data(), v.size());
       }
     }
+    p.types.resize(get_size(p));
+    for (std::uint32_t& global : p.types) {
+      const std::size_t n = get_size(p);
+      std::vector<std::uint32_t> atoms(n);
+      std::vector<double> coefs(n);
+      get(p, atoms.data(), n * sizeof(std::uint32_t));
+      get(p, coefs.data(), n * sizeof(double));
+      global = all.types.intern(atoms, coefs);
+    }
   }
-  // Rows in order: dataset after dataset, rank after rank; values first, coefficients laid out by
-  // function once the total is known.
-  LpRows all;
+  // Types are numbered rank after rank above, not in row order: renumbered below by first
+  // appearance among the rows, as one process numbers them.
+  std::vector<std::uint32_t> renumber(all.types.size(), std::numeric_limits<std::uint32_t>::max());
+  std::vector<std::uint32_t> order;  // global type of each new number
   std::map<std::vector<std::string>, std::uint32_t> index;
-  std::vector<double> rows_u;  // row-major [row][function]
   for (std::size_t d = 0; d < mine.dataset_rows.size(); ++d) {
     std::size_t dataset_total = 0;
     for (Part& p : parts) {
       const std::size_t rows = get_size(p);
       dataset_total += rows;
       for (std::size_t r = 0; r < rows; ++r) {
-        double g = 0;
+        std::uint32_t g = 0;
+        std::uint32_t t = 0;
         double score = 0;
         get(p, &g, sizeof g);
+        get(p, &t, sizeof t);
         get(p, &score, sizeof score);
-        const std::vector<std::string>& key = p.keys.at(static_cast<std::size_t>(g));
+        const std::vector<std::string>& key = p.keys.at(g);
         auto [it, added] = index.try_emplace(key, static_cast<std::uint32_t>(all.keys.size()));
         if (added) all.keys.push_back(key);
         all.group_of.push_back(it->second);
-        all.s.push_back(score);
-        for (std::size_t f = 0; f < functions; ++f) {
-          double v = 0;
-          get(p, &v, sizeof v);
-          rows_u.push_back(v);
+        std::uint32_t& n = renumber[p.types.at(t)];
+        if (n == std::numeric_limits<std::uint32_t>::max()) {
+          n = static_cast<std::uint32_t>(order.size());
+          order.push_back(p.types[t]);
         }
+        all.type_of.push_back(n);
+        all.s.push_back(score);
       }
     }
     all.dataset_rows.push_back(dataset_total);
   }
-  const std::size_t total = all.s.size();
-  all.u.resize(functions * total);
-  for (std::size_t r = 0; r < total; ++r)
-    for (std::size_t f = 0; f < functions; ++f) all.u[f * total + r] = rows_u[r * functions + f];
+  TypeTable numbered;
+  for (const std::uint32_t t : order) (void)numbered.intern(all.types.atoms(t), all.types.coefs(t));
+  all.types = std::move(numbered);
   return all;
+}
+
+// The vertices of the convex hull of a path of points whose coordinates never decrease along it
+// (so sorted lexicographically; Andrew's monotone chain, exact: coordinates below 2^32, so every
+// product of differences fits in 64 bits unsigned; collinear and repeated points are not
+// vertices): keep[k] = 1 for a vertex.
+void hull_vertices(std::span<const std::array<std::uint64_t, 2>> points, std::vector<char>& keep) {
+  keep.assign(points.size(), 0);
+  if (points.empty()) return;
+  // The turn o -> a -> b for o before a before b on the path: +1 left, -1 right, 0 straight.
+  const auto cross = [&](std::size_t o, std::size_t a, std::size_t b) {
+    const std::uint64_t left = (points[a][0] - points[o][0]) * (points[b][1] - points[o][1]);
+    const std::uint64_t right = (points[a][1] - points[o][1]) * (points[b][0] - points[o][0]);
+    return left > right ? 1 : left < right ? -1 : 0;
+  };
+  for (const int side : {1, -1}) {  // lower chain (left turns), then upper (right turns)
+    std::vector<std::size_t> chain;
+    for (std::size_t k = 0; k < points.size(); ++k) {
+      if (!chain.empty() && points[chain.back()] == points[k]) continue;
+      while (chain.size() >= 2 && cross(chain[chain.size() - 2], chain.back(), k) * side <= 0)
+        chain.pop_back();
+      chain.push_back(k);
+    }
+    for (const std::size_t k : chain) keep[k] = 1;
+  }
 }
 
 }  // namespace
@@ -336,86 +481,170 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
     }
   }
 
-  // ---- scores and per-row coefficients of every function ----
+  // ---- scores, and each row's type: its contributions to the atoms the functions use ----
   std::vector<double>& s = lp_rows.s;
   s.resize(total);
   for (std::size_t k = 0; k < data.size(); ++k)
     score.scores(data[k].data->features(),
                  std::span<double>(s).subspan(offset[k], data[k].data->num_rows()),
                  options.n_threads);
-  // u[f * total + r]: d(function f) / d(prediction of row r), from the atoms holding the row.
   const std::span<const Atom> atoms = problem.atoms();
-  std::vector<std::vector<std::pair<std::size_t, double>>> atom_fn(atoms.size());
-  for (std::size_t f = 0; f < forms.size(); ++f)
-    for (const AtomTerm& t : forms[f]->terms) atom_fn[t.atom].emplace_back(f, t.coef);
-  std::vector<double>& u = lp_rows.u;
-  u.assign(forms.size() * total, 0.0);
-  for (std::size_t a = 0; a < atoms.size(); ++a) {
-    if (atom_fn[a].empty()) continue;
-    const Atom& atom = atoms[a];
-    atom.rows.for_each([&](std::size_t p, std::uint32_t row) {
-      const std::size_t r = offset[atom.dataset] + row;
-      for (const auto& [f, coef] : atom_fn[a]) u[f * total + r] += coef * atom.coef_at(p);
-    });
+  constexpr auto kUnused = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> atom_row(atoms.size(), kUnused);  // atom -> LP atom row
+  std::vector<std::size_t> used;                               // LP atom row -> atom
+  for (const AffineForm* f : forms)
+    for (const AtomTerm& t : f->terms)
+      if (atom_row[t.atom] == kUnused) {
+        atom_row[t.atom] = static_cast<std::uint32_t>(used.size());
+        used.push_back(t.atom);
+      }
+  {
+    // Each row's (atom row, coefficient) list, atom rows increasing, then its type.
+    std::vector<std::size_t> first(total + 1, 0);
+    for (const std::size_t a : used)
+      atoms[a].rows.for_each(
+          [&](std::size_t, std::uint32_t row) { ++first[offset[atoms[a].dataset] + row + 1]; });
+    for (std::size_t r = 0; r < total; ++r) first[r + 1] += first[r];
+    std::vector<std::uint32_t> member_atom(first.back());
+    std::vector<double> member_coef(first.back());
+    std::vector<std::size_t> next(first.begin(), first.end() - 1);
+    for (std::size_t k = 0; k < used.size(); ++k) {
+      const Atom& atom = atoms[used[k]];
+      atom.rows.for_each([&](std::size_t p, std::uint32_t row) {
+        const std::size_t at = next[offset[atom.dataset] + row]++;
+        member_atom[at] = static_cast<std::uint32_t>(k);
+        member_coef[at] = atom.coef_at(p);
+      });
+    }
+    lp_rows.type_of.resize(total);
+    for (std::size_t r = 0; r < total; ++r) {
+      const std::size_t n = first[r + 1] - first[r];
+      lp_rows.type_of[r] = lp_rows.types.intern({member_atom.data() + first[r], n},
+                                                {member_coef.data() + first[r], n});
+    }
   }
   if (is_distributed()) {
     for (const TrainingData& td : data) lp_rows.dataset_rows.push_back(td.data->num_rows());
-    lp_rows = lp_rows_over_ranks(lp_rows, gcols.size(), forms.size());
+    lp_rows = lp_rows_over_ranks(lp_rows, gcols.size());
     total = lp_rows.s.size();
   }
+  const TypeTable& types = lp_rows.types;
+  const std::vector<std::uint32_t>& type_of = lp_rows.type_of;
   const std::size_t num_groups = keys.size();
   RATEOPT_CHECK(num_groups > 0, "post-processing: the problem's datasets have no rows");
 
-  // ---- per group: rows by decreasing score, cuts, columns ----
-  std::vector<std::vector<std::size_t>> members(num_groups);
-  for (std::size_t r = 0; r < total; ++r) members[group_of[r]].push_back(r);
+  // ---- the LP's atom rows, objective and constraints ----
   ThresholdLp lp;
   lp.groups = num_groups;
+  lp.atoms = used.size();
   lp.constraints = m;
   lp.cost_constant = forms[0]->constant;
-  for (std::size_t j = 0; j < m; ++j) lp.rhs.push_back(-forms[j + 1]->constant);
+  lp.atom_cost.assign(used.size(), 0.0);
+  for (const AtomTerm& t : forms[0]->terms) lp.atom_cost[atom_row[t.atom]] += t.coef;
+  for (std::size_t j = 0; j < m; ++j) {
+    std::map<std::uint32_t, double> row;
+    for (const AtomTerm& t : forms[j + 1]->terms) row[atom_row[t.atom]] += t.coef;
+    std::vector<AtomTerm>& terms = lp.rows.emplace_back();
+    for (const auto& [a, coef] : row)
+      if (coef != 0) terms.push_back({a, coef});
+    lp.rhs.push_back(-forms[j + 1]->constant);
+  }
+
+  // ---- per group: rows by decreasing score, cuts, the cuts kept, columns ----
+  std::vector<std::vector<std::size_t>> members(num_groups);
+  for (std::size_t r = 0; r < total; ++r) members[group_of[r]].push_back(r);
   std::vector<std::size_t> column_cut;  // the cut of each column
   std::vector<std::vector<double>> sorted_scores(num_groups);
   result.groups.resize(num_groups);
+  std::vector<std::int32_t> type_slot(types.size(), -1);
+  std::vector<std::int32_t> atom_slot(used.size(), -1);
   for (std::size_t g = 0; g < num_groups; ++g) {
     std::vector<std::size_t>& rows = members[g];
     std::stable_sort(rows.begin(), rows.end(),
                      [&](std::size_t x, std::size_t y) { return s[x] > s[y]; });
     std::vector<double>& sg = sorted_scores[g];
-    for (std::size_t r : rows) sg.push_back(s[r]);
-    std::vector<double> prefix(forms.size(), 0.0);
-    const auto add_column = [&](std::size_t c) {
-      lp.cost.push_back(prefix[0]);
-      lp.group.push_back(g);
-      for (std::size_t j = 0; j < m; ++j) lp.a.push_back(prefix[j + 1]);
-      column_cut.push_back(c);
-      ++result.groups[g].cuts;
-    };
-    add_column(0);
-    for (std::size_t c = 1; c <= rows.size(); ++c) {
-      for (std::size_t f = 0; f < forms.size(); ++f) prefix[f] += u[f * total + rows[c - 1]];
-      if (c == rows.size() || sg[c - 1] > sg[c]) add_column(c);
+    for (const std::size_t r : rows) sg.push_back(s[r]);
+    // The group's types that touch an atom, and the atoms they touch.
+    std::vector<std::uint32_t> group_types, group_atoms;
+    for (const std::size_t r : rows) {
+      const std::uint32_t t = type_of[r];
+      if (type_slot[t] >= 0 || types.atoms(t).empty()) continue;
+      type_slot[t] = static_cast<std::int32_t>(group_types.size());
+      group_types.push_back(t);
+      for (const std::uint32_t a : types.atoms(t))
+        if (atom_slot[a] < 0) {
+          atom_slot[a] = static_cast<std::int32_t>(group_atoms.size());
+          group_atoms.push_back(a);
+        }
     }
+    std::sort(group_atoms.begin(), group_atoms.end());
+    for (std::size_t k = 0; k < group_atoms.size(); ++k)
+      atom_slot[group_atoms[k]] = static_cast<std::int32_t>(k);
+    // The cuts: none, all, and every boundary between distinct scores.
+    std::vector<std::size_t> cuts{0};
+    for (std::size_t c = 1; c <= rows.size(); ++c)
+      if (c == rows.size() || sg[c - 1] > sg[c]) cuts.push_back(c);
+    std::vector<char> keep(cuts.size(), 1);
+    if (options.hull && group_types.size() <= 2 && rows.size() < (std::size_t{1} << 32U)) {
+      // Every atom value is linear in the counts of the group's (at most two) types among the
+      // rows above a cut: only the vertices of those points' convex hull are needed.
+      std::vector<std::array<std::uint64_t, 2>> points;
+      std::array<std::uint64_t, 2> count{0, 0};
+      std::size_t c = 0;
+      for (const std::size_t cut : cuts) {
+        for (; c < cut; ++c) {
+          const std::int32_t k = type_slot[type_of[rows[c]]];
+          if (k >= 0) ++count[static_cast<std::size_t>(k)];
+        }
+        points.push_back(count);
+      }
+      hull_vertices(points, keep);
+    }
+    std::vector<double> prefix(group_atoms.size(), 0.0);
+    std::size_t c = 0;
+    for (std::size_t k = 0; k < cuts.size(); ++k) {
+      for (; c < cuts[k]; ++c) {
+        const std::uint32_t t = type_of[rows[c]];
+        const auto ta = types.atoms(t);
+        const auto tc = types.coefs(t);
+        for (std::size_t e = 0; e < ta.size(); ++e)
+          prefix[static_cast<std::size_t>(atom_slot[ta[e]])] += tc[e];
+      }
+      if (keep[k] == 0) continue;
+      lp.group.push_back(g);
+      for (std::size_t e = 0; e < group_atoms.size(); ++e)
+        if (prefix[e] != 0) {
+          lp.entry_atom.push_back(group_atoms[e]);
+          lp.entry_value.push_back(prefix[e]);
+        }
+      lp.start.push_back(lp.entry_atom.size());
+      column_cut.push_back(cuts[k]);
+      ++result.groups[g].columns;
+    }
+    for (const std::uint32_t t : group_types) type_slot[t] = -1;
+    for (const std::uint32_t a : group_atoms) atom_slot[a] = -1;
     result.groups[g].key = keys[g];
     result.groups[g].rows = rows.size();
+    result.groups[g].cuts = cuts.size();
   }
-  result.lp_columns = lp.cost.size();
+  result.lp_columns = lp.columns();
 
   // ---- solve: LP(0), else the smallest violation budget, then the objective under it ----
-  std::optional<std::vector<double>> x = solve(lp, false, false, 0, 0);
+  std::optional<std::vector<double>> x = solve(lp, false, false, 0, 0, options.eager_constraints);
   result.status = Termination::kConverged;
   if (!x) {
-    const auto phase1 = solve(lp, true, true, 0, COIN_DBL_MAX);
+    const auto phase1 = solve(lp, true, true, 0, COIN_DBL_MAX, options.eager_constraints);
     RATEOPT_CHECK(phase1.has_value(), "post-processing: the violation LP failed (CLP)");
-    const double v = (*phase1)[lp.cost.size()];
+    const double v = (*phase1)[lp.columns() + lp.atoms];
     result.violation_budget = v;
     result.status = Termination::kInfeasible;
     const double slack = std::max(1e-12, 1e-9 * std::fabs(v));
-    x = solve(lp, true, false, v + slack, v + slack);
+    x = solve(lp, true, false, v + slack, v + slack, options.eager_constraints);
     if (!x) x = phase1;
   }
   result.lp_objective = lp.cost_constant;
-  for (std::size_t c = 0; c < lp.cost.size(); ++c) result.lp_objective += lp.cost[c] * (*x)[c];
+  for (std::size_t a = 0; a < lp.atoms; ++a)
+    result.lp_objective += lp.atom_cost[a] * (*x)[lp.columns() + a];
 
   // ---- the rules ----
   Classifier& clf = result.classifier;
@@ -428,10 +657,10 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
   clf.group_columns = gcols;
   clf.group_rules.resize(num_groups);
   std::vector<double> group_sum(num_groups, 0.0);
-  for (std::size_t c = 0; c < lp.cost.size(); ++c)
+  for (std::size_t c = 0; c < lp.columns(); ++c)
     if ((*x)[c] > kZeroWeight) group_sum[lp.group[c]] += (*x)[c];
   // Columns of a group are in increasing cut order, i.e. decreasing threshold: walk backwards.
-  for (std::size_t c = lp.cost.size(); c-- > 0;) {
+  for (std::size_t c = lp.columns(); c-- > 0;) {
     const std::size_t g = lp.group[c];
     if (!((*x)[c] > kZeroWeight)) continue;
     GroupRule& rule = clf.group_rules[g];

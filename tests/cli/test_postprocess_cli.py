@@ -62,6 +62,34 @@ def test_postprocess_demographic_parity_then_eval(cli, tmp_path):
     assert len(out) == 400 and set(out) <= {"0", "1"}
 
 
+def test_postprocess_hull_columns_and_every_cut_give_one_optimum(cli, tmp_path):
+    """--postprocess-columns hull (the default: each group's hull vertices) and all (every
+    distinct score) reach the same LP optimum for equalized odds; the report counts the columns
+    against the cuts, per group and in all."""
+    data = small_csv(tmp_path, n=2000)
+    lr = base_model(cli, tmp_path, data)
+    reports = {}
+    for columns in ("hull", "all"):
+        report = tmp_path / f"r-{columns}.json"
+        cli.run("train", "--data", data, "--label", "y", "--groups", "g", "--solver",
+                "postprocess", "--base-model", lr, "--minimize", "error", "--constraint",
+                "parity(tpr, g) <= 0.01", "--constraint", "parity(fpr, g) <= 0.01",
+                "--postprocess-columns", columns, "--quiet", "--output", tmp_path / "m.json",
+                "--report", report)
+        reports[columns] = json.loads(report.read_text())
+    hull, every = reports["hull"], reports["all"]
+    assert hull["status"] == every["status"] == "converged"
+    assert hull["lp_objective"] == pytest.approx(every["lp_objective"], abs=1e-9)
+    assert every["lp_columns"] == every["lp_cuts"] == sum(g["cuts"] for g in every["groups"])
+    assert hull["lp_cuts"] == every["lp_cuts"]
+    assert hull["lp_columns"] == sum(g["columns"] for g in hull["groups"])
+    assert hull["lp_columns"] * 10 < hull["lp_cuts"]
+    proc = cli.run("train", "--data", data, "--label", "y", "--groups", "g", "--solver",
+                   "postprocess", "--base-model", lr, "--postprocess-columns", "some",
+                   "--output", tmp_path / "m.json", check=False)
+    assert proc.returncode == 2 and "--postprocess-columns" in proc.stderr
+
+
 def test_postprocess_errors(cli, tmp_path):
     data = small_csv(tmp_path)
     lr = base_model(cli, tmp_path, data)

@@ -4,6 +4,8 @@
 // model reproduces the training rates, the infeasible case, and errors on bad inputs.
 #include "rateopt/postprocess.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -135,6 +137,104 @@ TEST(Postprocess, MatchesBruteForceOverThresholdPairs) {
     }
   }
   EXPECT_EQ(checked, 30);
+}
+
+// n rows in k groups g0..g(k-1) (scores shifted by group, rounded to a grid with `ties`), a
+// second column h (two values, independent of g), and, with `weighted`, row weights in (0.5, 2).
+Dataset many_groups(std::size_t n, std::size_t k, std::uint64_t seed, bool ties, bool weighted) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> unif;
+  std::vector<double> x, w;
+  Labels y;
+  y.kind = LabelKind::kBinary;
+  y.names = {"0", "1"};
+  std::vector<std::string> group, h;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t g = i % k;
+    double s = normal(rng) + 0.4 * static_cast<double>(g);
+    if (ties) s = std::round(s * 4) / 4;
+    x.push_back(s);
+    // Both labels in every group.
+    y.values.push_back(i < 2 * k ? (i < k ? 0 : 1) : unif(rng) < 1 / (1 + std::exp(-2 * s)));
+    group.push_back("g" + std::to_string(g));
+    h.push_back(unif(rng) < 0.5 ? "u" : "v");
+    w.push_back(0.5 + 1.5 * unif(rng));
+  }
+  Dataset ds(FeatureMatrix::dense(std::move(x), n, 1), y);
+  ds.add_column(make_column("g", group));
+  ds.add_column(make_column("h", h));
+  if (weighted) ds.set_weights(std::move(w));
+  return ds;
+}
+
+// The LP over the vertices of each group's hull, and the LP with constraint generation, have the
+// full LP's optimum (and status) to 1e-9, on random problems with 2-5 groups: rates of the groups
+// (two row types a group: the hull applies), slices on a second column or row weights (more types:
+// every cut kept), feasible and infeasible bounds, minimised and maximised objectives.
+TEST(Postprocess, HullColumnsGiveTheFullLpsOptimum) {
+  std::mt19937_64 rng(2027);
+  const std::vector<std::pair<std::string, std::vector<std::string>>> shapes = {
+      {"error", {"parity(ppr, g) <= B"}},
+      {"error", {"parity(tpr, g) <= B", "parity(fpr, g) <= B"}},
+      {"error", {"ppr[g=g0] >= 0.8 * ppr[g=g1] - B", "ppr[g=g1] >= 0.8 * ppr[g=g0] - B"}},
+      {"recall", {"max_over(fpr, g) <= B"}},
+      {"error", {"parity(ppr, g) <= B", "ppr[h=u] <= 0.4 + B"}},
+      {"error", {"tpr[g=g0, h=u] >= 0.5 - B", "parity(ppr, g) <= 0.1"}},
+      {"error", {"ppr <= B", "ppr[g=g1] >= 0.2"}},
+  };
+  int fewer = 0, checked = 0, infeasible = 0;
+  for (int trial = 0; trial < 84; ++trial) {
+    const auto& [objective, constraints] = shapes[static_cast<std::size_t>(trial) % shapes.size()];
+    const std::size_t k = 2 + static_cast<std::size_t>(rng() % 4);
+    const bool ties = trial % 3 == 0, weighted = trial % 4 == 3;
+    const double bound = std::vector<double>{0.0, 0.01, 0.05, 0.2}[rng() % 4];
+    const Dataset ds = many_groups(40 + rng() % 120, k, rng(), ties, weighted);
+    std::vector<std::string> cs;
+    for (std::string c : constraints) {
+      if (const auto at = c.find('B'); at != std::string::npos)
+        c.replace(at, 1, fmt::format("{}", bound));
+      cs.push_back(c);
+    }
+    const RateProblem problem =
+        RateProblem::build(test::spec(objective, cs, objective == "recall"), {{"train", &ds}});
+    PostprocessOptions full;
+    full.hull = false;
+    PostprocessOptions o;
+    o.group_columns = full.group_columns = {"g"};
+    PostprocessOptions lazy = o;
+    lazy.eager_constraints = 0;
+    const PostprocessResult a = postprocess(problem, score_model(), o);
+    const PostprocessResult b = postprocess(problem, score_model(), full);
+    const PostprocessResult c = postprocess(problem, score_model(), lazy);
+    SCOPED_TRACE(fmt::format("trial {}: {} s.t. {}; {} groups, {} rows{}{}", trial, objective,
+                             fmt::join(cs, "; "), k, ds.num_rows(), ties ? ", ties" : "",
+                             weighted ? ", weighted" : ""));
+    ASSERT_EQ(a.status, b.status);
+    EXPECT_NEAR(a.lp_objective, b.lp_objective, 1e-9);
+    EXPECT_NEAR(a.violation_budget, b.violation_budget, 1e-9);
+    EXPECT_NEAR(a.stochastic.objective, b.stochastic.objective, 1e-9);
+    EXPECT_LE(a.stochastic.max_violation(), b.stochastic.max_violation() + 1e-9);
+    EXPECT_LE(a.lp_columns, b.lp_columns);
+    // Constraint generation: the same optimum.
+    ASSERT_EQ(c.status, b.status);
+    EXPECT_NEAR(c.lp_objective, b.lp_objective, 1e-9);
+    EXPECT_NEAR(c.violation_budget, b.violation_budget, 1e-9);
+    EXPECT_LE(c.stochastic.max_violation(), b.stochastic.max_violation() + 1e-9);
+    infeasible += b.status == Termination::kInfeasible ? 1 : 0;
+    std::size_t cuts = 0;
+    for (const PostprocessGroup& g : b.groups) {
+      EXPECT_EQ(g.columns, g.cuts);
+      cuts += g.cuts;
+    }
+    EXPECT_EQ(b.lp_columns, cuts);
+    fewer += a.lp_columns < b.lp_columns ? 1 : 0;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 84);
+  EXPECT_GE(fewer, 50);  // the unweighted cases of group rates
+  EXPECT_GE(infeasible, 3);
+  EXPECT_LE(infeasible, 40);
 }
 
 TEST(Postprocess, SavedModelReproducesTheTrainingRates) {
