@@ -186,6 +186,15 @@ struct FunctionInfo {
   FunctionKind kind = FunctionKind::kConstant;
   std::string shape;                 // "linear", "convex", "concave", "sum of ratios", "unknown"
   std::optional<AffineForm> linear;  // kLinear and kConstant: the function as an affine form
+  // kRatio with a single ratio rate (e.g. -f1 as minimised, or precision[g] >= 0.6 as
+  // 0.6 - precision[g] <= 0): the function is constant + coef * num / den, num and den affine in
+  // atoms (the rate's numerator and denominator; den >= 0 on every classifier).
+  struct Ratio {
+    double constant = 0;
+    double coef = 0;
+    AffineForm num, den;
+  };
+  std::optional<Ratio> ratio;
 };
 
 struct ProblemValues {

@@ -30,7 +30,7 @@ namespace rateopt {
 
 namespace {
 
-constexpr double kZeroWeight = 1e-12;  // threshold weights below this are dropped
+constexpr double kZeroWeight = 1e-9;  // threshold weights below this are dropped (LP noise)
 
 // The LP over threshold columns and atom values. Variables: pi_{g,c} >= 0, one per kept cut c
 // of group g (columns), then z_a, one per atom the functions use (free), then v (with_v only).
@@ -48,6 +48,13 @@ struct ThresholdLp {
   std::vector<std::vector<AtomTerm>> rows;  // per constraint: coef_ja over atom rows
   std::vector<double> rhs;
   double cost_constant = 0;
+  // Charnes-Cooper for a ratio objective: the variables are t times the above (t = 1 / den) and
+  // a column t >= 0: group rows sum to t, den row sum_a den_a z_a + den_constant t = 1,
+  // constraints sum_a coef_ja z_a - rhs_j t <= 0, objective sum_a cost_a z_a + t_cost t.
+  bool fractional = false;
+  std::vector<double> den_atom;
+  double den_constant = 0;
+  double t_cost = 0;
   [[nodiscard]] std::size_t columns() const noexcept { return group.size(); }
 };
 
@@ -65,8 +72,12 @@ constexpr double kLpTolerance = 1e-10;
 std::optional<std::vector<double>> solve(const ThresholdLp& lp, bool with_v,
                                          bool minimize_violation, double v_lo, double v_hi,
                                          std::size_t eager) {
+  RATEOPT_CHECK(!(with_v && lp.fractional), "post-processing: a violation budget with a ratio");
   const std::size_t n = lp.columns(), na = lp.atoms, m = lp.constraints;
-  const std::size_t cols = n + na + (with_v ? 1 : 0), rows = lp.groups + na;
+  const std::size_t extra = with_v || lp.fractional ? 1 : 0;  // v, or t
+  const std::size_t last = n + na;                            // its column
+  const std::size_t cols = n + na + extra;
+  const std::size_t rows = lp.groups + na + (lp.fractional ? 1 : 0);
   std::vector<CoinBigIndex> start(cols + 1, 0);
   std::vector<int> index;
   std::vector<double> value;
@@ -82,21 +93,35 @@ std::optional<std::vector<double>> solve(const ThresholdLp& lp, bool with_v,
   for (std::size_t a = 0; a < na; ++a) {
     index.push_back(static_cast<int>(lp.groups + a));
     value.push_back(1.0);
+    if (lp.fractional && lp.den_atom[a] != 0) {
+      index.push_back(static_cast<int>(lp.groups + na));
+      value.push_back(lp.den_atom[a]);
+    }
     start[n + a + 1] = static_cast<CoinBigIndex>(index.size());
   }
-  if (with_v) start[n + na + 1] = static_cast<CoinBigIndex>(index.size());
+  if (lp.fractional) {
+    for (std::size_t g = 0; g < lp.groups; ++g) {
+      index.push_back(static_cast<int>(g));
+      value.push_back(-1.0);
+    }
+    index.push_back(static_cast<int>(lp.groups + na));
+    value.push_back(lp.den_constant);
+  }
+  if (extra != 0) start[cols] = static_cast<CoinBigIndex>(index.size());
   std::vector<double> col_lo(cols, 0.0), col_hi(cols, COIN_DBL_MAX), obj(cols, 0.0);
   for (std::size_t a = 0; a < na; ++a) {
     col_lo[n + a] = -COIN_DBL_MAX;
     if (!minimize_violation) obj[n + a] = lp.atom_cost[a];
   }
   if (with_v) {
-    col_lo[n + na] = v_lo;
-    col_hi[n + na] = v_hi;
-    if (minimize_violation) obj[n + na] = 1.0;
+    col_lo[last] = v_lo;
+    col_hi[last] = v_hi;
+    if (minimize_violation) obj[last] = 1.0;
   }
+  if (lp.fractional) obj[last] = lp.t_cost;
   std::vector<double> row_lo(rows, 0.0), row_hi(rows, 0.0);
-  for (std::size_t g = 0; g < lp.groups; ++g) row_lo[g] = row_hi[g] = 1.0;
+  for (std::size_t g = 0; g < lp.groups; ++g) row_lo[g] = row_hi[g] = lp.fractional ? 0.0 : 1.0;
+  if (lp.fractional) row_lo[rows - 1] = row_hi[rows - 1] = 1.0;
   ClpSimplex simplex;
   simplex.setLogLevel(0);
   simplex.loadProblem(static_cast<int>(cols), static_cast<int>(rows), start.data(), index.data(),
@@ -120,12 +145,16 @@ std::optional<std::vector<double>> solve(const ThresholdLp& lp, bool with_v,
         row_value.push_back(t.coef);
       }
       if (with_v) {
-        row_index.push_back(static_cast<int>(n + na));
+        row_index.push_back(static_cast<int>(last));
         row_value.push_back(-1.0);
+      }
+      if (lp.fractional && lp.rhs[j] != 0) {
+        row_index.push_back(static_cast<int>(last));
+        row_value.push_back(-lp.rhs[j]);
       }
       row_start.push_back(static_cast<CoinBigIndex>(row_index.size()));
       lo.push_back(-COIN_DBL_MAX);
-      hi.push_back(lp.rhs[j]);
+      hi.push_back(lp.fractional ? 0.0 : lp.rhs[j]);
       in[j] = 1;
     }
     simplex.addRows(static_cast<int>(which.size()), lo.data(), hi.data(), row_start.data(),
@@ -140,11 +169,14 @@ std::optional<std::vector<double>> solve(const ThresholdLp& lp, bool with_v,
   while (true) {
     if (!simplex.isProvenOptimal()) return std::nullopt;
     const double* x = simplex.getColSolution();
+    // With t, the atoms are t times their values (t > 0: the den row).
+    const double t = lp.fractional ? x[last] : 1.0;
+    if (!(t > 0)) return std::nullopt;
     std::vector<std::pair<double, std::size_t>> violated;
     for (std::size_t j = 0; j < m; ++j) {
       if (in[j] != 0) continue;
-      double lhs = with_v ? -x[n + na] : 0.0;
-      for (const AtomTerm& t : lp.rows[j]) lhs += t.coef * x[n + t.atom];
+      double lhs = with_v ? -x[last] : 0.0;
+      for (const AtomTerm& t_j : lp.rows[j]) lhs += t_j.coef * x[n + t_j.atom] / t;
       if (lhs - lp.rhs[j] > kLpTolerance) violated.emplace_back(lhs - lp.rhs[j], j);
     }
     if (violated.empty()) return std::vector<double>(x, x + cols);
@@ -167,21 +199,84 @@ std::string key_text(const std::vector<std::string>& key) {
   return key.empty() ? std::string("all rows") : fmt::format("[{}]", fmt::join(key, ", "));
 }
 
-// Checks the problem is linear in rates; returns the objective's and constraints' affine forms.
-std::vector<const AffineForm*> linear_forms(const RateProblem& problem) {
-  std::vector<const AffineForm*> forms;
+// The LP's functions: the objective (as minimised) and the constraints, affine in atoms.
+struct LpForms {
+  // [0] the objective, or with `den` the numerator of its ratio (coef * num); then one per
+  // constraint, a ratio's linearised (constant + coef * num / den <= 0 as
+  // constant * den + coef * num <= 0: den >= 0).
+  std::vector<AffineForm> forms;
+  std::optional<AffineForm> den;  // a ratio objective's denominator (Charnes-Cooper)
+  double ratio_constant = 0;      // and its constant: objective = constant + forms[0] / den
+};
+
+AffineForm combined(const AffineForm& a, double ca, const AffineForm& b, double cb) {
+  std::map<std::size_t, double> terms;
+  for (const AtomTerm& t : a.terms) terms[t.atom] += ca * t.coef;
+  for (const AtomTerm& t : b.terms) terms[t.atom] += cb * t.coef;
+  AffineForm out;
+  out.constant = ca * a.constant + cb * b.constant;
+  for (const auto& [atom, coef] : terms)
+    if (coef != 0) out.terms.push_back({atom, coef});
+  return out;
+}
+
+// Checks the problem is one post-processing solves (functions linear in rates, or a single
+// ratio rate plus a constant: a fractional objective, or a ratio constraint) and returns its
+// forms.
+LpForms lp_forms(const RateProblem& problem) {
+  LpForms out;
   const auto take = [&](const FunctionInfo& f, std::string_view what) {
-    RATEOPT_CHECK(
-        (f.kind == FunctionKind::kLinear || f.kind == FunctionKind::kConstant) &&
-            f.linear.has_value(),
-        "post-processing solves an LP and takes only problems linear in rates; the {} '{}' is {} "
-        "({}); use another --solver (e.g. auto) for it",
-        what, f.text, to_string(f.kind), f.shape);
-    forms.push_back(&*f.linear);
+    if ((f.kind == FunctionKind::kLinear || f.kind == FunctionKind::kConstant) && f.linear) {
+      out.forms.push_back(*f.linear);
+      return;
+    }
+    RATEOPT_CHECK(f.ratio.has_value(),
+                  "post-processing solves an LP and takes functions linear in rates or one ratio "
+                  "rate (e.g. f1, precision) plus a constant; the {} '{}' is {} ({}); use another "
+                  "--solver (e.g. auto) for it",
+                  what, f.text, to_string(f.kind), f.shape);
+    const FunctionInfo::Ratio& r = *f.ratio;
+    if (out.forms.empty()) {  // the objective: constant + coef * num / den
+      RATEOPT_CHECK(r.den.constant > 0,
+                    "post-processing: the objective '{}' divides by a rate that is zero for some "
+                    "classifiers (e.g. precision, with no positive prediction); use f1, "
+                    "jaccard or a linear objective, or another --solver",
+                    f.text);
+      out.forms.push_back(combined(r.num, r.coef, AffineForm{}, 0));
+      out.den = r.den;
+      out.ratio_constant = r.constant;
+    } else {
+      out.forms.push_back(combined(r.den, r.constant, r.num, r.coef));
+    }
   };
   take(problem.objective(), "objective");
   for (const FunctionInfo& c : problem.constraints()) take(c, "constraint");
-  return forms;
+  // A ratio constraint is linearised for den >= 0; at den = 0 (e.g. a group predicting nobody
+  // positive) its value is the metric's convention, which may break it: then den must be at
+  // least one row's worth (the least coefficient of a row in it).
+  const std::vector<double> none(problem.atoms().size(), 0.0);
+  const ProblemValues at_zero = problem.evaluate(none);
+  for (std::size_t j = 0; j < problem.constraints().size(); ++j) {
+    const FunctionInfo& c = problem.constraints()[j];
+    if (!c.ratio || at_zero.constraints[j] <= 0) continue;
+    double least = std::numeric_limits<double>::infinity();
+    for (const AtomTerm& t : c.ratio->den.terms) {
+      const Atom& atom = problem.atoms()[t.atom];
+      if (atom.rows.empty() || t.coef <= 0) continue;
+      double row = atom.unit_coef;
+      if (!atom.coef.empty()) {
+        row = std::numeric_limits<double>::infinity();
+        for (const double v : atom.coef)
+          if (v > 0) row = std::min(row, v);
+      }
+      least = std::min(least, t.coef * row);
+    }
+    if (!std::isfinite(least)) continue;
+    AffineForm floor = combined(c.ratio->den, -1.0, AffineForm{}, 0);
+    floor.constant += least;  // least - den <= 0
+    out.forms.push_back(std::move(floor));
+  }
+  return out;
 }
 
 // Threshold of cut c of a group whose scores, sorted decreasingly, are `s`: s_i > t exactly for
@@ -412,7 +507,8 @@ std::vector<std::string> slice_columns(const RateProblem& problem) {
 PostprocessResult postprocess(const RateProblem& problem, const Classifier& base,
                               const PostprocessOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<const AffineForm*> forms = linear_forms(problem);
+  const LpForms lp_functions = lp_forms(problem);
+  const std::vector<AffineForm>& forms = lp_functions.forms;
   const std::size_t m = forms.size() - 1;  // forms[0] is the objective (as minimised)
 
   // ---- the base score ----
@@ -492,12 +588,15 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
   constexpr auto kUnused = std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> atom_row(atoms.size(), kUnused);  // atom -> LP atom row
   std::vector<std::size_t> used;                               // LP atom row -> atom
-  for (const AffineForm* f : forms)
-    for (const AtomTerm& t : f->terms)
+  const auto use = [&](const AffineForm& f) {
+    for (const AtomTerm& t : f.terms)
       if (atom_row[t.atom] == kUnused) {
         atom_row[t.atom] = static_cast<std::uint32_t>(used.size());
         used.push_back(t.atom);
       }
+  };
+  for (const AffineForm& f : forms) use(f);
+  if (lp_functions.den) use(*lp_functions.den);
   {
     // Each row's (atom row, coefficient) list, atom rows increasing, then its type.
     std::vector<std::size_t> first(total + 1, 0);
@@ -538,16 +637,24 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
   lp.groups = num_groups;
   lp.atoms = used.size();
   lp.constraints = m;
-  lp.cost_constant = forms[0]->constant;
+  lp.cost_constant = forms[0].constant;
   lp.atom_cost.assign(used.size(), 0.0);
-  for (const AtomTerm& t : forms[0]->terms) lp.atom_cost[atom_row[t.atom]] += t.coef;
+  for (const AtomTerm& t : forms[0].terms) lp.atom_cost[atom_row[t.atom]] += t.coef;
+  if (lp_functions.den) {  // Charnes-Cooper: min constant + (coef * num) / den
+    lp.fractional = true;
+    lp.t_cost = forms[0].constant;
+    lp.cost_constant = lp_functions.ratio_constant;
+    lp.den_atom.assign(used.size(), 0.0);
+    for (const AtomTerm& t : lp_functions.den->terms) lp.den_atom[atom_row[t.atom]] += t.coef;
+    lp.den_constant = lp_functions.den->constant;
+  }
   for (std::size_t j = 0; j < m; ++j) {
     std::map<std::uint32_t, double> row;
-    for (const AtomTerm& t : forms[j + 1]->terms) row[atom_row[t.atom]] += t.coef;
+    for (const AtomTerm& t : forms[j + 1].terms) row[atom_row[t.atom]] += t.coef;
     std::vector<AtomTerm>& terms = lp.rows.emplace_back();
     for (const auto& [a, coef] : row)
       if (coef != 0) terms.push_back({a, coef});
-    lp.rhs.push_back(-forms[j + 1]->constant);
+    lp.rhs.push_back(-forms[j + 1].constant);
   }
 
   // ---- per group: rows by decreasing score, cuts, the cuts kept, columns ----
@@ -633,18 +740,26 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
   std::optional<std::vector<double>> x = solve(lp, false, false, 0, 0, options.eager_constraints);
   result.status = Termination::kConverged;
   if (!x) {
-    const auto phase1 = solve(lp, true, true, 0, COIN_DBL_MAX, options.eager_constraints);
+    ThresholdLp budget = lp;  // the constraints alone (any objective: the same feasible set)
+    budget.fractional = false;
+    const auto phase1 = solve(budget, true, true, 0, COIN_DBL_MAX, options.eager_constraints);
     RATEOPT_CHECK(phase1.has_value(), "post-processing: the violation LP failed (CLP)");
     const double v = (*phase1)[lp.columns() + lp.atoms];
     result.violation_budget = v;
     result.status = Termination::kInfeasible;
     const double slack = std::max(1e-12, 1e-9 * std::fabs(v));
-    x = solve(lp, true, false, v + slack, v + slack, options.eager_constraints);
-    if (!x) x = phase1;
+    ThresholdLp relaxed = lp;
+    for (double& r : relaxed.rhs) r += v + slack;
+    x = solve(relaxed, false, false, 0, 0, options.eager_constraints);
+    if (!x) {
+      RATEOPT_CHECK(!lp.fractional, "post-processing: the relaxed LP failed (CLP)");
+      x = phase1;
+    }
   }
   result.lp_objective = lp.cost_constant;
   for (std::size_t a = 0; a < lp.atoms; ++a)
     result.lp_objective += lp.atom_cost[a] * (*x)[lp.columns() + a];
+  if (lp.fractional) result.lp_objective += lp.t_cost * (*x)[lp.columns() + lp.atoms];
 
   // ---- the rules ----
   Classifier& clf = result.classifier;

@@ -520,6 +520,12 @@ void finish_function(const RateProblem::Impl& p, Function& f, const std::string&
   } else if (any_ratio) {
     info.kind = FunctionKind::kRatio;
     info.shape = "sum of ratios";
+    if (f.leaf_coef.size() == 1 && p.leaves[f.leaf_coef[0].first].kind == Leaf::Kind::kRatio &&
+        p.leaves[f.leaf_coef[0].first].args.size() == 2) {
+      const Leaf& leaf = p.leaves[f.leaf_coef[0].first];
+      info.ratio =
+          FunctionInfo::Ratio{f.leaf_constant, f.leaf_coef[0].second, leaf.args[0], leaf.args[1]};
+    }
   } else {
     lin = normalized(lin);
     info.kind = lin.terms.empty() ? FunctionKind::kConstant : FunctionKind::kLinear;

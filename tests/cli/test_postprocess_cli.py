@@ -97,8 +97,17 @@ def test_postprocess_errors(cli, tmp_path):
               "--output", tmp_path / "pp.json"]
     proc = cli.run(*common, "--constraint", "ppr[g=a] <= ppr[g=b]", check=False)
     assert proc.returncode == 2 and "needs the score to post-process" in proc.stderr
-    proc = cli.run(*common, "--base-model", lr, "--maximize", "f1", check=False)
-    assert proc.returncode == 2 and "linear in rates" in proc.stderr
+    proc = cli.run(*common, "--base-model", lr, "--maximize", "f1 + precision", check=False)
+    assert proc.returncode == 2 and "linear in rates or one ratio" in proc.stderr
+    # One ratio rate is taken (Charnes-Cooper): F1 under a per-group minimum precision.
+    report = tmp_path / "f1.json"
+    cli.run(*common, "--base-model", lr, "--maximize", "f1", "--constraint",
+            "precision[g=a] >= 0.6", "--report", report)
+    rep = json.loads(report.read_text())
+    assert rep["status"] == "converged"
+    stoch = rep["train"]["stochastic"]
+    assert stoch["objective"] == pytest.approx(rep["lp_objective"], abs=1e-9)
+    assert all(c["violation"] <= 1e-9 for c in stoch["constraints"])
     proc = cli.run(*common, "--base-model", lr, "--constraint", "ppr[g=a] <= ppr[g=b]",
                    "--postprocess-groups", "h", check=False)
     assert proc.returncode == 2 and "group column 'h'" in proc.stderr

@@ -237,6 +237,81 @@ TEST(Postprocess, HullColumnsGiveTheFullLpsOptimum) {
   EXPECT_LE(infeasible, 40);
 }
 
+// Ratio objectives (f1, F-beta, Jaccard: Charnes-Cooper) and ratio constraints (precision,
+// linearised) against brute force: the LP over mixtures of every pair of deterministic group
+// thresholds, with the ratio objective in its own Charnes-Cooper form (shrink_candidates_ratio)
+// and a ratio constraint as the linear c * den + coef * num <= 0 of the mixture's expected
+// counts.
+TEST(Postprocess, RatioObjectivesAndConstraintsMatchBruteForce) {
+  using test::spec;
+  const std::vector<std::pair<std::string, ProblemSpec>> ratio_cases = {
+      {"f1, parity", spec("f1", {"abs(ppr[g=a] - ppr[g=b]) <= 0.05"}, true)},
+      {"f-beta 2, equal opportunity", spec("fbeta:2", {"abs(tpr[g=a] - tpr[g=b]) <= 0.02"}, true)},
+      {"jaccard, 80% rule", spec("jaccard", {"ppr[g=a] >= 0.8 * ppr[g=b]"}, true)},
+      {"error, precision per group", spec("error", {"precision[g=a] >= 0.7"})},
+      {"f1, precision and recall",
+       spec("f1", {"precision[g=b] >= 0.75", "recall[g=a] >= 0.5"}, true)},
+      {"balanced accuracy, parity",
+       spec("balanced_accuracy", {"abs(ppr[g=a] - ppr[g=b]) <= 0.05"}, true)},
+  };
+  int checked = 0;
+  for (const auto& [name, sp] : ratio_cases) {
+    for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+      const Dataset ds = two_groups(8, seed, /*ties=*/seed % 2 == 0);
+      const RateProblem problem = RateProblem::build(sp, {{"train", &ds}});
+      const PostprocessResult r = postprocess(problem, score_model());
+      SCOPED_TRACE(name + ", seed " + std::to_string(seed));
+      // Brute force: every pair of group thresholds.
+      const Column& g = ds.column("g");
+      const FeatureMatrix& x = ds.features();
+      std::vector<std::vector<double>> thresholds(2);
+      for (std::size_t i = 0; i < ds.num_rows(); ++i)
+        thresholds[static_cast<std::size_t>(g.codes[i])].push_back(x.at(i, 0));
+      for (auto& t : thresholds) {
+        std::sort(t.begin(), t.end());
+        t.erase(std::unique(t.begin(), t.end()), t.end());
+        t.insert(t.begin(), t.front() - 1);
+      }
+      const FunctionInfo& obj = problem.objective();
+      const std::size_t m = problem.constraints().size();
+      std::vector<double> num, den, gv;
+      for (double ta : thresholds[0]) {
+        for (double tb : thresholds[1]) {
+          std::vector<std::vector<double>> pred(1, std::vector<double>(ds.num_rows()));
+          for (std::size_t i = 0; i < ds.num_rows(); ++i)
+            pred[0][i] = x.at(i, 0) > (g.codes[i] == 0 ? ta : tb) ? 1.0 : 0.0;
+          const std::vector<double> atoms = problem.atom_values(pred);
+          if (obj.ratio) {
+            num.push_back(obj.ratio->coef * obj.ratio->num.evaluate(atoms));
+            den.push_back(obj.ratio->den.evaluate(atoms));
+          } else {
+            num.push_back(obj.linear->evaluate(atoms));
+            den.push_back(1.0);
+          }
+          for (const FunctionInfo& c : problem.constraints())
+            gv.push_back(c.ratio ? c.ratio->constant * c.ratio->den.evaluate(atoms) +
+                                       c.ratio->coef * c.ratio->num.evaluate(atoms)
+                                 : c.linear->evaluate(atoms));
+        }
+      }
+      const ShrinkResult b = shrink_candidates_ratio(num, den, gv, m);
+      ASSERT_TRUE(b.feasible);
+      const double best = (obj.ratio ? obj.ratio->constant : 0.0) + b.objective;
+      EXPECT_EQ(r.status, Termination::kConverged);
+      EXPECT_NEAR(r.lp_objective, best, 1e-9);
+      EXPECT_NEAR(r.stochastic.objective * (sp.maximize ? -1 : 1), best, 1e-9);
+      EXPECT_LE(r.stochastic.max_violation(), 1e-9);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 30);
+  // A ratio objective whose denominator can vanish is refused.
+  const Dataset ds = two_groups(8, 1);
+  const RateProblem precision =
+      RateProblem::build(spec("precision", {"ppr <= 0.5"}, true), {{"train", &ds}});
+  EXPECT_THROW((void)postprocess(precision, score_model()), InvalidArgument);
+}
+
 TEST(Postprocess, SavedModelReproducesTheTrainingRates) {
   const Dataset ds = two_groups(40, 11);
   const RateProblem problem = RateProblem::build(
@@ -319,7 +394,7 @@ TEST(Postprocess, RejectsBadInputs) {
     }
   };
   const RateProblem ratio =
-      RateProblem::build(test::spec("f1", {"ppr[g=a] <= 0.5"}, true), {{"train", &ds}});
+      RateProblem::build(test::spec("f1 + precision", {"ppr[g=a] <= 0.5"}, true), {{"train", &ds}});
   EXPECT_THROW((void)postprocess(ratio, score_model()), InvalidArgument);
   expect_message([&] { (void)postprocess(ratio, score_model()); }, "linear in rates");
   const RateProblem general =
