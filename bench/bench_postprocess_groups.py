@@ -44,7 +44,10 @@ def generate(path, scores_path, rows, k, seed):
         for i in range(rows):
             g = min(bisect.bisect_left(cum, rng.random()), k - 1) if i >= 2 * k else i % k
             score = round(rng.gauss(0.3 * g / k, 1.0), 4)
-            y = (1 if i < k else 0) if i < 2 * k else int(rng.random() < 1 / (1 + math.exp(-2 * score)))
+            if i < 2 * k:  # both labels in every group
+                y = 1 if i < k else 0
+            else:
+                y = int(rng.random() < 1 / (1 + math.exp(-2 * score)))
             f.write(f"g{g},{score},{y}\n")
             s.write(f"{score}\n")
 

@@ -267,3 +267,35 @@ def test_sample_weights_are_the_rates_weights():
     # The estimator was fitted with the weights too.
     ref = LogisticRegression().fit(X, y, sample_weight=w)
     np.testing.assert_allclose(clf.estimator_.coef_, ref.coef_)
+
+
+def test_f1_objective_under_a_precision_floor_beats_every_deterministic_pair():
+    """objective="f1", maximize=True (a ratio: Charnes-Cooper) with a per-group minimum precision
+    (a ratio constraint): the randomised rules' F1 of expected counts, computed here with numpy,
+    is the fitted one; the floor holds; and no deterministic pair of group thresholds meeting the
+    floor (numpy brute force over every pair of distinct scores) has a higher F1."""
+    X, y, g = make_data(seed=3, n=300)
+    cons = ["precision[g=a] >= 0.75"]
+    clf = rateopt.ThresholdClassifier(LogisticRegression(), objective="f1", maximize=True,
+                                      constraints=cons)
+    clf.fit(X, y, sensitive_features={"g": g})
+    assert clf.status_ == "converged"
+    p = clf.predict_proba(X, sensitive_features={"g": g})[:, 1]
+    tp, fp, fn = (p * y).sum(), (p * (1 - y)).sum(), ((1 - p) * y).sum()
+    f1 = 2 * tp / (2 * tp + fp + fn)
+    assert clf.report_["stochastic"]["objective"] == pytest.approx(f1, abs=1e-9)
+    a = g == "a"
+    assert (p[a] * y[a]).sum() / p[a].sum() >= 0.75 - 1e-9
+    s = clf.estimator_.predict_proba(X)[:, 1]
+    best = 0.0
+    cuts = {k: np.concatenate([[np.inf], np.unique(s[g == k])]) for k in ("a", "b")}
+    for ta in cuts["a"]:
+        pa = a & (s >= ta)
+        for tb in cuts["b"]:
+            pred = pa | (~a & (s >= tb))
+            if pred[a].sum() > 0 and y[pred & a].mean() < 0.75:
+                continue
+            t, f_, n_ = (pred & (y == 1)).sum(), (pred & (y == 0)).sum(), (~pred & (y == 1)).sum()
+            best = max(best, 2 * t / (2 * t + f_ + n_))
+    assert f1 >= best - 1e-9
+    assert best > 0.5  # the brute force found feasible pairs

@@ -6,8 +6,10 @@ per group of the sensitive features, a randomised threshold rule predicts positi
 probability ``sum_j w_j 1{s(x) > t_j}``. One LP (COIN-OR CLP) finds the rules that minimise the
 objective subject to the constraints on the training data exactly, for any objective and
 constraints linear in rates (error, tpr, fpr, ppr, their differences, ``ppr[sex=Female] >= 0.8 *
-ppr[sex=Male]``, ...; Hardt, Price & Srebro 2016 for equal opportunity; fairlearn's
-ThresholdOptimizer does the same for five fixed constraints). The rules use the group at
+ppr[sex=Male]``, ...), an objective that is one ratio rate (``f1``, ``fbeta:2``, ``jaccard``,
+with ``maximize=True``; the Charnes-Cooper form of the LP) and constraints on one ratio rate
+(``precision[sex=Female] >= 0.6``). Hardt, Price & Srebro 2016 did this for equal opportunity;
+fairlearn's ThresholdOptimizer does it for five fixed constraints. The rules use the group at
 prediction time, so ``predict`` needs the sensitive features too.
 
 Example::
@@ -89,10 +91,12 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     ----------
     estimator : a scikit-learn classifier (or Pipeline) with ``predict_proba`` or
         ``decision_function``; default ``rateopt.LogisticRegression()``
-    constraints : list of str, linear in rates, over the sensitive features' columns, e.g.
+    constraints : list of str, linear in rates or on one ratio rate (a minimum precision), over
+        the sensitive features' columns, e.g.
         ``["ppr[sex=Female] >= 0.8 * ppr[sex=Male]"]`` or
         ``["tpr[sex=Female] - tpr[sex=Male] <= 0.02", "tpr[sex=Male] - tpr[sex=Female] <= 0.02"]``
-    objective : str, an expression linear in rates, default "error"
+    objective : str, an expression linear in rates, or one ratio rate such as "f1" (with
+        maximize=True), default "error"
     maximize : bool, maximise the objective (e.g. ``"tpr"``)
     prefit : bool, the estimator is fitted already: use it as is (no refit, no clone)
     score : {"auto", "predict_proba", "decision_function"}; "auto": ``predict_proba(X)[:, 1]``
