@@ -238,7 +238,8 @@ TEST(Postprocess, HullColumnsGiveTheFullLpsOptimum) {
 }
 
 // Ratio objectives (f1, F-beta, Jaccard: Charnes-Cooper) and ratio constraints (precision,
-// linearised) against brute force: the LP over mixtures of every pair of deterministic group
+// linearised), with balanced accuracy, cost-weighted errors and minimum selection rates (linear),
+// against brute force: the LP over mixtures of every pair of deterministic group
 // thresholds, with the ratio objective in its own Charnes-Cooper form (shrink_candidates_ratio)
 // and a ratio constraint as the linear c * den + coef * num <= 0 of the mixture's expected
 // counts.
@@ -253,6 +254,8 @@ TEST(Postprocess, RatioObjectivesAndConstraintsMatchBruteForce) {
        spec("f1", {"precision[g=b] >= 0.75", "recall[g=a] >= 0.5"}, true)},
       {"balanced accuracy, parity",
        spec("balanced_accuracy", {"abs(ppr[g=a] - ppr[g=b]) <= 0.05"}, true)},
+      {"cost-weighted errors, minimum selection rates",
+       spec("fpr + 3 * fnr", {"ppr[g=a] >= 0.3", "ppr[g=b] >= 0.3"})},
   };
   int checked = 0;
   for (const auto& [name, sp] : ratio_cases) {
@@ -304,7 +307,7 @@ TEST(Postprocess, RatioObjectivesAndConstraintsMatchBruteForce) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 30);
+  EXPECT_EQ(checked, 35);
   // A ratio objective whose denominator can vanish is refused.
   const Dataset ds = two_groups(8, 1);
   const RateProblem precision =
