@@ -479,15 +479,20 @@ def test_a_pattern_that_matches_nothing(cli, tmp_path):
 def test_postprocess_gives_the_same_model_file_for_1_to_3_ranks(cli, mpirun, train_shards,
                                                                 tmp_path, output):
     """--solver postprocess over the four shards: every rank gathers every row's group, score and
-    coefficients in file order and solves the one process's LP; with --confidence the base
-    logistic regression is fitted on the candidate rows over ranks. Byte-identical model files
-    for one process and 1-3 ranks, both with a saved base model and in the guaranteed mode."""
+    type in file order and solves the one process's LP (also for a ratio objective); with
+    --confidence the base logistic regression is fitted on the candidate rows over ranks.
+    Byte-identical model files for one process and 1-3 ranks, with a saved base model (error and
+    F1 objectives) and in the guaranteed mode."""
     pattern = str(train_shards / "part-*.csv")
     base = tmp_path / "base.json"
     cli.run("train", "--data", pattern, *ADULT, "--output", base)
     runs = {
         "plain": ["--minimize", "error", "--constraint", "parity(tpr, sex) <= 0.02",
                   "--solver", "postprocess", "--base-model", base, "--quiet"],
+        # A ratio objective (Charnes-Cooper) and a ratio constraint, 10 groups.
+        "ratio": ["--maximize", "f1", "--constraint", "precision[sex=Female] >= 0.6",
+                  "--constraint", "parity(tpr, race) <= 0.05", "--solver", "postprocess",
+                  "--base-model", base, "--quiet"],
         "guaranteed": ["--minimize", "error", "--constraint", "parity(ppr, sex) <= 0.05",
                        "--solver", "postprocess", "--confidence", "0.95", "--guarantee-for",
                        output, "--quiet"],
