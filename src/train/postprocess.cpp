@@ -351,7 +351,7 @@ struct LpRows {
 LpRows lp_rows_over_ranks(const LpRows& mine, std::size_t columns) {
   std::string out;
   const auto put = [&](const void* p, std::size_t n) {
-    out.append(static_cast<const char*>(p), n);
+    if (n > 0) out.append(static_cast<const char*>(p), n);  // p may be null when n is 0
   };
   const auto put_size = [&](std::size_t v) {
     const auto x = static_cast<std::uint64_t>(v);
@@ -391,6 +391,7 @@ LpRows lp_rows_over_ranks(const LpRows& mine, std::size_t columns) {
   std::vector<Part> parts(ranks.size());
   const auto get = [](Part& p, void* dst, std::size_t n) {
     RATEOPT_CHECK(p.at + n <= p.bytes->size(), "post-processing: a rank's rows are truncated");
+    if (n == 0) return;  // dst may be null
     std::memcpy(dst, p.bytes->data() + p.at, n);
     p.at += n;
   };
