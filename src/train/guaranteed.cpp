@@ -45,6 +45,18 @@ constexpr double kAlways = std::numeric_limits<double>::lowest();
 // one breakpoint (the groups' weights each sum to 1 up to rounding).
 constexpr double kBreakpointDust = 1e-12;
 
+// 0 (1) when every threshold of every group is the never (always) threshold of a move toward a
+// constant (Mover::at): the model predicts 0 (1) for every row of the population; else -1.
+std::int8_t group_constant(const Classifier& model) {
+  const auto all_at = [&](double t) {
+    return std::all_of(model.group_rules.begin(), model.group_rules.end(), [&](const GroupRule& r) {
+      return std::all_of(r.thresholds.begin(), r.thresholds.end(),
+                         [&](double x) { return x == t; });
+    });
+  };
+  return all_at(kNever) ? std::int8_t{0} : all_at(kAlways) ? std::int8_t{1} : std::int8_t{-1};
+}
+
 // Randomised group thresholds as hard components (guarantee_data): one uniform u drives every
 // group's draw, group g taking threshold j when u falls in its j-th cumulative weight interval.
 // Between consecutive breakpoints of all groups every group's pick is fixed: one hard component
@@ -77,13 +89,7 @@ void group_threshold_components(const Classifier& model, std::vector<Classifier>
       r.thresholds = {r.thresholds[pick]};
       r.weights = {1.0};
     }
-    const auto all_at = [&](double t) {
-      return std::all_of(part.group_rules.begin(), part.group_rules.end(),
-                         [&](const GroupRule& r) { return r.thresholds[0] == t; });
-    };
-    constant.push_back(all_at(kNever)    ? std::int8_t{0}
-                       : all_at(kAlways) ? std::int8_t{1}
-                                         : std::int8_t{-1});
+    constant.push_back(group_constant(part));
     parts.push_back(std::move(part));
     weights.push_back(width);
   }
@@ -214,9 +220,10 @@ class Mover {
   // threshold moved so that it keeps about share a of its positive (negative, for the positive
   // anchor) predictions on the candidate rows.
   [[nodiscard]] Classifier at(const Classifier& model, bool positive, double a) const {
-    if (a <= 0 && model.group_rules.empty()) return constant(model, positive);
     if (a >= 1) return model;
-    if (a <= 0) {  // a group-threshold model stays one: every group at the constant's threshold
+    if (a <= 0) {
+      if (model.group_rules.empty()) return constant(model, positive);
+      // A group-threshold model stays one: every group at the constant's threshold.
       Classifier out = model;
       for (GroupRule& r : out.group_rules) {
         r.thresholds = {positive ? kAlways : kNever};
@@ -394,22 +401,11 @@ MixtureData guarantee_data(const Classifier& model, const Dataset& data, std::st
       return static_cast<std::int8_t>(c.bias > 0 ? 1 : 0);
     return -1;
   };
-  // Group rules all at the never (always) threshold: the constant of a move (Mover::at).
-  const auto group_flag = [&]() -> std::int8_t {
-    const auto all_at = [&](double t) {
-      return std::all_of(model.group_rules.begin(), model.group_rules.end(),
-                         [&](const GroupRule& r) {
-                           return std::all_of(r.thresholds.begin(), r.thresholds.end(),
-                                              [&](double x) { return x == t; });
-                         });
-    };
-    return all_at(kNever) ? std::int8_t{0} : all_at(kAlways) ? std::int8_t{1} : std::int8_t{-1};
-  };
   if (!stochastic) {
     m.components.push_back(hard(model));
     m.weights.push_back(1.0);
     m.constant.push_back(model.group_rules.empty() ? flag(model.components[model.best])
-                                                   : group_flag());
+                                                   : group_constant(model));
   } else if (model.link == Link::kThreshold && !model.group_rules.empty() &&
              model.components.size() == 1) {
     std::vector<Classifier> parts;

@@ -33,11 +33,11 @@ namespace {
 constexpr double kZeroWeight = 1e-9;  // threshold weights below this are dropped (LP noise)
 
 // The LP over threshold columns and atom values. Variables: pi_{g,c} >= 0, one per kept cut c
-// of group g (columns), then z_a, one per atom the functions use (free), then v (with_v only).
-// Rows: per group sum_c pi_{g,c} = 1; per atom z_a - sum pi_{g,c} * prefix_a(g, c) = 0; per
-// constraint j sum_a coef_ja z_a - v <= rhs_j. Objective sum_a coef_0a z_a (+ cost_constant), or
-// v. Each column holds its group's row and the atoms its group's rows touch: sparse whatever the
-// number of groups and constraints.
+// of group g (columns), then z_a, one per atom the functions use (free), then v >= 0 (when
+// minimising the violation). Rows: per group sum_c pi_{g,c} = 1; per atom z_a - sum pi_{g,c} *
+// prefix_a(g, c) = 0; per constraint j sum_a coef_ja z_a - v <= rhs_j. Objective sum_a coef_0a z_a
+// (+ cost_constant), or v. Each column holds its group's row and the atoms its group's rows touch:
+// sparse whatever the number of groups and constraints.
 struct ThresholdLp {
   std::size_t groups = 0, atoms = 0, constraints = 0;
   std::vector<std::size_t> group;           // per column
@@ -66,18 +66,20 @@ struct ThresholdLp {
 constexpr std::size_t kRowsPerRound = 512;
 constexpr double kLpTolerance = 1e-10;
 
-// Solves min objective (or, with minimize_violation, min v) over the LP above with v in
-// [v_lo, v_hi] (v only when with_v). Returns the basic solution (pi, z, then v) or nothing when
-// CLP does not prove optimality (e.g. the constraints cannot all hold).
-std::optional<std::vector<double>> solve(const ThresholdLp& lp, bool with_v,
-                                         bool minimize_violation, double v_lo, double v_hi,
-                                         std::size_t eager) {
-  RATEOPT_CHECK(!(with_v && lp.fractional), "post-processing: a violation budget with a ratio");
+// Solves the LP above: with minimize_violation, min v >= 0 with every constraint's row relaxed by
+// v (the objective and Charnes-Cooper play no part: the same feasible set); otherwise min the
+// objective with every constraint's right-hand side raised by `budget`. Returns the basic
+// solution (pi, z, then v or t) or nothing when CLP does not prove optimality (e.g. the
+// constraints cannot all hold).
+std::optional<std::vector<double>> solve(const ThresholdLp& lp, bool minimize_violation,
+                                         double budget, std::size_t eager) {
+  const bool with_v = minimize_violation;
+  const bool fractional = lp.fractional && !with_v;
   const std::size_t n = lp.columns(), na = lp.atoms, m = lp.constraints;
-  const std::size_t extra = with_v || lp.fractional ? 1 : 0;  // v, or t
-  const std::size_t last = n + na;                            // its column
+  const std::size_t extra = with_v || fractional ? 1 : 0;  // v, or t
+  const std::size_t last = n + na;                         // its column
   const std::size_t cols = n + na + extra;
-  const std::size_t rows = lp.groups + na + (lp.fractional ? 1 : 0);
+  const std::size_t rows = lp.groups + na + (fractional ? 1 : 0);
   std::vector<CoinBigIndex> start(cols + 1, 0);
   std::vector<int> index;
   std::vector<double> value;
@@ -93,13 +95,13 @@ std::optional<std::vector<double>> solve(const ThresholdLp& lp, bool with_v,
   for (std::size_t a = 0; a < na; ++a) {
     index.push_back(static_cast<int>(lp.groups + a));
     value.push_back(1.0);
-    if (lp.fractional && lp.den_atom[a] != 0) {
+    if (fractional && lp.den_atom[a] != 0) {
       index.push_back(static_cast<int>(lp.groups + na));
       value.push_back(lp.den_atom[a]);
     }
     start[n + a + 1] = static_cast<CoinBigIndex>(index.size());
   }
-  if (lp.fractional) {
+  if (fractional) {
     for (std::size_t g = 0; g < lp.groups; ++g) {
       index.push_back(static_cast<int>(g));
       value.push_back(-1.0);
@@ -111,17 +113,12 @@ std::optional<std::vector<double>> solve(const ThresholdLp& lp, bool with_v,
   std::vector<double> col_lo(cols, 0.0), col_hi(cols, COIN_DBL_MAX), obj(cols, 0.0);
   for (std::size_t a = 0; a < na; ++a) {
     col_lo[n + a] = -COIN_DBL_MAX;
-    if (!minimize_violation) obj[n + a] = lp.atom_cost[a];
+    if (!with_v) obj[n + a] = lp.atom_cost[a];
   }
-  if (with_v) {
-    col_lo[last] = v_lo;
-    col_hi[last] = v_hi;
-    if (minimize_violation) obj[last] = 1.0;
-  }
-  if (lp.fractional) obj[last] = lp.t_cost;
+  if (with_v || fractional) obj[last] = with_v ? 1.0 : lp.t_cost;
   std::vector<double> row_lo(rows, 0.0), row_hi(rows, 0.0);
-  for (std::size_t g = 0; g < lp.groups; ++g) row_lo[g] = row_hi[g] = lp.fractional ? 0.0 : 1.0;
-  if (lp.fractional) row_lo[rows - 1] = row_hi[rows - 1] = 1.0;
+  for (std::size_t g = 0; g < lp.groups; ++g) row_lo[g] = row_hi[g] = fractional ? 0.0 : 1.0;
+  if (fractional) row_lo[rows - 1] = row_hi[rows - 1] = 1.0;
   ClpSimplex simplex;
   simplex.setLogLevel(0);
   simplex.loadProblem(static_cast<int>(cols), static_cast<int>(rows), start.data(), index.data(),
@@ -148,13 +145,13 @@ std::optional<std::vector<double>> solve(const ThresholdLp& lp, bool with_v,
         row_index.push_back(static_cast<int>(last));
         row_value.push_back(-1.0);
       }
-      if (lp.fractional && lp.rhs[j] != 0) {
+      if (fractional && lp.rhs[j] + budget != 0) {
         row_index.push_back(static_cast<int>(last));
-        row_value.push_back(-lp.rhs[j]);
+        row_value.push_back(-(lp.rhs[j] + budget));
       }
       row_start.push_back(static_cast<CoinBigIndex>(row_index.size()));
       lo.push_back(-COIN_DBL_MAX);
-      hi.push_back(lp.fractional ? 0.0 : lp.rhs[j]);
+      hi.push_back(fractional ? 0.0 : lp.rhs[j] + budget);
       in[j] = 1;
     }
     simplex.addRows(static_cast<int>(which.size()), lo.data(), hi.data(), row_start.data(),
@@ -170,14 +167,15 @@ std::optional<std::vector<double>> solve(const ThresholdLp& lp, bool with_v,
     if (!simplex.isProvenOptimal()) return std::nullopt;
     const double* x = simplex.getColSolution();
     // With t, the atoms are t times their values (t > 0: the den row).
-    const double t = lp.fractional ? x[last] : 1.0;
+    const double t = fractional ? x[last] : 1.0;
     if (!(t > 0)) return std::nullopt;
     std::vector<std::pair<double, std::size_t>> violated;
     for (std::size_t j = 0; j < m; ++j) {
       if (in[j] != 0) continue;
       double lhs = with_v ? -x[last] : 0.0;
       for (const AtomTerm& t_j : lp.rows[j]) lhs += t_j.coef * x[n + t_j.atom] / t;
-      if (lhs - lp.rhs[j] > kLpTolerance) violated.emplace_back(lhs - lp.rhs[j], j);
+      const double excess = lhs - (lp.rhs[j] + budget);
+      if (excess > kLpTolerance) violated.emplace_back(excess, j);
     }
     if (violated.empty()) return std::vector<double>(x, x + cols);
     // The most violated first (ties: the first constraint), then in constraint order.
@@ -649,12 +647,9 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
     for (const AtomTerm& t : lp_functions.den->terms) lp.den_atom[atom_row[t.atom]] += t.coef;
     lp.den_constant = lp_functions.den->constant;
   }
-  for (std::size_t j = 0; j < m; ++j) {
-    std::map<std::uint32_t, double> row;
-    for (const AtomTerm& t : forms[j + 1].terms) row[atom_row[t.atom]] += t.coef;
+  for (std::size_t j = 0; j < m; ++j) {  // forms have one term per atom (normalized, combined)
     std::vector<AtomTerm>& terms = lp.rows.emplace_back();
-    for (const auto& [a, coef] : row)
-      if (coef != 0) terms.push_back({a, coef});
+    for (const AtomTerm& t : forms[j + 1].terms) terms.push_back({atom_row[t.atom], t.coef});
     lp.rhs.push_back(-forms[j + 1].constant);
   }
 
@@ -738,20 +733,16 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
   result.lp_columns = lp.columns();
 
   // ---- solve: LP(0), else the smallest violation budget, then the objective under it ----
-  std::optional<std::vector<double>> x = solve(lp, false, false, 0, 0, options.eager_constraints);
+  std::optional<std::vector<double>> x = solve(lp, false, 0.0, options.eager_constraints);
   result.status = Termination::kConverged;
   if (!x) {
-    ThresholdLp budget = lp;  // the constraints alone (any objective: the same feasible set)
-    budget.fractional = false;
-    const auto phase1 = solve(budget, true, true, 0, COIN_DBL_MAX, options.eager_constraints);
+    const auto phase1 = solve(lp, true, 0.0, options.eager_constraints);
     RATEOPT_CHECK(phase1.has_value(), "post-processing: the violation LP failed (CLP)");
     const double v = (*phase1)[lp.columns() + lp.atoms];
     result.violation_budget = v;
     result.status = Termination::kInfeasible;
     const double slack = std::max(1e-12, 1e-9 * std::fabs(v));
-    ThresholdLp relaxed = lp;
-    for (double& r : relaxed.rhs) r += v + slack;
-    x = solve(relaxed, false, false, 0, 0, options.eager_constraints);
+    x = solve(lp, false, v + slack, options.eager_constraints);
     if (!x) {
       RATEOPT_CHECK(!lp.fractional, "post-processing: the relaxed LP failed (CLP)");
       x = phase1;

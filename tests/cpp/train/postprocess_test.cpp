@@ -64,8 +64,9 @@ struct Brute {
 };
 
 // Every pair of deterministic group thresholds (below every score, or at each distinct score:
-// s > t), evaluated exactly, then the LP over their mixtures.
-Brute brute_force(const RateProblem& problem, const Dataset& ds) {
+// s > t) of two_groups data: at(atoms) with each pair's exact atom values.
+template <typename F>
+void for_each_threshold_pair(const RateProblem& problem, const Dataset& ds, F&& at) {
   const Column& g = ds.column("g");
   const FeatureMatrix& x = ds.features();
   std::vector<std::vector<double>> thresholds(2);
@@ -76,18 +77,25 @@ Brute brute_force(const RateProblem& problem, const Dataset& ds) {
     t.erase(std::unique(t.begin(), t.end()), t.end());
     t.insert(t.begin(), t.front() - 1);
   }
-  const std::size_t m = problem.constraints().size();
-  std::vector<double> f, gv;
   for (double ta : thresholds[0]) {
     for (double tb : thresholds[1]) {
       std::vector<std::vector<double>> pred(1, std::vector<double>(ds.num_rows()));
       for (std::size_t i = 0; i < ds.num_rows(); ++i)
         pred[0][i] = x.at(i, 0) > (g.codes[i] == 0 ? ta : tb) ? 1.0 : 0.0;
-      const ProblemValues v = problem.evaluate(problem.atom_values(pred));
-      f.push_back(problem.spec().maximize ? -v.objective : v.objective);
-      gv.insert(gv.end(), v.constraints.begin(), v.constraints.end());
+      at(problem.atom_values(pred));
     }
   }
+}
+
+// Every pair of group thresholds evaluated exactly, then the LP over their mixtures.
+Brute brute_force(const RateProblem& problem, const Dataset& ds) {
+  const std::size_t m = problem.constraints().size();
+  std::vector<double> f, gv;
+  for_each_threshold_pair(problem, ds, [&](const std::vector<double>& atoms) {
+    const ProblemValues v = problem.evaluate(atoms);
+    f.push_back(problem.spec().maximize ? -v.objective : v.objective);
+    gv.insert(gv.end(), v.constraints.begin(), v.constraints.end());
+  });
   Brute b;
   b.candidates = f.size();
   b.lp = shrink_candidates(f, gv, m);
@@ -265,38 +273,22 @@ TEST(Postprocess, RatioObjectivesAndConstraintsMatchBruteForce) {
       const PostprocessResult r = postprocess(problem, score_model());
       SCOPED_TRACE(name + ", seed " + std::to_string(seed));
       // Brute force: every pair of group thresholds.
-      const Column& g = ds.column("g");
-      const FeatureMatrix& x = ds.features();
-      std::vector<std::vector<double>> thresholds(2);
-      for (std::size_t i = 0; i < ds.num_rows(); ++i)
-        thresholds[static_cast<std::size_t>(g.codes[i])].push_back(x.at(i, 0));
-      for (auto& t : thresholds) {
-        std::sort(t.begin(), t.end());
-        t.erase(std::unique(t.begin(), t.end()), t.end());
-        t.insert(t.begin(), t.front() - 1);
-      }
       const FunctionInfo& obj = problem.objective();
       const std::size_t m = problem.constraints().size();
       std::vector<double> num, den, gv;
-      for (double ta : thresholds[0]) {
-        for (double tb : thresholds[1]) {
-          std::vector<std::vector<double>> pred(1, std::vector<double>(ds.num_rows()));
-          for (std::size_t i = 0; i < ds.num_rows(); ++i)
-            pred[0][i] = x.at(i, 0) > (g.codes[i] == 0 ? ta : tb) ? 1.0 : 0.0;
-          const std::vector<double> atoms = problem.atom_values(pred);
-          if (obj.ratio) {
-            num.push_back(obj.ratio->coef * obj.ratio->num.evaluate(atoms));
-            den.push_back(obj.ratio->den.evaluate(atoms));
-          } else {
-            num.push_back(obj.linear->evaluate(atoms));
-            den.push_back(1.0);
-          }
-          for (const FunctionInfo& c : problem.constraints())
-            gv.push_back(c.ratio ? c.ratio->constant * c.ratio->den.evaluate(atoms) +
-                                       c.ratio->coef * c.ratio->num.evaluate(atoms)
-                                 : c.linear->evaluate(atoms));
+      for_each_threshold_pair(problem, ds, [&](const std::vector<double>& atoms) {
+        if (obj.ratio) {
+          num.push_back(obj.ratio->coef * obj.ratio->num.evaluate(atoms));
+          den.push_back(obj.ratio->den.evaluate(atoms));
+        } else {
+          num.push_back(obj.linear->evaluate(atoms));
+          den.push_back(1.0);
         }
-      }
+        for (const FunctionInfo& c : problem.constraints())
+          gv.push_back(c.ratio ? c.ratio->constant * c.ratio->den.evaluate(atoms) +
+                                     c.ratio->coef * c.ratio->num.evaluate(atoms)
+                               : c.linear->evaluate(atoms));
+      });
       const ShrinkResult b = shrink_candidates_ratio(num, den, gv, m);
       ASSERT_TRUE(b.feasible);
       const double best = (obj.ratio ? obj.ratio->constant : 0.0) + b.objective;
