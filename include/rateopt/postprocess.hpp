@@ -35,6 +35,19 @@
 // the group's smallest score for "all positive" and above its largest for "none"). Its
 // probability-mode predictions on the problem's data reproduce the LP's atoms exactly.
 //
+// Deterministic mode (PostprocessOptions::deterministic): the best rule with one cut per group
+// meeting the constraints, exactly. A mixed-integer problem (one binary pi per cut), solved by
+// LP-based branch and bound: the LP above with every cut a column (no hull: a cut inside the
+// hull can be the best deterministic one) is the relaxation; a node restricts each group to a
+// range of its cuts; a node whose LP puts all of a group's weight on one cut for every group is a
+// rule, with the LP's value; otherwise the group whose weight is most spread is split after its
+// weighted-median cut. Nodes are taken best bound first, every node's rounding (each group's
+// heaviest cut) is tried, and a node is dropped once its bound cannot beat the best rule by more
+// than 1e-9 (relative): the answer is optimal to that, and its bound is reported. Among rules of
+// equal value a non-constant one is preferred. When no rule meets the constraints, a first search
+// finds the smallest largest violation, a second the best objective under it. The randomised
+// optimum is solved too: the price of determinism is the difference.
+//
 // Cost: O(N log N) to sort, O(N a) to type the rows (N rows of all datasets, a atoms a row holds),
 // one simplex solve over (hull vertices or cuts) + atoms columns and groups + atoms + m rows (m
 // linear constraints). Over MPI ranks (distributed.hpp) every rank gathers every row's group,
@@ -69,6 +82,12 @@ struct PostprocessOptions {
   // found violated at the LP's optimum (constraint generation: the same optimum, e.g. for the
   // k (k - 1) pairwise gaps of parity over k groups, where few bind).
   std::size_t eager_constraints = 256;
+  // Deterministic mode: the best rule with one threshold per group (no randomisation), found
+  // exactly by branch and bound over the LP (every cut a column; see "Deterministic mode" above).
+  bool deterministic = false;
+  // Its budget of LP solves; when spent, the best rule found (status kFeasible, or
+  // kMaxIterations when none met the constraints) with the search's proved bound.
+  std::size_t max_nodes = 100000;
 };
 
 struct PostprocessGroup {
@@ -92,6 +111,20 @@ struct PostprocessResult {
   std::vector<PostprocessGroup> groups;  // one per rule
   std::size_t lp_columns = 0;            // threshold variables
   double seconds = 0;
+  // Deterministic mode only: the randomised optimum on the same data (as lp_objective and
+  // violation_budget would be without the mode). The price of determinism is lp_objective -
+  // randomized.objective (both as minimised; >= 0 up to 1e-9 when both meet the constraints).
+  struct Randomized {
+    Termination status = Termination::kConverged;
+    double objective = 0;
+    double violation_budget = 0;
+  } randomized;
+  // And the search: LP solves, and a proved lower bound on the best deterministic objective (as
+  // minimised; equal to lp_objective to 1e-9 when status is kConverged or kInfeasible).
+  struct Search {
+    std::size_t nodes = 0;
+    double bound = 0;
+  } search;
 };
 
 // The columns the problem's slices name (the default groups), in order of first appearance.

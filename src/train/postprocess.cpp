@@ -4,8 +4,6 @@
 
 #include <fmt/ranges.h>
 
-#include <ClpSimplex.hpp>
-#include <CoinHelperFunctions.hpp>
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -24,173 +22,14 @@
 #include "common/random.hpp"
 #include "rateopt/distributed.hpp"
 #include "rateopt/expr.hpp"
-#include "train/lp_limits.hpp"
+#include "train/threshold_lp.hpp"
 
 namespace rateopt {
 
 namespace {
 
-constexpr double kZeroWeight = 1e-9;  // threshold weights below this are dropped (LP noise)
-
-// The LP over threshold columns and atom values. Variables: pi_{g,c} >= 0, one per kept cut c
-// of group g (columns), then z_a, one per atom the functions use (free), then v >= 0 (when
-// minimising the violation). Rows: per group sum_c pi_{g,c} = 1; per atom z_a - sum pi_{g,c} *
-// prefix_a(g, c) = 0; per constraint j sum_a coef_ja z_a - v <= rhs_j. Objective sum_a coef_0a z_a
-// (+ cost_constant), or v. Each column holds its group's row and the atoms its group's rows touch:
-// sparse whatever the number of groups and constraints.
-struct ThresholdLp {
-  std::size_t groups = 0, atoms = 0, constraints = 0;
-  std::vector<std::size_t> group;           // per column
-  std::vector<std::size_t> start{0};        // per column: its entries in [start[c], start[c + 1])
-  std::vector<std::uint32_t> entry_atom;    // atom row (0-based among atoms)
-  std::vector<double> entry_value;          // prefix_a(g, c)
-  std::vector<double> atom_cost;            // objective coefficient of each z_a
-  std::vector<std::vector<AtomTerm>> rows;  // per constraint: coef_ja over atom rows
-  std::vector<double> rhs;
-  double cost_constant = 0;
-  // Charnes-Cooper for a ratio objective: the variables are t times the above (t = 1 / den) and
-  // a column t >= 0: group rows sum to t, den row sum_a den_a z_a + den_constant t = 1,
-  // constraints sum_a coef_ja z_a - rhs_j t <= 0, objective sum_a cost_a z_a + t_cost t.
-  bool fractional = false;
-  std::vector<double> den_atom;
-  double den_constant = 0;
-  double t_cost = 0;
-  [[nodiscard]] std::size_t columns() const noexcept { return group.size(); }
-};
-
-// Constraint generation (`eager`: PostprocessOptions::eager_constraints): with more constraints
-// than that, the LP starts without them and takes, round after round, the most violated ones at
-// its optimum (at most kRowsPerRound a round, re-solved from the last basis by the dual simplex)
-// until none is violated by more than the LP's tolerance: the optimum of the LP with every
-// constraint, where only a few of many (every pair of groups' gap) bind.
-constexpr std::size_t kRowsPerRound = 512;
-constexpr double kLpTolerance = 1e-10;
-
-// Solves the LP above: with minimize_violation, min v >= 0 with every constraint's row relaxed by
-// v (the objective and Charnes-Cooper play no part: the same feasible set); otherwise min the
-// objective with every constraint's right-hand side raised by `budget`. Returns the basic
-// solution (pi, z, then v or t) or nothing when CLP does not prove optimality (e.g. the
-// constraints cannot all hold).
-std::optional<std::vector<double>> solve(const ThresholdLp& lp, bool minimize_violation,
-                                         double budget, std::size_t eager) {
-  const bool with_v = minimize_violation;
-  const bool fractional = lp.fractional && !with_v;
-  const std::size_t n = lp.columns(), na = lp.atoms, m = lp.constraints;
-  const std::size_t extra = with_v || fractional ? 1 : 0;  // v, or t
-  const std::size_t last = n + na;                         // its column
-  const std::size_t cols = n + na + extra;
-  const std::size_t rows = lp.groups + na + (fractional ? 1 : 0);
-  std::vector<CoinBigIndex> start(cols + 1, 0);
-  std::vector<int> index;
-  std::vector<double> value;
-  for (std::size_t c = 0; c < n; ++c) {
-    index.push_back(static_cast<int>(lp.group[c]));
-    value.push_back(1.0);
-    for (std::size_t e = lp.start[c]; e < lp.start[c + 1]; ++e) {
-      index.push_back(static_cast<int>(lp.groups + lp.entry_atom[e]));
-      value.push_back(-lp.entry_value[e]);
-    }
-    start[c + 1] = static_cast<CoinBigIndex>(index.size());
-  }
-  for (std::size_t a = 0; a < na; ++a) {
-    index.push_back(static_cast<int>(lp.groups + a));
-    value.push_back(1.0);
-    if (fractional && lp.den_atom[a] != 0) {
-      index.push_back(static_cast<int>(lp.groups + na));
-      value.push_back(lp.den_atom[a]);
-    }
-    start[n + a + 1] = static_cast<CoinBigIndex>(index.size());
-  }
-  if (fractional) {
-    for (std::size_t g = 0; g < lp.groups; ++g) {
-      index.push_back(static_cast<int>(g));
-      value.push_back(-1.0);
-    }
-    index.push_back(static_cast<int>(lp.groups + na));
-    value.push_back(lp.den_constant);
-  }
-  if (extra != 0) start[cols] = static_cast<CoinBigIndex>(index.size());
-  std::vector<double> col_lo(cols, 0.0), col_hi(cols, COIN_DBL_MAX), obj(cols, 0.0);
-  for (std::size_t a = 0; a < na; ++a) {
-    col_lo[n + a] = -COIN_DBL_MAX;
-    if (!with_v) obj[n + a] = lp.atom_cost[a];
-  }
-  if (with_v || fractional) obj[last] = with_v ? 1.0 : lp.t_cost;
-  std::vector<double> row_lo(rows, 0.0), row_hi(rows, 0.0);
-  for (std::size_t g = 0; g < lp.groups; ++g) row_lo[g] = row_hi[g] = fractional ? 0.0 : 1.0;
-  if (fractional) row_lo[rows - 1] = row_hi[rows - 1] = 1.0;
-  ClpSimplex simplex;
-  simplex.setLogLevel(0);
-  simplex.loadProblem(static_cast<int>(cols), static_cast<int>(rows), start.data(), index.data(),
-                      value.data(), col_lo.data(), col_hi.data(), obj.data(), row_lo.data(),
-                      row_hi.data());
-  // Unscaled (scaled solves were found to miss the optimum of pool LPs; shrink.cpp), with tight
-  // tolerances: the rules must reproduce the optimum to 1e-9.
-  simplex.scaling(0);
-  simplex.setPrimalTolerance(kLpTolerance);
-  simplex.setDualTolerance(kLpTolerance);
-  limit_lp(simplex);
-
-  std::vector<char> in(m, 0);
-  const auto add_rows = [&](const std::vector<std::size_t>& which) {
-    std::vector<CoinBigIndex> row_start{0};
-    std::vector<int> row_index;
-    std::vector<double> row_value, lo, hi;
-    for (const std::size_t j : which) {
-      for (const AtomTerm& t : lp.rows[j]) {
-        row_index.push_back(static_cast<int>(n + t.atom));
-        row_value.push_back(t.coef);
-      }
-      if (with_v) {
-        row_index.push_back(static_cast<int>(last));
-        row_value.push_back(-1.0);
-      }
-      if (fractional && lp.rhs[j] + budget != 0) {
-        row_index.push_back(static_cast<int>(last));
-        row_value.push_back(-(lp.rhs[j] + budget));
-      }
-      row_start.push_back(static_cast<CoinBigIndex>(row_index.size()));
-      lo.push_back(-COIN_DBL_MAX);
-      hi.push_back(fractional ? 0.0 : lp.rhs[j] + budget);
-      in[j] = 1;
-    }
-    simplex.addRows(static_cast<int>(which.size()), lo.data(), hi.data(), row_start.data(),
-                    row_index.data(), row_value.data());
-  };
-  if (m <= eager) {
-    std::vector<std::size_t> all(m);
-    for (std::size_t j = 0; j < m; ++j) all[j] = j;
-    add_rows(all);
-  }
-  simplex.primal();
-  while (true) {
-    if (!simplex.isProvenOptimal()) return std::nullopt;
-    const double* x = simplex.getColSolution();
-    // With t, the atoms are t times their values (t > 0: the den row).
-    const double t = fractional ? x[last] : 1.0;
-    if (!(t > 0)) return std::nullopt;
-    std::vector<std::pair<double, std::size_t>> violated;
-    for (std::size_t j = 0; j < m; ++j) {
-      if (in[j] != 0) continue;
-      double lhs = with_v ? -x[last] : 0.0;
-      for (const AtomTerm& t_j : lp.rows[j]) lhs += t_j.coef * x[n + t_j.atom] / t;
-      const double excess = lhs - (lp.rhs[j] + budget);
-      if (excess > kLpTolerance) violated.emplace_back(excess, j);
-    }
-    if (violated.empty()) return std::vector<double>(x, x + cols);
-    // The most violated first (ties: the first constraint), then in constraint order.
-    const std::size_t take = std::min(violated.size(), kRowsPerRound);
-    std::partial_sort(violated.begin(), violated.begin() + static_cast<std::ptrdiff_t>(take),
-                      violated.end(), [](const auto& p, const auto& q) {
-                        return p.first > q.first || (p.first == q.first && p.second < q.second);
-                      });
-    std::vector<std::size_t> which;
-    for (std::size_t k = 0; k < take; ++k) which.push_back(violated[k].second);
-    std::sort(which.begin(), which.end());
-    add_rows(which);
-    simplex.dual();
-  }
-}
+using detail::kZeroWeight;
+using detail::ThresholdLp;
 
 // "all" or "[a, b]" for messages.
 std::string key_text(const std::vector<std::string>& key) {
@@ -688,7 +527,8 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
     for (std::size_t c = 1; c <= rows.size(); ++c)
       if (c == rows.size() || sg[c - 1] > sg[c]) cuts.push_back(c);
     std::vector<char> keep(cuts.size(), 1);
-    if (options.hull && group_types.size() <= 2 && rows.size() < (std::size_t{1} << 32U)) {
+    if (options.hull && !options.deterministic && group_types.size() <= 2 &&
+        rows.size() < (std::size_t{1} << 32U)) {
       // Every atom value is linear in the counts of the group's (at most two) types among the
       // rows above a cut: only the vertices of those points' convex hull are needed.
       std::vector<std::array<std::uint64_t, 2>> points;
@@ -733,25 +573,35 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
   result.lp_columns = lp.columns();
 
   // ---- solve: LP(0), else the smallest violation budget, then the objective under it ----
-  std::optional<std::vector<double>> x = solve(lp, false, 0.0, options.eager_constraints);
+  std::optional<std::vector<double>> x = detail::solve(lp, false, 0.0, options.eager_constraints);
   result.status = Termination::kConverged;
   if (!x) {
-    const auto phase1 = solve(lp, true, 0.0, options.eager_constraints);
+    const auto phase1 = detail::solve(lp, true, 0.0, options.eager_constraints);
     RATEOPT_CHECK(phase1.has_value(), "post-processing: the violation LP failed (CLP)");
     const double v = (*phase1)[lp.columns() + lp.atoms];
     result.violation_budget = v;
     result.status = Termination::kInfeasible;
     const double slack = std::max(1e-12, 1e-9 * std::fabs(v));
-    x = solve(lp, false, v + slack, options.eager_constraints);
+    x = detail::solve(lp, false, v + slack, options.eager_constraints);
     if (!x) {
       RATEOPT_CHECK(!lp.fractional, "post-processing: the relaxed LP failed (CLP)");
       x = phase1;
     }
   }
-  result.lp_objective = lp.cost_constant;
-  for (std::size_t a = 0; a < lp.atoms; ++a)
-    result.lp_objective += lp.atom_cost[a] * (*x)[lp.columns() + a];
-  if (lp.fractional) result.lp_objective += lp.t_cost * (*x)[lp.columns() + lp.atoms];
+  result.lp_objective = lp.objective_at(*x);
+  // Each column's share of its group's rule: the LP's pi (relative to t for Charnes-Cooper).
+  std::vector<double> weight(x->begin(), x->begin() + static_cast<std::ptrdiff_t>(lp.columns()));
+  if (options.deterministic) {
+    result.randomized = {result.status, result.lp_objective, result.violation_budget};
+    const detail::DeterministicSearch found =
+        detail::search_deterministic(lp, options.eager_constraints, options.max_nodes);
+    result.status = found.status;
+    result.lp_objective = found.objective;
+    result.violation_budget = found.violation_budget;
+    result.search = {found.nodes, found.bound};
+    std::fill(weight.begin(), weight.end(), 0.0);
+    for (const std::size_t c : found.column) weight[c] = 1.0;
+  }
 
   // ---- the rules ----
   Classifier& clf = result.classifier;
@@ -765,14 +615,14 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
   clf.group_rules.resize(num_groups);
   std::vector<double> group_sum(num_groups, 0.0);
   for (std::size_t c = 0; c < lp.columns(); ++c)
-    if ((*x)[c] > kZeroWeight) group_sum[lp.group[c]] += (*x)[c];
+    if (weight[c] > kZeroWeight) group_sum[lp.group[c]] += weight[c];
   // Columns of a group are in increasing cut order, i.e. decreasing threshold: walk backwards.
   for (std::size_t c = lp.columns(); c-- > 0;) {
     const std::size_t g = lp.group[c];
-    if (!((*x)[c] > kZeroWeight)) continue;
+    if (!(weight[c] > kZeroWeight)) continue;
     GroupRule& rule = clf.group_rules[g];
     rule.thresholds.push_back(cut_threshold(sorted_scores[g], column_cut[c]));
-    rule.weights.push_back((*x)[c] / group_sum[g]);
+    rule.weights.push_back(weight[c] / group_sum[g]);
   }
   for (std::size_t g = 0; g < num_groups; ++g) {
     GroupRule& rule = clf.group_rules[g];
@@ -791,6 +641,7 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
                       {"objective", problem.spec().objective},
                       {"maximize", problem.spec().maximize},
                       {"constraints", problem.spec().constraints}};
+  if (options.deterministic) opts["deterministic"] = true;
   clf.options_json = opts.dump();
   clf.validate();
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -63,13 +64,12 @@ struct Brute {
   std::size_t candidates = 0;
 };
 
-// Every pair of deterministic group thresholds (below every score, or at each distinct score:
-// s > t) of two_groups data: at(atoms) with each pair's exact atom values.
-template <typename F>
-void for_each_threshold_pair(const RateProblem& problem, const Dataset& ds, F&& at) {
+// Each group's deterministic thresholds on the "g" column: below every score, then each distinct
+// score (s > t), increasing.
+std::vector<std::vector<double>> group_thresholds(const Dataset& ds) {
   const Column& g = ds.column("g");
   const FeatureMatrix& x = ds.features();
-  std::vector<std::vector<double>> thresholds(2);
+  std::vector<std::vector<double>> thresholds(g.levels.size());
   for (std::size_t i = 0; i < ds.num_rows(); ++i)
     thresholds[static_cast<std::size_t>(g.codes[i])].push_back(x.at(i, 0));
   for (auto& t : thresholds) {
@@ -77,6 +77,16 @@ void for_each_threshold_pair(const RateProblem& problem, const Dataset& ds, F&& 
     t.erase(std::unique(t.begin(), t.end()), t.end());
     t.insert(t.begin(), t.front() - 1);
   }
+  return thresholds;
+}
+
+// Every pair of deterministic group thresholds (below every score, or at each distinct score:
+// s > t) of two_groups data: at(atoms) with each pair's exact atom values.
+template <typename F>
+void for_each_threshold_pair(const RateProblem& problem, const Dataset& ds, F&& at) {
+  const Column& g = ds.column("g");
+  const FeatureMatrix& x = ds.features();
+  const std::vector<std::vector<double>> thresholds = group_thresholds(ds);
   for (double ta : thresholds[0]) {
     for (double tb : thresholds[1]) {
       std::vector<std::vector<double>> pred(1, std::vector<double>(ds.num_rows()));
@@ -176,34 +186,64 @@ Dataset many_groups(std::size_t n, std::size_t k, std::uint64_t seed, bool ties,
   return ds;
 }
 
+// A random problem for a trial: `constraints` with B replaced by a random bound, on many_groups
+// data of 2 to max_groups groups and rows(k) rows (ties every third trial, weights every fourth).
+struct RandomCase {
+  Dataset ds;
+  std::vector<std::string> constraints;
+  std::string trace;
+};
+
+template <typename Rows>
+RandomCase random_case(std::mt19937_64& rng, int trial, std::size_t max_groups,
+                       const std::string& objective, const std::vector<std::string>& constraints,
+                       Rows&& rows) {
+  const std::size_t k = 2 + static_cast<std::size_t>(rng() % (max_groups - 1));
+  const bool ties = trial % 3 == 0, weighted = trial % 4 == 3;
+  const double bound = std::vector<double>{0.0, 0.01, 0.05, 0.2}[rng() % 4];
+  RandomCase out{many_groups(rows(k), k, rng(), ties, weighted), {}, {}};
+  for (std::string c : constraints) {
+    if (const auto at = c.find('B'); at != std::string::npos)
+      c.replace(at, 1, fmt::format("{}", bound));
+    out.constraints.push_back(c);
+  }
+  out.trace = fmt::format("trial {}: {} s.t. {}; {} groups, {} rows{}{}", trial, objective,
+                          fmt::join(out.constraints, "; "), k, out.ds.num_rows(),
+                          ties ? ", ties" : "", weighted ? ", weighted" : "");
+  return out;
+}
+
+// Objective and constraints (B: the bound) of random problems: parity, equalized odds, the 80%
+// rule.
+using Shape = std::pair<std::string, std::vector<std::string>>;
+std::vector<Shape> fairness_shapes() {
+  return {
+      {"error", {"parity(ppr, g) <= B"}},
+      {"error", {"parity(tpr, g) <= B", "parity(fpr, g) <= B"}},
+      {"error", {"ppr[g=g0] >= 0.8 * ppr[g=g1] - B", "ppr[g=g1] >= 0.8 * ppr[g=g0] - B"}},
+  };
+}
+
 // The LP over the vertices of each group's hull, and the LP with constraint generation, have the
 // full LP's optimum (and status) to 1e-9, on random problems with 2-5 groups: rates of the groups
 // (two row types a group: the hull applies), slices on a second column or row weights (more types:
 // every cut kept), feasible and infeasible bounds, minimised and maximised objectives.
 TEST(Postprocess, HullColumnsGiveTheFullLpsOptimum) {
   std::mt19937_64 rng(2027);
-  const std::vector<std::pair<std::string, std::vector<std::string>>> shapes = {
-      {"error", {"parity(ppr, g) <= B"}},
-      {"error", {"parity(tpr, g) <= B", "parity(fpr, g) <= B"}},
-      {"error", {"ppr[g=g0] >= 0.8 * ppr[g=g1] - B", "ppr[g=g1] >= 0.8 * ppr[g=g0] - B"}},
-      {"recall", {"max_over(fpr, g) <= B"}},
-      {"error", {"parity(ppr, g) <= B", "ppr[h=u] <= 0.4 + B"}},
-      {"error", {"tpr[g=g0, h=u] >= 0.5 - B", "parity(ppr, g) <= 0.1"}},
-      {"error", {"ppr <= B", "ppr[g=g1] >= 0.2"}},
-  };
+  std::vector<Shape> shapes = fairness_shapes();
+  shapes.insert(shapes.end(), {
+                                  {"recall", {"max_over(fpr, g) <= B"}},
+                                  {"error", {"parity(ppr, g) <= B", "ppr[h=u] <= 0.4 + B"}},
+                                  {"error", {"tpr[g=g0, h=u] >= 0.5 - B", "parity(ppr, g) <= 0.1"}},
+                                  {"error", {"ppr <= B", "ppr[g=g1] >= 0.2"}},
+                              });
   int fewer = 0, checked = 0, infeasible = 0;
   for (int trial = 0; trial < 84; ++trial) {
     const auto& [objective, constraints] = shapes[static_cast<std::size_t>(trial) % shapes.size()];
-    const std::size_t k = 2 + static_cast<std::size_t>(rng() % 4);
-    const bool ties = trial % 3 == 0, weighted = trial % 4 == 3;
-    const double bound = std::vector<double>{0.0, 0.01, 0.05, 0.2}[rng() % 4];
-    const Dataset ds = many_groups(40 + rng() % 120, k, rng(), ties, weighted);
-    std::vector<std::string> cs;
-    for (std::string c : constraints) {
-      if (const auto at = c.find('B'); at != std::string::npos)
-        c.replace(at, 1, fmt::format("{}", bound));
-      cs.push_back(c);
-    }
+    const RandomCase rc = random_case(rng, trial, 5, objective, constraints,
+                                      [&](std::size_t) { return 40 + rng() % 120; });
+    const Dataset& ds = rc.ds;
+    const std::vector<std::string>& cs = rc.constraints;
     const RateProblem problem =
         RateProblem::build(test::spec(objective, cs, objective == "recall"), {{"train", &ds}});
     PostprocessOptions full;
@@ -215,9 +255,7 @@ TEST(Postprocess, HullColumnsGiveTheFullLpsOptimum) {
     const PostprocessResult a = postprocess(problem, score_model(), o);
     const PostprocessResult b = postprocess(problem, score_model(), full);
     const PostprocessResult c = postprocess(problem, score_model(), lazy);
-    SCOPED_TRACE(fmt::format("trial {}: {} s.t. {}; {} groups, {} rows{}{}", trial, objective,
-                             fmt::join(cs, "; "), k, ds.num_rows(), ties ? ", ties" : "",
-                             weighted ? ", weighted" : ""));
+    SCOPED_TRACE(rc.trace);
     ASSERT_EQ(a.status, b.status);
     EXPECT_NEAR(a.lp_objective, b.lp_objective, 1e-9);
     EXPECT_NEAR(a.violation_budget, b.violation_budget, 1e-9);
@@ -305,6 +343,137 @@ TEST(Postprocess, RatioObjectivesAndConstraintsMatchBruteForce) {
   const RateProblem precision =
       RateProblem::build(spec("precision", {"ppr <= 0.5"}, true), {{"train", &ds}});
   EXPECT_THROW((void)postprocess(precision, score_model()), InvalidArgument);
+}
+
+// The best deterministic rule by exhaustive search: every tuple of group thresholds (below every
+// score, or at each distinct score of the group: s > t) on the "g" column, evaluated exactly.
+// Returns the smallest objective (as minimised) among tuples within `budget` of every constraint,
+// and the smallest largest violation among all tuples.
+struct Exhaustive {
+  double objective = std::numeric_limits<double>::infinity();
+  double least_violation = std::numeric_limits<double>::infinity();
+  std::size_t tuples = 0;
+};
+
+Exhaustive exhaustive(const RateProblem& problem, const Dataset& ds, double budget) {
+  const Column& g = ds.column("g");
+  const FeatureMatrix& x = ds.features();
+  const std::vector<std::vector<double>> thresholds = group_thresholds(ds);
+  Exhaustive out;
+  std::vector<std::size_t> at(thresholds.size(), 0);
+  std::vector<std::vector<double>> pred(1, std::vector<double>(ds.num_rows()));
+  while (true) {
+    for (std::size_t i = 0; i < ds.num_rows(); ++i) {
+      const auto k = static_cast<std::size_t>(g.codes[i]);
+      pred[0][i] = x.at(i, 0) > thresholds[k][at[k]] ? 1.0 : 0.0;
+    }
+    const ProblemValues v = problem.evaluate(problem.atom_values(pred));
+    const double f = problem.spec().maximize ? -v.objective : v.objective;
+    const double viol = std::max(0.0, v.max_violation());
+    out.least_violation = std::min(out.least_violation, viol);
+    if (viol <= budget + 1e-9) out.objective = std::min(out.objective, f);
+    ++out.tuples;
+    std::size_t k = 0;
+    while (k < at.size() && ++at[k] == thresholds[k].size()) at[k++] = 0;
+    if (k == at.size()) break;
+  }
+  return out;
+}
+
+// Deterministic mode against exhaustive search over every tuple of group thresholds, with 2-4
+// groups, ties and weights; linear and ratio objectives, ratio constraints, bounds that no
+// deterministic rule (or no rule at all) meets. Also: one threshold per group, the price of
+// determinism against the randomised optimum, and the node budget.
+TEST(Postprocess, DeterministicModeMatchesExhaustiveSearch) {
+  std::mt19937_64 rng(4242);
+  std::vector<Shape> shapes = fairness_shapes();
+  shapes.insert(
+      shapes.end(),
+      {
+          {"recall", {"max_over(fpr, g) <= 0.2 + B"}},
+          {"f1", {"parity(tpr, g) <= B"}},
+          {"error", {"precision[g=g0] >= 0.8 - B", "ppr[g=g1] >= 0.3"}},
+          {"balanced_accuracy", {"parity(ppr, g) <= B", "ppr[h=u] <= 0.4 + B"}},
+          // Between two steps of a group's selection rate (or an empty range): met only by
+          // mixtures, or by nothing.
+          {"error", {"ppr[g=g0] >= 0.45 + B", "ppr[g=g0] <= 0.47", "parity(tpr, g) <= 0.3"}},
+      });
+  int checked = 0, infeasible = 0, priced = 0, split = 0, mixtures_only = 0;
+  for (int trial = 0; trial < 64; ++trial) {
+    const auto& [objective, constraints] = shapes[static_cast<std::size_t>(trial) % shapes.size()];
+    const RandomCase rc = random_case(rng, trial, 4, objective, constraints, [&](std::size_t k) {
+      return k == 4 ? 20 + rng() % 8 : 24 + rng() % 16;
+    });
+    const Dataset& ds = rc.ds;
+    const std::vector<std::string>& cs = rc.constraints;
+    const bool maximize = objective != "error";
+    const RateProblem problem =
+        RateProblem::build(test::spec(objective, cs, maximize), {{"train", &ds}});
+    PostprocessOptions o;
+    o.group_columns = {"g"};
+    o.deterministic = true;
+    const PostprocessResult r = postprocess(problem, score_model(), o);
+    const PostprocessResult randomized = postprocess(problem, score_model(), {{"g"}});
+    SCOPED_TRACE(rc.trace);
+    const Exhaustive strict = exhaustive(problem, ds, 0.0);
+    const bool feasible = std::isfinite(strict.objective);
+    const double det = maximize ? -r.deterministic.objective : r.deterministic.objective;
+    for (const GroupRule& rule : r.classifier.group_rules) {
+      ASSERT_EQ(rule.thresholds.size(), 1U);
+      EXPECT_EQ(rule.weights[0], 1.0);
+    }
+    EXPECT_EQ(r.stochastic.objective, r.deterministic.objective);
+    EXPECT_NEAR(r.lp_objective, det, 1e-9);
+    EXPECT_NEAR(r.search.bound, r.lp_objective, 1e-8 * std::max(1.0, std::fabs(det)));
+    EXPECT_GE(r.search.nodes, 1U);
+    // The randomised optimum is the plain mode's.
+    EXPECT_EQ(r.randomized.status, randomized.status);
+    EXPECT_NEAR(r.randomized.objective, randomized.lp_objective, 1e-9);
+    if (feasible) {
+      ASSERT_EQ(r.status, Termination::kConverged);
+      EXPECT_NEAR(det, strict.objective, 1e-9);
+      EXPECT_LE(r.deterministic.max_violation(), 1e-9);
+      // The price of determinism is never negative.
+      EXPECT_GE(det, r.randomized.objective - 1e-9);
+      priced += det > r.randomized.objective + 1e-6 ? 1 : 0;
+    } else {
+      ASSERT_EQ(r.status, Termination::kInfeasible);
+      // Linear constraints only here (the search's violation is the constraint's own unit).
+      if (objective != "error" || cs[0].find("precision") == std::string::npos) {
+        EXPECT_NEAR(r.violation_budget, strict.least_violation, 1e-9);
+        const Exhaustive under = exhaustive(problem, ds, strict.least_violation);
+        EXPECT_NEAR(det, under.objective, 1e-9);
+      }
+      ++infeasible;
+      mixtures_only += r.randomized.status == Termination::kConverged ? 1 : 0;
+    }
+    split += r.search.nodes > 1 ? 1 : 0;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 64);
+  EXPECT_GE(infeasible, 4);
+  EXPECT_GE(mixtures_only, 2);  // randomised rules meet the constraints, no deterministic one
+  EXPECT_LE(infeasible, 30);
+  EXPECT_GE(priced, 10);  // randomisation pays on most feasible cases
+  EXPECT_GE(split, 10);   // and the search branches
+
+  // The node budget: with one LP solve the root's rounding is returned, flagged as not proved.
+  const Dataset ds = many_groups(60, 3, 7, false, false);
+  const RateProblem problem = RateProblem::build(
+      test::spec("error", {"parity(tpr, g) <= 0.01", "parity(fpr, g) <= 0.01"}), {{"train", &ds}});
+  PostprocessOptions o;
+  o.deterministic = true;
+  o.max_nodes = 1;
+  const PostprocessResult r = postprocess(problem, score_model(), o);
+  EXPECT_TRUE(r.status == Termination::kFeasible || r.status == Termination::kMaxIterations);
+  EXPECT_EQ(r.search.nodes, 1U);
+  o.max_nodes = 100000;
+  const PostprocessResult full = postprocess(problem, score_model(), o);
+  EXPECT_EQ(full.status, Termination::kConverged);
+  if (r.status == Termination::kFeasible) {
+    EXPECT_LE(r.search.bound, full.lp_objective + 1e-9);
+    EXPECT_GE(r.lp_objective, full.lp_objective - 1e-9);
+  }
 }
 
 TEST(Postprocess, SavedModelReproducesTheTrainingRates) {

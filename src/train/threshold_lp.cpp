@@ -1,0 +1,486 @@
+// The post-processing LP's solver and the exact search for deterministic group thresholds
+// (threshold_lp.hpp; rateopt/postprocess.hpp).
+#include "train/threshold_lp.hpp"
+
+#include <CoinHelperFunctions.hpp>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <utility>
+
+#include "train/lp_limits.hpp"
+
+namespace rateopt::detail {
+
+namespace {
+
+constexpr std::size_t kRowsPerRound = 512;
+constexpr double kLpTolerance = 1e-10;
+// A deterministic rule meets a constraint when its row is at most the budget plus this.
+constexpr double kRuleTolerance = 1e-9;
+
+}  // namespace
+
+double ThresholdLp::objective_at(const std::vector<double>& x) const {
+  double f = cost_constant;
+  for (std::size_t a = 0; a < atoms; ++a) f += atom_cost[a] * x[columns() + a];
+  if (fractional) f += t_cost * x[columns() + atoms];
+  return f;
+}
+
+ThresholdLpSolver::ThresholdLpSolver(const ThresholdLp& lp, bool minimize_violation, double budget,
+                                     std::size_t eager)
+    : lp_(lp),
+      with_v_(minimize_violation),
+      fractional_(lp.fractional && !minimize_violation),
+      budget_(budget),
+      last_(lp.columns() + lp.atoms),
+      in_(lp.constraints, 0) {
+  const std::size_t n = lp.columns(), na = lp.atoms;
+  const std::size_t extra = with_v_ || fractional_ ? 1 : 0;  // v, or t
+  const std::size_t cols = n + na + extra;
+  const std::size_t rows = lp.groups + na + (fractional_ ? 1 : 0);
+  std::vector<CoinBigIndex> start(cols + 1, 0);
+  std::vector<int> index;
+  std::vector<double> value;
+  for (std::size_t c = 0; c < n; ++c) {
+    index.push_back(static_cast<int>(lp.group[c]));
+    value.push_back(1.0);
+    for (std::size_t e = lp.start[c]; e < lp.start[c + 1]; ++e) {
+      index.push_back(static_cast<int>(lp.groups + lp.entry_atom[e]));
+      value.push_back(-lp.entry_value[e]);
+    }
+    start[c + 1] = static_cast<CoinBigIndex>(index.size());
+  }
+  for (std::size_t a = 0; a < na; ++a) {
+    index.push_back(static_cast<int>(lp.groups + a));
+    value.push_back(1.0);
+    if (fractional_ && lp.den_atom[a] != 0) {
+      index.push_back(static_cast<int>(lp.groups + na));
+      value.push_back(lp.den_atom[a]);
+    }
+    start[n + a + 1] = static_cast<CoinBigIndex>(index.size());
+  }
+  if (fractional_) {
+    for (std::size_t g = 0; g < lp.groups; ++g) {
+      index.push_back(static_cast<int>(g));
+      value.push_back(-1.0);
+    }
+    index.push_back(static_cast<int>(lp.groups + na));
+    value.push_back(lp.den_constant);
+  }
+  if (extra != 0) start[cols] = static_cast<CoinBigIndex>(index.size());
+  std::vector<double> col_lo(cols, 0.0), col_hi(cols, COIN_DBL_MAX), obj(cols, 0.0);
+  for (std::size_t a = 0; a < na; ++a) {
+    col_lo[n + a] = -COIN_DBL_MAX;
+    if (!with_v_) obj[n + a] = lp.atom_cost[a];
+  }
+  if (extra != 0) obj[last_] = with_v_ ? 1.0 : lp.t_cost;
+  std::vector<double> row_lo(rows, 0.0), row_hi(rows, 0.0);
+  for (std::size_t g = 0; g < lp.groups; ++g) row_lo[g] = row_hi[g] = fractional_ ? 0.0 : 1.0;
+  if (fractional_) row_lo[rows - 1] = row_hi[rows - 1] = 1.0;
+  simplex_.setLogLevel(0);
+  simplex_.loadProblem(static_cast<int>(cols), static_cast<int>(rows), start.data(), index.data(),
+                       value.data(), col_lo.data(), col_hi.data(), obj.data(), row_lo.data(),
+                       row_hi.data());
+  // Unscaled (scaled solves were found to miss the optimum of pool LPs; shrink.cpp), with tight
+  // tolerances: the rules must reproduce the optimum to 1e-9.
+  simplex_.scaling(0);
+  simplex_.setPrimalTolerance(kLpTolerance);
+  simplex_.setDualTolerance(kLpTolerance);
+  limit_lp(simplex_);
+  if (lp.constraints <= eager) {
+    std::vector<std::size_t> all(lp.constraints);
+    for (std::size_t j = 0; j < all.size(); ++j) all[j] = j;
+    add_rows(all);
+  }
+}
+
+void ThresholdLpSolver::add_rows(const std::vector<std::size_t>& which) {
+  const std::size_t n = lp_.columns();
+  std::vector<CoinBigIndex> row_start{0};
+  std::vector<int> row_index;
+  std::vector<double> row_value, lo, hi;
+  for (const std::size_t j : which) {
+    for (const AtomTerm& t : lp_.rows[j]) {
+      row_index.push_back(static_cast<int>(n + t.atom));
+      row_value.push_back(t.coef);
+    }
+    if (with_v_) {
+      row_index.push_back(static_cast<int>(last_));
+      row_value.push_back(-1.0);
+    }
+    if (fractional_ && lp_.rhs[j] + budget_ != 0) {
+      row_index.push_back(static_cast<int>(last_));
+      row_value.push_back(-(lp_.rhs[j] + budget_));
+    }
+    row_start.push_back(static_cast<CoinBigIndex>(row_index.size()));
+    lo.push_back(-COIN_DBL_MAX);
+    hi.push_back(fractional_ ? 0.0 : lp_.rhs[j] + budget_);
+    in_[j] = 1;
+  }
+  simplex_.addRows(static_cast<int>(which.size()), lo.data(), hi.data(), row_start.data(),
+                   row_index.data(), row_value.data());
+}
+
+void ThresholdLpSolver::allow(std::size_t column, bool allowed) {
+  simplex_.setColumnUpper(static_cast<int>(column), allowed ? COIN_DBL_MAX : 0.0);
+}
+
+std::optional<std::vector<double>> ThresholdLpSolver::solve() {
+  const std::size_t n = lp_.columns();
+  // The first solve by the primal simplex; later ones (bounds changed, rows added) from the last
+  // basis by the dual, and by the primal when the dual proves neither outcome.
+  const auto run = [&] {
+    if (!solved_) {
+      simplex_.primal();
+      solved_ = true;
+      return;
+    }
+    simplex_.dual();
+    if (!simplex_.isProvenOptimal() && !simplex_.isProvenPrimalInfeasible()) simplex_.primal();
+  };
+  run();
+  while (true) {
+    if (!simplex_.isProvenOptimal()) return std::nullopt;
+    const double* x = simplex_.getColSolution();
+    // With t, the atoms are t times their values (t > 0: the den row).
+    const double t = fractional_ ? x[last_] : 1.0;
+    if (!(t > 0)) return std::nullopt;
+    std::vector<std::pair<double, std::size_t>> violated;
+    for (std::size_t j = 0; j < lp_.constraints; ++j) {
+      if (in_[j] != 0) continue;
+      double lhs = with_v_ ? -x[last_] : 0.0;
+      for (const AtomTerm& t_j : lp_.rows[j]) lhs += t_j.coef * x[n + t_j.atom] / t;
+      const double excess = lhs - (lp_.rhs[j] + budget_);
+      if (excess > kLpTolerance) violated.emplace_back(excess, j);
+    }
+    if (violated.empty()) return std::vector<double>(x, x + simplex_.getNumCols());
+    // The most violated first (ties: the first constraint), then in constraint order.
+    const std::size_t take = std::min(violated.size(), kRowsPerRound);
+    std::partial_sort(violated.begin(), violated.begin() + static_cast<std::ptrdiff_t>(take),
+                      violated.end(), [](const auto& p, const auto& q) {
+                        return p.first > q.first || (p.first == q.first && p.second < q.second);
+                      });
+    std::vector<std::size_t> which;
+    for (std::size_t k = 0; k < take; ++k) which.push_back(violated[k].second);
+    std::sort(which.begin(), which.end());
+    add_rows(which);
+    run();
+  }
+}
+
+std::optional<std::vector<double>> solve(const ThresholdLp& lp, bool minimize_violation,
+                                         double budget, std::size_t eager) {
+  ThresholdLpSolver solver(lp, minimize_violation, budget, eager);
+  return solver.solve();
+}
+
+// ---- the deterministic search ----
+
+namespace {
+
+// A rule's exact values: its atoms are the sums of its columns' prefixes.
+class RuleValues {
+ public:
+  explicit RuleValues(const ThresholdLp& lp) : lp_(lp), z_(lp.atoms) {}
+  void set(const std::vector<std::size_t>& column) {
+    std::fill(z_.begin(), z_.end(), 0.0);
+    for (const std::size_t c : column)
+      for (std::size_t e = lp_.start[c]; e < lp_.start[c + 1]; ++e)
+        z_[lp_.entry_atom[e]] += lp_.entry_value[e];
+  }
+  // The largest constraint row minus its right-hand side, at least 0.
+  [[nodiscard]] double violation() const {
+    double v = 0;
+    for (std::size_t j = 0; j < lp_.constraints; ++j) {
+      double lhs = 0;
+      for (const AtomTerm& t : lp_.rows[j]) lhs += t.coef * z_[t.atom];
+      v = std::max(v, lhs - lp_.rhs[j]);
+    }
+    return v;
+  }
+  [[nodiscard]] double objective() const {
+    double f = 0;
+    for (std::size_t a = 0; a < lp_.atoms; ++a) f += lp_.atom_cost[a] * z_[a];
+    if (!lp_.fractional) return lp_.cost_constant + f;
+    double den = lp_.den_constant;
+    for (std::size_t a = 0; a < lp_.atoms; ++a) den += lp_.den_atom[a] * z_[a];
+    return den > 0 ? lp_.cost_constant + (f + lp_.t_cost) / den
+                   : std::numeric_limits<double>::infinity();
+  }
+
+ private:
+  const ThresholdLp& lp_;
+  std::vector<double> z_;
+};
+
+struct Rule {
+  std::vector<std::size_t> column;
+  double violation = std::numeric_limits<double>::infinity();
+  double objective = std::numeric_limits<double>::infinity();
+};
+
+// One branch and bound: minimise the objective among rules within `budget` (minimize_violation:
+// the largest violation among all rules).
+class BranchAndBound {
+ public:
+  BranchAndBound(const ThresholdLp& lp, bool minimize_violation, double budget, std::size_t eager)
+      : lp_(lp),
+        mv_(minimize_violation),
+        budget_(budget),
+        solver_(lp, minimize_violation, budget, eager),
+        values_(lp),
+        begin_(lp.groups, 0),
+        end_(lp.groups, 0),
+        applied_(lp.groups),
+        stamp_(lp.groups, 0) {
+    for (std::size_t c = lp.columns(); c-- > 0;) begin_[lp.group[c]] = c;
+    for (std::size_t c = 0; c < lp.columns(); ++c) end_[lp.group[c]] = c + 1;
+    for (std::size_t g = 0; g < lp.groups; ++g) applied_[g] = {begin_[g], end_[g]};
+  }
+
+  // A rule known beforehand (e.g. the first phase's), to prune with.
+  void seed(const std::vector<std::size_t>& column) { consider(column); }
+
+  // Runs until the tree is exhausted or `nodes` (decremented per LP solve) reaches 0.
+  void run(std::size_t& nodes) {
+    if (nodes_.empty()) push(kNone, 0, 0, 0, -std::numeric_limits<double>::infinity());
+    while (!open_.empty() && nodes > 0) {
+      const Open o = open_.top();
+      if (prunes(o.bound)) {
+        open_.pop();
+        continue;
+      }
+      open_.pop();
+      --nodes;
+      ++solves_;
+      expand(o.node);
+    }
+    // Prune what is left, so that exhausted() and bound() read the open nodes only.
+    while (!open_.empty() && prunes(open_.top().bound)) open_.pop();
+  }
+
+  [[nodiscard]] bool exhausted() const noexcept { return open_.empty(); }
+  [[nodiscard]] bool found() const noexcept { return best_.has_value(); }
+  [[nodiscard]] const Rule& best() const { return *best_; }
+  [[nodiscard]] double best_value() const { return value(*best_); }
+  // A proved lower bound on the best rule's value (every open node's bound, the incumbent).
+  [[nodiscard]] double bound() const {
+    double b = best_ ? value(*best_) : std::numeric_limits<double>::infinity();
+    if (!open_.empty()) b = std::min(b, open_.top().bound);
+    return b;
+  }
+  // An LP that CLP could neither solve nor prove infeasible was pruned: not proved.
+  [[nodiscard]] bool uncertain() const noexcept { return uncertain_; }
+  [[nodiscard]] std::size_t solves() const noexcept { return solves_; }
+  // The rule of smallest (violation, objective) among all those evaluated.
+  // (Nothing evaluated yet: every group's first cut.)
+  [[nodiscard]] Rule least_violating() {
+    if (!fallback_) consider(std::vector<std::size_t>(begin_));
+    return *fallback_;
+  }
+
+ private:
+  static constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+  struct Node {
+    std::size_t parent;
+    std::size_t group, lo, hi;  // the group's columns [lo, hi) (root: none)
+  };
+  struct Open {
+    double bound;
+    std::size_t node;
+    bool operator<(const Open& o) const {  // std::priority_queue pops the largest
+      return bound > o.bound || (bound == o.bound && node > o.node);
+    }
+  };
+
+  [[nodiscard]] double value(const Rule& r) const { return mv_ ? r.violation : r.objective; }
+  [[nodiscard]] static double slack(double b) { return 1e-9 * std::max(1.0, std::fabs(b)); }
+  // Every group at its first cut (no row positive) or every group at its last (all positive).
+  [[nodiscard]] bool constant(const std::vector<std::size_t>& column) const {
+    bool none = true, all = true;
+    for (std::size_t g = 0; g < lp_.groups; ++g) {
+      none = none && column[g] == begin_[g];
+      all = all && column[g] + 1 == end_[g];
+    }
+    return none || all;
+  }
+  // A node is pruned when its bound cannot beat the incumbent by more than the slack; while the
+  // incumbent is a constant rule, only when it cannot tie it either (a non-constant rule of the
+  // same value is preferred).
+  [[nodiscard]] bool prunes(double bound) const {
+    if (!best_) return false;
+    const double b = value(*best_);
+    return best_constant_ ? bound > b + slack(b) : bound >= b - slack(b);
+  }
+
+  void push(std::size_t parent, std::size_t group, std::size_t lo, std::size_t hi, double bound) {
+    nodes_.push_back({parent, group, lo, hi});
+    open_.push({bound, nodes_.size() - 1});
+  }
+
+  void consider(const std::vector<std::size_t>& column) {
+    values_.set(column);
+    Rule r{column, values_.violation(), 0};
+    r.objective = values_.objective();
+    if (!fallback_ || r.violation < fallback_->violation ||
+        (r.violation == fallback_->violation && r.objective < fallback_->objective))
+      fallback_ = r;
+    if (!mv_ && r.violation > budget_ + kRuleTolerance) return;
+    const bool is_constant = constant(r.column);
+    if (!best_ || value(r) < value(*best_) ||
+        (best_constant_ && !is_constant && value(r) <= value(*best_) + slack(value(*best_)))) {
+      best_ = std::move(r);
+      best_constant_ = is_constant;
+    }
+  }
+
+  // Sets the column bounds to the node's ranges (the deepest restriction of each group on the
+  // path to the root), changing only the groups that differ from the last node's.
+  void apply(std::size_t node) {
+    ++walk_;
+    std::vector<std::pair<std::size_t, std::size_t>> want;
+    std::vector<std::size_t> touched;
+    for (std::size_t k = node; k != kNone; k = nodes_[k].parent) {
+      const Node& nd = nodes_[k];
+      if (nd.parent == kNone || stamp_[nd.group] == walk_) continue;
+      stamp_[nd.group] = walk_;
+      touched.push_back(nd.group);
+      want.emplace_back(nd.lo, nd.hi);
+    }
+    for (std::size_t k = 0; k < touched.size(); ++k) set_range(touched[k], want[k]);
+    // Groups restricted before but not on this path: back to all their columns.
+    for (const std::size_t g : restricted_)
+      if (stamp_[g] != walk_) set_range(g, {begin_[g], end_[g]});
+    restricted_ = std::move(touched);
+  }
+
+  void set_range(std::size_t g, std::pair<std::size_t, std::size_t> r) {
+    const auto [lo, hi] = applied_[g];
+    if (lo == r.first && hi == r.second) return;
+    for (std::size_t c = begin_[g]; c < end_[g]; ++c) {
+      const bool was = c >= lo && c < hi, now = c >= r.first && c < r.second;
+      if (was != now) solver_.allow(c, now);
+    }
+    applied_[g] = r;
+  }
+
+  void expand(std::size_t node) {
+    apply(node);
+    const std::optional<std::vector<double>> x = solver_.solve();
+    if (!x) {
+      // An infeasible node is the usual case; one CLP gave up on is dropped too, and the answer
+      // is then no longer proved optimal.
+      if (!solver_.proved_infeasible()) uncertain_ = true;
+      return;
+    }
+    const std::size_t n = lp_.columns();
+    const double lp_value = mv_ ? (*x)[n + lp_.atoms] : lp_.objective_at(*x);
+    if (prunes(lp_value)) return;
+    const double t = lp_.fractional && !mv_ ? (*x)[n + lp_.atoms] : 1.0;
+    // Each group's heaviest column and how spread its weight is.
+    std::vector<std::size_t> heaviest(lp_.groups, kNone);
+    std::vector<double> top(lp_.groups, 0.0), sum(lp_.groups, 0.0);
+    std::vector<std::size_t> support(lp_.groups, 0);
+    for (std::size_t c = 0; c < n; ++c) {
+      const double w = (*x)[c] / t;
+      if (!(w > kZeroWeight)) continue;
+      const std::size_t g = lp_.group[c];
+      ++support[g];
+      sum[g] += w;
+      if (w > top[g]) {
+        top[g] = w;
+        heaviest[g] = c;
+      }
+    }
+    std::size_t split = kNone;
+    for (std::size_t g = 0; g < lp_.groups; ++g) {
+      if (heaviest[g] == kNone) heaviest[g] = applied_[g].first;  // LP noise: any allowed
+      if (support[g] > 1 && (split == kNone || top[g] / sum[g] < top[split] / sum[split]))
+        split = g;
+    }
+    consider(heaviest);  // the node's rounding; its rule when the LP chose one cut per group
+    if (split == kNone) return;
+    // Split the group's allowed range after its weighted-median supporting column.
+    std::vector<std::size_t> cols;
+    std::vector<double> cum;
+    double acc = 0;
+    for (std::size_t c = applied_[split].first; c < applied_[split].second; ++c) {
+      const double w = (*x)[c] / t;
+      if (!(w > kZeroWeight)) continue;
+      acc += w;
+      cols.push_back(c);
+      cum.push_back(acc);
+    }
+    std::size_t k = 0;
+    while (k + 2 < cols.size() && cum[k] < 0.5 * acc) ++k;
+    const std::size_t at = cols[k] + 1;
+    push(node, split, applied_[split].first, at, lp_value);
+    push(node, split, at, applied_[split].second, lp_value);
+  }
+
+  const ThresholdLp& lp_;
+  bool mv_;
+  double budget_;
+  ThresholdLpSolver solver_;
+  RuleValues values_;
+  std::vector<std::size_t> begin_, end_;
+  std::vector<std::pair<std::size_t, std::size_t>> applied_;
+  std::vector<std::size_t> stamp_, restricted_;
+  std::size_t walk_ = 0;
+  std::vector<Node> nodes_;
+  std::priority_queue<Open> open_;
+  std::optional<Rule> best_, fallback_;
+  bool best_constant_ = false;
+  bool uncertain_ = false;
+  std::size_t solves_ = 0;
+};
+
+}  // namespace
+
+DeterministicSearch search_deterministic(const ThresholdLp& lp, std::size_t eager,
+                                         std::size_t max_nodes) {
+  DeterministicSearch out;
+  std::size_t nodes = std::max<std::size_t>(max_nodes, 1);
+  const auto finish = [&](const BranchAndBound& bb, const Rule& r, Termination status) {
+    out.column = r.column;
+    out.objective = r.objective;
+    out.status = status;
+    out.nodes += bb.solves();
+    return out;
+  };
+  BranchAndBound strict(lp, false, 0.0, eager);
+  strict.run(nodes);
+  if (strict.found()) {
+    out.bound = strict.bound();
+    const bool proved = strict.exhausted() && !strict.uncertain();
+    return finish(strict, strict.best(), proved ? Termination::kConverged : Termination::kFeasible);
+  }
+  if (!strict.exhausted() || strict.uncertain() || nodes == 0) {
+    const Rule r = strict.least_violating();
+    out.bound = -std::numeric_limits<double>::infinity();
+    out.violation_budget = r.violation;
+    return finish(strict, r, Termination::kMaxIterations);
+  }
+  // No rule meets the constraints: the smallest largest violation, then the objective under it.
+  out.nodes += strict.solves();
+  BranchAndBound least(lp, true, 0.0, eager);
+  least.run(nodes);
+  const Rule first = least.found() ? least.best() : least.least_violating();
+  const double v = first.violation;
+  out.violation_budget = v;
+  if (!least.exhausted() || least.uncertain() || nodes == 0) {
+    out.bound = -std::numeric_limits<double>::infinity();
+    return finish(least, first, Termination::kMaxIterations);
+  }
+  out.nodes += least.solves();
+  BranchAndBound under(lp, false, v + std::max(1e-12, 1e-9 * std::fabs(v)), eager);
+  under.seed(first.column);
+  under.run(nodes);
+  out.bound = under.bound();
+  return finish(under, under.best(), Termination::kInfeasible);
+}
+
+}  // namespace rateopt::detail
