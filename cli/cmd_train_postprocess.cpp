@@ -21,6 +21,30 @@
 #include "train_report.hpp"
 
 namespace rateopt::cli {
+
+namespace {
+
+// The deterministic search's summary: the rule's objective against the randomised optimum
+// (`sign`: -1 for a maximised objective, as the LP minimises its negation).
+void print_deterministic_search(const nlohmann::json& det, const PostprocessResult& r,
+                                double sign) {
+  fmt::print("deterministic thresholds: objective {:.6f}", sign * r.lp_objective);
+  if (det.contains("price_of_determinism"))
+    fmt::print(" against {:.6f} for randomised ones (price of determinism {:.6f})",
+               det["randomized_objective"].get<double>(),
+               det["price_of_determinism"].get<double>());
+  else if (r.randomized.status == Termination::kConverged)
+    fmt::print(" (randomised thresholds meet the constraints, at objective {:.6f})",
+               det["randomized_objective"].get<double>());
+  const bool proved = r.status == Termination::kConverged || r.status == Termination::kInfeasible;
+  fmt::print("; {} LP solves, {}\n", r.search.nodes,
+             proved ? std::string("optimality proved")
+                    : fmt::format("node budget spent: not proved (bound {:.6f})",
+                                  det["search_bound"].get<double>()));
+}
+
+}  // namespace
+
 void add_postprocess_flags(CLI::App& app, PostprocessFlags& flags, const std::string& group) {
   app.add_option("--base-model", flags.base_model,
                  "--solver postprocess: the scoring model to post-process (a single linear "
@@ -36,6 +60,20 @@ void add_postprocess_flags(CLI::App& app, PostprocessFlags& flags, const std::st
                  "of the group's convex hull, the same optimum; every cut where rows differ in "
                  "more than two ways) or all (every distinct score)")
       ->check(CLI::IsMember({"hull", "all"}))
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--postprocess-rule", flags.rule,
+                 "--solver postprocess: randomized (the LP's optimum: a group may mix two "
+                 "thresholds) or deterministic (one threshold per group, the best meeting the "
+                 "constraints, found exactly by branch and bound; the report gives the price of "
+                 "determinism against the randomised optimum)")
+      ->check(CLI::IsMember({"randomized", "deterministic"}))
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--postprocess-max-nodes", flags.max_nodes,
+                 "--postprocess-rule deterministic: the search's budget of LP solves; when spent, "
+                 "the best rule found, its objective not proved optimal (status feasible)")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str()
       ->group(group);
   if (CLI::Option* solver = app.get_option_no_throw("--solver"))
@@ -102,6 +140,8 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
   PostprocessOptions options;
   options.group_columns = flags.groups;
   options.hull = flags.columns == "hull";
+  options.deterministic = flags.rule == "deterministic";
+  options.max_nodes = flags.max_nodes;
   options.n_threads = threads;
   PostprocessResult result;
   Classifier base;
@@ -159,13 +199,30 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
       {"train_rows", shard.total_rows}};
   if (result.status == Termination::kInfeasible)
     report["violation_budget"] = result.violation_budget;
+  const double sign = spec.maximize ? -1.0 : 1.0;  // the objective as given
+  if (options.deterministic) {
+    const PostprocessResult::Randomized& rnd = result.randomized;
+    nlohmann::json det{{"rule", "deterministic"},
+                       {"search_nodes", result.search.nodes},
+                       {"search_bound", sign * result.search.bound},
+                       {"randomized_status", std::string(to_string(rnd.status))},
+                       {"randomized_objective", sign * rnd.objective}};
+    if (rnd.status == Termination::kInfeasible)
+      det["randomized_violation_budget"] = rnd.violation_budget;
+    // Objective lost to determinism (as minimised: >= 0), when both meet the constraints.
+    if (result.status == Termination::kConverged && rnd.status == Termination::kConverged)
+      det["price_of_determinism"] = result.lp_objective - rnd.objective;
+    report["deterministic_search"] = det;
+  }
   if (guaranteed) {
     report["guarantee"] =
         guarantee_section(g->guarantee, constraints, *flags.guarantee, flags.guarantee_for);
     if (g->base_fitted) report["base_model_fit"] = nlohmann::json::parse(base.options_json);
   }
   Classifier& clf = result.classifier;
-  const bool ok = result.status == Termination::kConverged;
+  // A deterministic search out of nodes still meets the constraints (kFeasible).
+  const bool ok =
+      result.status == Termination::kConverged || result.status == Termination::kFeasible;
   const bool certified = !guaranteed || g->guarantee.passed;
   const bool saved = finish_report(report, spec, clf, data, validation_path, reader, threads, start,
                                    output, report_path, !ok || !certified, output_infeasible,
@@ -174,8 +231,10 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
   if (!lead) return code;
 
   fmt::print("{}: {} (postprocess solver: LP over {} of {} thresholds of {} groups, {:.3f} s)\n",
-             ok ? "done" : "warning", ok ? "converged" : "infeasible", result.lp_columns, cuts,
+             ok ? "done" : "warning", to_string(result.status), result.lp_columns, cuts,
              result.groups.size(), result.seconds);
+  if (options.deterministic)
+    print_deterministic_search(report["deterministic_search"], result, sign);
   print_spec_sections(spec, report);
   fmt::print("group thresholds on the base score ({}):\n",
              result.group_columns.empty()
@@ -206,12 +265,17 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
           "rows must be new to the whole model)\n",
           scores.empty() ? flags.base_model : "the model behind " + scores, data_path);
   }
-  if (!ok)
+  if (result.status == Termination::kMaxIterations)
     fmt::print(
-        "infeasible: no randomised group thresholds of this score meet the constraints on the "
-        "training data; the model minimises the objective at the smallest largest violation "
+        "no deterministic thresholds meeting the constraints found within "
+        "--postprocess-max-nodes {}; the model has the smallest largest violation seen, "
         "{:.6f}\n",
-        result.violation_budget);
+        options.max_nodes, result.violation_budget);
+  else if (!ok)
+    fmt::print(
+        "infeasible: no {} group thresholds of this score meet the constraints on the training "
+        "data; the model minimises the objective at the smallest largest violation {:.6f}\n",
+        options.deterministic ? "deterministic" : "randomised", result.violation_budget);
   print_model_saved(saved, output);
   return code;
 }

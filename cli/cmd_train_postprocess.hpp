@@ -13,14 +13,17 @@
 #include "rateopt/dataset.hpp"
 #include "rateopt/intervals.hpp"
 #include "rateopt/logistic.hpp"
+#include "rateopt/postprocess.hpp"
 #include "rateopt/train.hpp"
 
 namespace rateopt::cli {
 
 struct PostprocessFlags {
-  std::string base_model;             // --base-model FILE
-  std::vector<std::string> groups;    // --postprocess-groups COL[,COL]
-  std::string columns = "hull";       // --postprocess-columns hull|all
+  std::string base_model;           // --base-model FILE
+  std::vector<std::string> groups;  // --postprocess-groups COL[,COL]
+  std::string columns = "hull";     // --postprocess-columns hull|all
+  std::string rule = "randomized";  // --postprocess-rule randomized|deterministic
+  std::size_t max_nodes = PostprocessOptions{}.max_nodes;  // --postprocess-max-nodes
   std::optional<IntervalOptions> ci;  // train --ci: intervals in the report sections
   // train --confidence: the guaranteed mode (postprocess_guaranteed), certifying the output
   // `guarantee_for` names; without --base-model the score is a logistic regression

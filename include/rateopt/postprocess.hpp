@@ -37,16 +37,18 @@
 //
 // Deterministic mode (PostprocessOptions::deterministic): the best rule with one cut per group
 // meeting the constraints, exactly. A mixed-integer problem (one binary pi per cut), solved by
-// LP-based branch and bound: the LP above with every cut a column (no hull: a cut inside the
-// hull can be the best deterministic one) is the relaxation; a node restricts each group to a
-// range of its cuts; a node whose LP puts all of a group's weight on one cut for every group is a
-// rule, with the LP's value; otherwise the group whose weight is most spread is split after its
-// weighted-median cut. Nodes are taken best bound first, every node's rounding (each group's
-// heaviest cut) is tried, and a node is dropped once its bound cannot beat the best rule by more
-// than 1e-9 (relative): the answer is optimal to that, and its bound is reported. Among rules of
-// equal value a non-constant one is preferred. When no rule meets the constraints, a first search
-// finds the smallest largest violation, a second the best objective under it. The randomised
-// optimum is solved too: the price of determinism is the difference.
+// LP-based branch and bound: every cut is a column (a cut inside a group's hull can be the best
+// deterministic one); a node restricts each group to a range of its cuts, and its LP, over the
+// hull vertices of each range where the hull applies (the same relaxation), bounds every rule in
+// it; a node whose LP puts all of each group's weight on one cut is a rule, with the LP's value;
+// otherwise the group whose weight is most spread is split after its weighted-median cut. Best
+// bound first, plunging depth first while no non-constant rule is known; every node's rounding
+// (each group's heaviest cut) and the two constant rules are tried; a node is dropped once its
+// bound cannot beat the best rule by more than 1e-9 (relative): the answer is optimal to that,
+// and its bound is reported. Among rules of equal value a non-constant one is kept. When no rule
+// meets the constraints, a first search finds the smallest largest violation, a second the best
+// objective under it. The randomised optimum is solved too: the price of determinism is the
+// difference.
 //
 // Cost: O(N log N) to sort, O(N a) to type the rows (N rows of all datasets, a atoms a row holds),
 // one simplex solve over (hull vertices or cuts) + atoms columns and groups + atoms + m rows (m

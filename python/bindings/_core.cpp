@@ -538,6 +538,23 @@ py::dict train_guaranteed(const std::string& objective, bool maximize,
                   "lower_bound"_a = t.lower_bound, "gap"_a = t.gap, "guarantee"_a = guarantee);
 }
 
+// The deterministic mode's search (PostprocessOptions::deterministic): None without it; else the
+// randomised optimum beside the rule's objective (as given: maximised objectives positive), the
+// price of determinism when both meet the constraints, LP solves and the proved bound.
+py::object deterministic_search_dict(const PostprocessResult& r, const PostprocessOptions& o,
+                                     bool maximize) {
+  if (!o.deterministic) return py::none();
+  const double sign = maximize ? -1.0 : 1.0;
+  py::dict d("rule"_a = "deterministic", "search_nodes"_a = r.search.nodes,
+             "search_bound"_a = sign * r.search.bound,
+             "randomized_status"_a = std::string(to_string(r.randomized.status)),
+             "randomized_objective"_a = sign * r.randomized.objective,
+             "randomized_violation_budget"_a = r.randomized.violation_budget);
+  if (r.status == Termination::kConverged && r.randomized.status == Termination::kConverged)
+    d["price_of_determinism"] = r.lp_objective - r.randomized.objective;
+  return d;
+}
+
 // Post-processing (postprocess.hpp, the CLI's --solver postprocess): exact randomised group
 // thresholds of `base`'s score (one linear component) by one LP over the problem's data.
 // ThresholdClassifier passes any estimator's score as a one-column feature matrix and the base
@@ -545,13 +562,15 @@ py::dict train_guaranteed(const std::string& objective, bool maximize,
 py::dict postprocess_thresholds(const std::string& objective, bool maximize,
                                 const std::vector<std::string>& constraints, const py::list& data,
                                 const Classifier& base, std::vector<std::string> group_columns,
-                                int n_threads) {
+                                int n_threads, bool deterministic, std::size_t max_nodes) {
   std::vector<std::shared_ptr<Dataset>> keep;
   const auto named = training_data(data, keep);
   const ProblemSpec spec = problem_spec(objective, maximize, constraints);
   PostprocessOptions o;
   o.group_columns = std::move(group_columns);
   o.n_threads = n_threads;
+  o.deterministic = deterministic;
+  if (max_nodes > 0) o.max_nodes = max_nodes;
   PostprocessResult r;
   std::string description;
   {
@@ -570,7 +589,8 @@ py::dict postprocess_thresholds(const std::string& objective, bool maximize,
                   "lp_objective"_a = maximize ? -r.lp_objective : r.lp_objective,
                   "violation_budget"_a = r.violation_budget, "group_columns"_a = r.group_columns,
                   "groups"_a = groups, "lp_columns"_a = r.lp_columns, "seconds"_a = r.seconds,
-                  "problem"_a = description);
+                  "problem"_a = description,
+                  "deterministic_search"_a = deterministic_search_dict(r, o, maximize));
 }
 
 // Post-processing with a guarantee (postprocess.hpp, postprocess_guaranteed; the CLI's --solver
@@ -582,7 +602,7 @@ py::dict postprocess_guaranteed_py(const std::string& objective, bool maximize,
                                    const py::list& data, const Classifier& base,
                                    std::vector<std::string> group_columns, int n_threads,
                                    double confidence, double safety_fraction, bool stochastic,
-                                   std::uint64_t seed, double tolerance) {
+                                   std::uint64_t seed, double tolerance, bool deterministic) {
   std::vector<std::shared_ptr<Dataset>> keep;
   const auto named = training_data(data, keep);
   if (named.size() != 1)
@@ -591,6 +611,7 @@ py::dict postprocess_guaranteed_py(const std::string& objective, bool maximize,
   PostprocessOptions o;
   o.group_columns = std::move(group_columns);
   o.n_threads = n_threads;
+  o.deterministic = deterministic;
   GuaranteeOptions g;
   g.confidence = confidence;
   g.safety_fraction = safety_fraction;
@@ -1400,6 +1421,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("postprocess_guaranteed", &rateopt::python::postprocess_guaranteed_py, "objective"_a,
         "maximize"_a, "constraints"_a, "data"_a, "base"_a, "group_columns"_a, "n_threads"_a,
         "confidence"_a, "safety_fraction"_a, "stochastic"_a, "seed"_a, "tolerance"_a,
+        "deterministic"_a = false,
         "Post-processing with a guarantee (postprocess.hpp, postprocess_guaranteed): the dict "
         "of postprocess() plus 'guarantee'; status 'no_solution_found' when the safety test "
         "fails.");
@@ -1419,9 +1441,11 @@ PYBIND11_MODULE(_core, m) {
       "part, keyed by (seed, row).");
   m.def("postprocess", &rateopt::python::postprocess_thresholds, "objective"_a, "maximize"_a,
         "constraints"_a, "data"_a, "base"_a, "group_columns"_a = std::vector<std::string>{},
-        "n_threads"_a = 0,
+        "n_threads"_a = 0, "deterministic"_a = false, "max_nodes"_a = 0,
         "Exact randomised group thresholds of base's score (postprocess.hpp, the CLI's --solver "
-        "postprocess); data: list of (name, Dataset).");
+        "postprocess), or with deterministic=True the best single threshold per group (branch "
+        "and bound; max_nodes: its budget of LP solves, 0 for the default); data: list of "
+        "(name, Dataset).");
   m.def("train_with_oracle", &rateopt::python::train_with_oracle, "objective"_a, "maximize"_a,
         "constraints"_a, "data"_a, "options"_a, "oracle"_a,
         "Rate-constrained training of any base model (train.hpp, train_with_prediction_oracle); "

@@ -297,31 +297,6 @@ LpRows lp_rows_over_ranks(const LpRows& mine, std::size_t columns) {
   return all;
 }
 
-// The vertices of the convex hull of a path of points whose coordinates never decrease along it
-// (so sorted lexicographically; Andrew's monotone chain, exact: coordinates below 2^32, so every
-// product of differences fits in 64 bits unsigned; collinear and repeated points are not
-// vertices): keep[k] = 1 for a vertex.
-void hull_vertices(std::span<const std::array<std::uint64_t, 2>> points, std::vector<char>& keep) {
-  keep.assign(points.size(), 0);
-  if (points.empty()) return;
-  // The turn o -> a -> b for o before a before b on the path: +1 left, -1 right, 0 straight.
-  const auto cross = [&](std::size_t o, std::size_t a, std::size_t b) {
-    const std::uint64_t left = (points[a][0] - points[o][0]) * (points[b][1] - points[o][1]);
-    const std::uint64_t right = (points[a][1] - points[o][1]) * (points[b][0] - points[o][0]);
-    return left > right ? 1 : left < right ? -1 : 0;
-  };
-  for (const int side : {1, -1}) {  // lower chain (left turns), then upper (right turns)
-    std::vector<std::size_t> chain;
-    for (std::size_t k = 0; k < points.size(); ++k) {
-      if (!chain.empty() && points[chain.back()] == points[k]) continue;
-      while (chain.size() >= 2 && cross(chain[chain.size() - 2], chain.back(), k) * side <= 0)
-        chain.pop_back();
-      chain.push_back(k);
-    }
-    for (const std::size_t k : chain) keep[k] = 1;
-  }
-}
-
 }  // namespace
 
 std::vector<std::string> slice_columns(const RateProblem& problem) {
@@ -527,11 +502,11 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
     for (std::size_t c = 1; c <= rows.size(); ++c)
       if (c == rows.size() || sg[c - 1] > sg[c]) cuts.push_back(c);
     std::vector<char> keep(cuts.size(), 1);
-    if (options.hull && !options.deterministic && group_types.size() <= 2 &&
-        rows.size() < (std::size_t{1} << 32U)) {
+    std::vector<std::array<std::uint64_t, 2>> points;
+    if (options.hull && group_types.size() <= 2 && rows.size() < (std::size_t{1} << 32U)) {
       // Every atom value is linear in the counts of the group's (at most two) types among the
-      // rows above a cut: only the vertices of those points' convex hull are needed.
-      std::vector<std::array<std::uint64_t, 2>> points;
+      // rows above a cut: only the vertices of those points' convex hull are needed (in the
+      // deterministic mode, of a range of cuts: the search takes them all and the points).
       std::array<std::uint64_t, 2> count{0, 0};
       std::size_t c = 0;
       for (const std::size_t cut : cuts) {
@@ -541,7 +516,12 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
         }
         points.push_back(count);
       }
-      hull_vertices(points, keep);
+      if (!options.deterministic) detail::hull_vertices(points, keep);
+    }
+    if (options.deterministic) {
+      lp.hull_group.push_back(points.empty() ? 0 : 1);
+      lp.point.insert(lp.point.end(), points.begin(), points.end());
+      lp.point.resize(lp.point.size() + cuts.size() - points.size());
     }
     std::vector<double> prefix(group_atoms.size(), 0.0);
     std::size_t c = 0;
@@ -588,7 +568,7 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
       x = phase1;
     }
   }
-  result.lp_objective = lp.objective_at(*x);
+  result.lp_objective = lp.objective_at(*x, lp.columns());
   // Each column's share of its group's rule: the LP's pi (relative to t for Charnes-Cooper).
   std::vector<double> weight(x->begin(), x->begin() + static_cast<std::ptrdiff_t>(lp.columns()));
   if (options.deterministic) {

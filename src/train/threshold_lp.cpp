@@ -22,36 +22,59 @@ constexpr double kRuleTolerance = 1e-9;
 
 }  // namespace
 
-double ThresholdLp::objective_at(const std::vector<double>& x) const {
+double ThresholdLp::objective_at(const std::vector<double>& x, std::size_t held) const {
   double f = cost_constant;
-  for (std::size_t a = 0; a < atoms; ++a) f += atom_cost[a] * x[columns() + a];
-  if (fractional) f += t_cost * x[columns() + atoms];
+  for (std::size_t a = 0; a < atoms; ++a) f += atom_cost[a] * x[held + a];
+  if (fractional) f += t_cost * x[held + atoms];
   return f;
 }
 
+void hull_vertices(std::span<const std::array<std::uint64_t, 2>> points, std::vector<char>& keep) {
+  keep.assign(points.size(), 0);
+  if (points.empty()) return;
+  // The turn o -> a -> b for o before a before b on the path: +1 left, -1 right, 0 straight.
+  const auto cross = [&](std::size_t o, std::size_t a, std::size_t b) {
+    const std::uint64_t left = (points[a][0] - points[o][0]) * (points[b][1] - points[o][1]);
+    const std::uint64_t right = (points[a][1] - points[o][1]) * (points[b][0] - points[o][0]);
+    return left > right ? 1 : left < right ? -1 : 0;
+  };
+  for (const int side : {1, -1}) {  // lower chain (left turns), then upper (right turns)
+    std::vector<std::size_t> chain;
+    for (std::size_t k = 0; k < points.size(); ++k) {
+      if (!chain.empty() && points[chain.back()] == points[k]) continue;
+      while (chain.size() >= 2 && cross(chain[chain.size() - 2], chain.back(), k) * side <= 0)
+        chain.pop_back();
+      chain.push_back(k);
+    }
+    for (const std::size_t k : chain) keep[k] = 1;
+  }
+}
+
 ThresholdLpSolver::ThresholdLpSolver(const ThresholdLp& lp, bool minimize_violation, double budget,
-                                     std::size_t eager)
+                                     std::size_t eager, std::span<const std::size_t> subset)
     : lp_(lp),
       with_v_(minimize_violation),
       fractional_(lp.fractional && !minimize_violation),
       budget_(budget),
-      last_(lp.columns() + lp.atoms),
+      n_(subset.empty() ? lp.columns() : subset.size()),
+      last_(n_ + lp.atoms),
       in_(lp.constraints, 0) {
-  const std::size_t n = lp.columns(), na = lp.atoms;
+  const std::size_t n = n_, na = lp.atoms;
   const std::size_t extra = with_v_ || fractional_ ? 1 : 0;  // v, or t
   const std::size_t cols = n + na + extra;
   const std::size_t rows = lp.groups + na + (fractional_ ? 1 : 0);
   std::vector<CoinBigIndex> start(cols + 1, 0);
   std::vector<int> index;
   std::vector<double> value;
-  for (std::size_t c = 0; c < n; ++c) {
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t c = subset.empty() ? k : subset[k];
     index.push_back(static_cast<int>(lp.group[c]));
     value.push_back(1.0);
     for (std::size_t e = lp.start[c]; e < lp.start[c + 1]; ++e) {
       index.push_back(static_cast<int>(lp.groups + lp.entry_atom[e]));
       value.push_back(-lp.entry_value[e]);
     }
-    start[c + 1] = static_cast<CoinBigIndex>(index.size());
+    start[k + 1] = static_cast<CoinBigIndex>(index.size());
   }
   for (std::size_t a = 0; a < na; ++a) {
     index.push_back(static_cast<int>(lp.groups + a));
@@ -89,7 +112,6 @@ ThresholdLpSolver::ThresholdLpSolver(const ThresholdLp& lp, bool minimize_violat
   simplex_.scaling(0);
   simplex_.setPrimalTolerance(kLpTolerance);
   simplex_.setDualTolerance(kLpTolerance);
-  limit_lp(simplex_);
   if (lp.constraints <= eager) {
     std::vector<std::size_t> all(lp.constraints);
     for (std::size_t j = 0; j < all.size(); ++j) all[j] = j;
@@ -98,7 +120,7 @@ ThresholdLpSolver::ThresholdLpSolver(const ThresholdLp& lp, bool minimize_violat
 }
 
 void ThresholdLpSolver::add_rows(const std::vector<std::size_t>& which) {
-  const std::size_t n = lp_.columns();
+  const std::size_t n = n_;
   std::vector<CoinBigIndex> row_start{0};
   std::vector<int> row_index;
   std::vector<double> row_value, lo, hi;
@@ -124,15 +146,12 @@ void ThresholdLpSolver::add_rows(const std::vector<std::size_t>& which) {
                    row_index.data(), row_value.data());
 }
 
-void ThresholdLpSolver::allow(std::size_t column, bool allowed) {
-  simplex_.setColumnUpper(static_cast<int>(column), allowed ? COIN_DBL_MAX : 0.0);
-}
-
 std::optional<std::vector<double>> ThresholdLpSolver::solve() {
-  const std::size_t n = lp_.columns();
+  const std::size_t n = n_;
   // The first solve by the primal simplex; later ones (bounds changed, rows added) from the last
   // basis by the dual, and by the primal when the dual proves neither outcome.
   const auto run = [&] {
+    limit_lp(simplex_);  // CLP's time limit counts from when it is set: per solve
     if (!solved_) {
       simplex_.primal();
       solved_ = true;
@@ -230,33 +249,49 @@ class BranchAndBound {
       : lp_(lp),
         mv_(minimize_violation),
         budget_(budget),
-        solver_(lp, minimize_violation, budget, eager),
+        eager_(eager),
         values_(lp),
         begin_(lp.groups, 0),
         end_(lp.groups, 0),
-        applied_(lp.groups),
+        range_(lp.groups),
         stamp_(lp.groups, 0) {
     for (std::size_t c = lp.columns(); c-- > 0;) begin_[lp.group[c]] = c;
     for (std::size_t c = 0; c < lp.columns(); ++c) end_[lp.group[c]] = c + 1;
-    for (std::size_t g = 0; g < lp.groups; ++g) applied_[g] = {begin_[g], end_[g]};
   }
 
   // A rule known beforehand (e.g. the first phase's), to prune with.
   void seed(const std::vector<std::size_t>& column) { consider(column); }
+  // The two constant rules (no row positive, every row positive): a first rule where they meet
+  // the constraints (parity always does), which any non-constant rule of the same value replaces.
+  void seed_constants() {
+    consider(begin_);
+    std::vector<std::size_t> last(end_);
+    for (std::size_t& c : last) --c;
+    consider(last);
+  }
 
   // Runs until the tree is exhausted or `nodes` (decremented per LP solve) reaches 0.
+  // Best bound first; while no non-constant rule is known, each node popped starts a plunge: into
+  // the child holding the split group's heaviest cut, depth first, until a node is closed (a
+  // rule, infeasible, or pruned), the siblings left open. Plunges find a first rule early.
   void run(std::size_t& nodes) {
-    if (nodes_.empty()) push(kNone, 0, 0, 0, -std::numeric_limits<double>::infinity());
+    if (nodes_.empty()) {
+      nodes_.push_back({kNone, 0, 0, 0});
+      open_.push({-std::numeric_limits<double>::infinity(), 0});
+    }
     while (!open_.empty() && nodes > 0) {
-      const Open o = open_.top();
-      if (prunes(o.bound)) {
-        open_.pop();
-        continue;
-      }
+      std::optional<Open> next = open_.top();
       open_.pop();
-      --nodes;
-      ++solves_;
-      expand(o.node);
+      while (next && !prunes(next->bound) && nodes > 0) {
+        --nodes;
+        ++solves_;
+        next = expand(next->node);
+        if (next && best_ && !best_constant_) {
+          open_.push(*next);
+          next.reset();
+        }
+      }
+      if (next && !prunes(next->bound)) open_.push(*next);  // the budget ran out in a plunge
     }
     // Prune what is left, so that exhausted() and bound() read the open nodes only.
     while (!open_.empty() && prunes(open_.top().bound)) open_.pop();
@@ -316,9 +351,9 @@ class BranchAndBound {
     return best_constant_ ? bound > b + slack(b) : bound >= b - slack(b);
   }
 
-  void push(std::size_t parent, std::size_t group, std::size_t lo, std::size_t hi, double bound) {
+  Open child(std::size_t parent, std::size_t group, std::size_t lo, std::size_t hi, double bound) {
     nodes_.push_back({parent, group, lo, hi});
-    open_.push({bound, nodes_.size() - 1});
+    return {bound, nodes_.size() - 1};
   }
 
   void consider(const std::vector<std::size_t>& column) {
@@ -337,55 +372,58 @@ class BranchAndBound {
     }
   }
 
-  // Sets the column bounds to the node's ranges (the deepest restriction of each group on the
-  // path to the root), changing only the groups that differ from the last node's.
-  void apply(std::size_t node) {
+  // The node's range of each group's columns: the deepest restriction on its path to the root.
+  void ranges(std::size_t node) {
     ++walk_;
-    std::vector<std::pair<std::size_t, std::size_t>> want;
-    std::vector<std::size_t> touched;
     for (std::size_t k = node; k != kNone; k = nodes_[k].parent) {
       const Node& nd = nodes_[k];
       if (nd.parent == kNone || stamp_[nd.group] == walk_) continue;
       stamp_[nd.group] = walk_;
-      touched.push_back(nd.group);
-      want.emplace_back(nd.lo, nd.hi);
+      range_[nd.group] = {nd.lo, nd.hi};
     }
-    for (std::size_t k = 0; k < touched.size(); ++k) set_range(touched[k], want[k]);
-    // Groups restricted before but not on this path: back to all their columns.
-    for (const std::size_t g : restricted_)
-      if (stamp_[g] != walk_) set_range(g, {begin_[g], end_[g]});
-    restricted_ = std::move(touched);
+    for (std::size_t g = 0; g < lp_.groups; ++g)
+      if (stamp_[g] != walk_) range_[g] = {begin_[g], end_[g]};
   }
 
-  void set_range(std::size_t g, std::pair<std::size_t, std::size_t> r) {
-    const auto [lo, hi] = applied_[g];
-    if (lo == r.first && hi == r.second) return;
-    for (std::size_t c = begin_[g]; c < end_[g]; ++c) {
-      const bool was = c >= lo && c < hi, now = c >= r.first && c < r.second;
-      if (was != now) solver_.allow(c, now);
+  // The node's LP columns: per group, the vertices of the hull of its range's points (the same
+  // relaxation), or every column of the range.
+  void held_columns() {
+    held_.clear();
+    for (std::size_t g = 0; g < lp_.groups; ++g) {
+      const auto [lo, hi] = range_[g];
+      if (lp_.hull_group.empty() || lp_.hull_group[g] == 0) {
+        for (std::size_t c = lo; c < hi; ++c) held_.push_back(c);
+        continue;
+      }
+      hull_vertices({lp_.point.data() + lo, hi - lo}, keep_);
+      for (std::size_t c = lo; c < hi; ++c)
+        if (keep_[c - lo] != 0) held_.push_back(c);
     }
-    applied_[g] = r;
   }
 
-  void expand(std::size_t node) {
-    apply(node);
-    const std::optional<std::vector<double>> x = solver_.solve();
+  // Solves the node's LP; returns the child to plunge into, if any (the other is left open).
+  std::optional<Open> expand(std::size_t node) {
+    ranges(node);
+    held_columns();
+    ThresholdLpSolver solver(lp_, mv_, budget_, eager_, held_);
+    const std::optional<std::vector<double>> x = solver.solve();
     if (!x) {
       // An infeasible node is the usual case; one CLP gave up on is dropped too, and the answer
       // is then no longer proved optimal.
-      if (!solver_.proved_infeasible()) uncertain_ = true;
-      return;
+      if (!solver.proved_infeasible()) uncertain_ = true;
+      return std::nullopt;
     }
-    const std::size_t n = lp_.columns();
-    const double lp_value = mv_ ? (*x)[n + lp_.atoms] : lp_.objective_at(*x);
-    if (prunes(lp_value)) return;
+    const std::size_t n = held_.size();
+    const double lp_value = mv_ ? (*x)[n + lp_.atoms] : lp_.objective_at(*x, n);
+    if (prunes(lp_value)) return std::nullopt;
     const double t = lp_.fractional && !mv_ ? (*x)[n + lp_.atoms] : 1.0;
     // Each group's heaviest column and how spread its weight is.
     std::vector<std::size_t> heaviest(lp_.groups, kNone);
     std::vector<double> top(lp_.groups, 0.0), sum(lp_.groups, 0.0);
     std::vector<std::size_t> support(lp_.groups, 0);
-    for (std::size_t c = 0; c < n; ++c) {
-      const double w = (*x)[c] / t;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t c = held_[k];
+      const double w = (*x)[k] / t;
       if (!(w > kZeroWeight)) continue;
       const std::size_t g = lp_.group[c];
       ++support[g];
@@ -397,38 +435,44 @@ class BranchAndBound {
     }
     std::size_t split = kNone;
     for (std::size_t g = 0; g < lp_.groups; ++g) {
-      if (heaviest[g] == kNone) heaviest[g] = applied_[g].first;  // LP noise: any allowed
+      if (heaviest[g] == kNone) heaviest[g] = range_[g].first;  // LP noise: any allowed
       if (support[g] > 1 && (split == kNone || top[g] / sum[g] < top[split] / sum[split]))
         split = g;
     }
     consider(heaviest);  // the node's rounding; its rule when the LP chose one cut per group
-    if (split == kNone) return;
+    if (split == kNone) return std::nullopt;
     // Split the group's allowed range after its weighted-median supporting column.
     std::vector<std::size_t> cols;
     std::vector<double> cum;
     double acc = 0;
-    for (std::size_t c = applied_[split].first; c < applied_[split].second; ++c) {
-      const double w = (*x)[c] / t;
-      if (!(w > kZeroWeight)) continue;
+    for (std::size_t k = 0; k < n; ++k) {
+      const double w = (*x)[k] / t;
+      if (held_[k] < range_[split].first || held_[k] >= range_[split].second || !(w > kZeroWeight))
+        continue;
       acc += w;
-      cols.push_back(c);
+      cols.push_back(held_[k]);
       cum.push_back(acc);
     }
     std::size_t k = 0;
     while (k + 2 < cols.size() && cum[k] < 0.5 * acc) ++k;
     const std::size_t at = cols[k] + 1;
-    push(node, split, applied_[split].first, at, lp_value);
-    push(node, split, at, applied_[split].second, lp_value);
+    const Open left = child(node, split, range_[split].first, at, lp_value);
+    const Open right = child(node, split, at, range_[split].second, lp_value);
+    const bool go_left = heaviest[split] < at;
+    open_.push(go_left ? right : left);
+    return go_left ? left : right;
   }
 
   const ThresholdLp& lp_;
   bool mv_;
   double budget_;
-  ThresholdLpSolver solver_;
+  std::size_t eager_;
   RuleValues values_;
   std::vector<std::size_t> begin_, end_;
-  std::vector<std::pair<std::size_t, std::size_t>> applied_;
-  std::vector<std::size_t> stamp_, restricted_;
+  std::vector<std::pair<std::size_t, std::size_t>> range_;  // of the node expanded
+  std::vector<std::size_t> stamp_;
+  std::vector<std::size_t> held_;  // its LP's columns
+  std::vector<char> keep_;
   std::size_t walk_ = 0;
   std::vector<Node> nodes_;
   std::priority_queue<Open> open_;
@@ -452,6 +496,7 @@ DeterministicSearch search_deterministic(const ThresholdLp& lp, std::size_t eage
     return out;
   };
   BranchAndBound strict(lp, false, 0.0, eager);
+  strict.seed_constants();
   strict.run(nodes);
   if (strict.found()) {
     out.bound = strict.bound();
@@ -467,6 +512,7 @@ DeterministicSearch search_deterministic(const ThresholdLp& lp, std::size_t eage
   // No rule meets the constraints: the smallest largest violation, then the objective under it.
   out.nodes += strict.solves();
   BranchAndBound least(lp, true, 0.0, eager);
+  least.seed_constants();
   least.run(nodes);
   const Rule first = least.found() ? least.best() : least.least_violating();
   const double v = first.violation;
@@ -478,6 +524,7 @@ DeterministicSearch search_deterministic(const ThresholdLp& lp, std::size_t eage
   out.nodes += least.solves();
   BranchAndBound under(lp, false, v + std::max(1e-12, 1e-9 * std::fabs(v)), eager);
   under.seed(first.column);
+  under.seed_constants();
   under.run(nodes);
   out.bound = under.bound();
   return finish(under, under.best(), Termination::kInfeasible);

@@ -9,8 +9,8 @@
 // column holds its group's row and the atoms its group's rows touch: sparse whatever the number
 // of groups and constraints.
 //
-// ThresholdLpSolver keeps one CLP model so that a branch and bound can change column bounds and
-// re-solve from the last basis (dual simplex). Constraint generation (`eager`): with more
+// ThresholdLpSolver solves it, over all threshold columns or a subset of them. Constraint
+// generation (`eager`): with more
 // constraints than that, the LP starts without them and takes, round after round, the most
 // violated ones at its optimum (at most 512 a round) until none is violated by more than the LP's
 // tolerance: the optimum of the LP with every constraint, where only a few of many bind.
@@ -20,9 +20,11 @@
 #pragma once
 
 #include <ClpSimplex.hpp>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "rateopt/status.hpp"
@@ -47,10 +49,22 @@ struct ThresholdLp {
   std::vector<double> den_atom;
   double den_constant = 0;
   double t_cost = 0;
+  // For the deterministic search: per column, its group's two row-type counts above the cut,
+  // where the group's rows enter the atoms in at most two ways (hull_group[g]; every atom value
+  // of a cut is then linear in them). Empty: no group is.
+  std::vector<std::array<std::uint64_t, 2>> point;
+  std::vector<char> hull_group;
   [[nodiscard]] std::size_t columns() const noexcept { return group.size(); }
-  // The objective (as minimised, constant included) at an LP solution `x` (as solve gives it).
-  [[nodiscard]] double objective_at(const std::vector<double>& x) const;
+  // The objective (as minimised, constant included) at an LP solution `x` (as solve gives it)
+  // of `held` threshold columns.
+  [[nodiscard]] double objective_at(const std::vector<double>& x, std::size_t held) const;
 };
+
+// The vertices of the convex hull of a path of points whose coordinates never decrease along it
+// (so sorted lexicographically; Andrew's monotone chain, exact: coordinates below 2^32, so every
+// product of differences fits in 64 bits unsigned; collinear and repeated points are not
+// vertices): keep[k] = 1 for a vertex.
+void hull_vertices(std::span<const std::array<std::uint64_t, 2>> points, std::vector<char>& keep);
 
 // Threshold weights (LP values of pi, relative to t) below this are dropped as LP noise.
 inline constexpr double kZeroWeight = 1e-9;
@@ -59,13 +73,13 @@ class ThresholdLpSolver {
  public:
   // minimize_violation: min v >= 0 with every constraint's row relaxed by v (the objective and
   // Charnes-Cooper play no part: the same feasible set); otherwise min the objective with every
-  // constraint's right-hand side raised by `budget`.
+  // constraint's right-hand side raised by `budget`. `subset`: the threshold columns of `lp` the
+  // LP holds (increasing; empty: all).
   ThresholdLpSolver(const ThresholdLp& lp, bool minimize_violation, double budget,
-                    std::size_t eager);
-  // Column c's upper bound: 0 (excluded) or unbounded.
-  void allow(std::size_t column, bool allowed);
-  // The basic solution (pi, z, then v or t) or nothing when CLP does not prove optimality (the
-  // constraints cannot all hold, or columns allowed leave no feasible point).
+                    std::size_t eager, std::span<const std::size_t> subset = {});
+  // The basic solution (pi of the columns held, z, then v or t) or nothing when CLP does not
+  // prove optimality (the constraints cannot all hold, or the columns held leave no feasible
+  // point).
   std::optional<std::vector<double>> solve();
   // After solve() gave nothing: whether CLP proved the LP infeasible (else it gave up).
   [[nodiscard]] bool proved_infeasible() const { return simplex_.isProvenPrimalInfeasible(); }
@@ -75,6 +89,7 @@ class ThresholdLpSolver {
   const ThresholdLp& lp_;
   bool with_v_, fractional_;
   double budget_;
+  std::size_t n_;     // threshold columns held
   std::size_t last_;  // the v or t column
   std::vector<char> in_;
   bool solved_ = false;
@@ -100,12 +115,9 @@ struct DeterministicSearch {
   std::size_t nodes = 0;  // LP solves of the branch and bound
 };
 
-// The best deterministic rule of `lp` (built with every cut as a column) by branch and bound on
-// the LP relaxation: a node restricts each group to a range of its cuts; its LP optimum bounds
-// every rule in it; a node whose LP picks one cut per group is a rule (the LP's value is then its
-// exact value); otherwise the group whose LP weight is most spread is split at its weighted
-// median cut. Best bound first; each node's rounding (every group's heaviest cut) is tried as a
-// rule. At most `max_nodes` LP solves in all (both phases when none meets the constraints).
+// The best deterministic rule of `lp` (built with every cut as a column, and `point` where the
+// hull applies) by branch and bound on the LP relaxation (rateopt/postprocess.hpp, "Deterministic
+// mode"). At most `max_nodes` LP solves in all (every phase).
 DeterministicSearch search_deterministic(const ThresholdLp& lp, std::size_t eager,
                                          std::size_t max_nodes);
 

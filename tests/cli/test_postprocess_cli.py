@@ -90,6 +90,55 @@ def test_postprocess_hull_columns_and_every_cut_give_one_optimum(cli, tmp_path):
     assert proc.returncode == 2 and "--postprocess-columns" in proc.stderr
 
 
+def test_postprocess_deterministic_rule_against_every_threshold_pair(cli, tmp_path):
+    """--postprocess-rule deterministic: one threshold per group, the best pair meeting the
+    constraint on the training rows (checked here against every pair of thresholds of the --scores
+    file), the price of determinism against the randomised optimum in the report; eval of the
+    saved model reproduces it."""
+    data = small_csv(tmp_path, n=150)
+    rows = [line.split(",") for line in data.read_text().splitlines()[1:]]
+    scores = tmp_path / "scores.txt"
+    scores.write_text("".join(f"{r[0]}\n" for r in rows))
+    bound = 0.05
+    report, model = tmp_path / "r.json", tmp_path / "m.json"
+    out = cli.run("train", "--data", data, "--label", "y", "--groups", "g", "--solver",
+                  "postprocess", "--scores", scores, "--minimize", "error", "--constraint",
+                  f"parity(tpr, g) <= {bound}", "--postprocess-rule", "deterministic",
+                  "--output", model, "--report", report).stdout
+    assert "deterministic thresholds: objective" in out and "optimality proved" in out
+    rep = json.loads(report.read_text())
+    det = rep["deterministic_search"]
+    assert rep["status"] == "converged" and det["rule"] == "deterministic"
+    assert all(len(g["thresholds"]) == 1 and g["weights"] == [1.0] for g in rep["groups"])
+    assert det["price_of_determinism"] == pytest.approx(
+        rep["lp_objective"] - det["randomized_objective"], abs=1e-12)
+    assert det["price_of_determinism"] >= -1e-9
+    # Every pair of thresholds (below every score, or at each distinct score: s > t).
+    s = [float(r[0]) for r in rows]
+    g = [r[1] for r in rows]
+    y = [int(r[2]) for r in rows]
+    cuts = {k: [min(v for v, h in zip(s, g) if h == k) - 1] +
+            sorted({v for v, h in zip(s, g) if h == k}) for k in ("a", "b")}
+    pos = {k: sum(1 for h, l in zip(g, y) if h == k and l == 1) for k in ("a", "b")}
+    best = float("inf")
+    for ta in cuts["a"]:
+        for tb in cuts["b"]:
+            pred = [v > (ta if h == "a" else tb) for v, h in zip(s, g)]
+            err = sum(p != (l == 1) for p, l in zip(pred, y)) / len(y)
+            tpr = {k: sum(1 for p, h, l in zip(pred, g, y) if h == k and l == 1 and p) / pos[k]
+                   for k in ("a", "b")}
+            if abs(tpr["a"] - tpr["b"]) <= bound + 1e-12:
+                best = min(best, err)
+    assert rep["lp_objective"] == pytest.approx(best, abs=1e-12)
+    vals = cli.eval_json("--data", data, "--label", "y", "--groups", "g", "--model", model,
+                         "--scores", scores, "--mode", "deterministic", "--metric", "error")
+    assert vals["error"]["value"] == pytest.approx(best, abs=1e-12)
+    proc = cli.run("train", "--data", data, "--label", "y", "--groups", "g", "--solver",
+                   "postprocess", "--scores", scores, "--postprocess-rule", "exact",
+                   "--output", model, check=False)
+    assert proc.returncode == 2 and "--postprocess-rule" in proc.stderr
+
+
 def test_postprocess_errors(cli, tmp_path):
     data = small_csv(tmp_path)
     lr = base_model(cli, tmp_path, data)

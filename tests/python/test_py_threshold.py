@@ -299,3 +299,19 @@ def test_f1_objective_under_a_precision_floor_beats_every_deterministic_pair():
             best = max(best, 2 * t / (2 * t + f_ + n_))
     assert f1 >= best - 1e-9
     assert best > 0.5  # the brute force found feasible pairs
+    # deterministic=True: that best pair exactly, one threshold per group, and the price of
+    # determinism (as minimised: the randomised F1 minus this one) in the report.
+    det = rateopt.ThresholdClassifier(LogisticRegression(), objective="f1", maximize=True,
+                                      constraints=cons, deterministic=True)
+    det.fit(X, y, sensitive_features={"g": g})
+    assert det.status_ == "converged" and det.predict_mode_ == "deterministic"
+    assert all(len(r["thresholds"]) == 1 for r in det.group_rules_)
+    pred = det.predict(X, sensitive_features={"g": g}).astype(bool)
+    t, f_, n_ = (pred & (y == 1)).sum(), (pred & (y == 0)).sum(), (~pred & (y == 1)).sum()
+    assert 2 * t / (2 * t + f_ + n_) == pytest.approx(best, abs=1e-12)
+    search = det.report_["deterministic_search"]
+    assert search["randomized_objective"] == pytest.approx(f1, abs=1e-9)
+    assert search["price_of_determinism"] == pytest.approx(f1 - best, abs=1e-9)
+    assert clf.report_["deterministic_search"] is None
+    with pytest.raises(ValueError, match="deterministic"):
+        rateopt.ThresholdClassifier(deterministic="yes").fit(X, y, sensitive_features={"g": g})

@@ -103,6 +103,13 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         when the estimator has it, else ``decision_function``
     group_columns : list of str, optional, the columns whose value combinations get their own
         rule (default: every column of ``sensitive_features``)
+    deterministic : bool, default False: find the best rule with one threshold per group (no
+        randomisation) meeting the constraints on the training data, exactly (branch and bound
+        over the LP; ``report_["deterministic_search"]`` gives the randomised optimum beside it,
+        the price of determinism, LP solves and the proved bound). False: the LP's randomised
+        optimum, which may mix two thresholds in a group.
+    max_nodes : int or None, the deterministic search's budget of LP solves (None: 100000); when
+        spent, the best rule found, with status "feasible" (not proved optimal) and a warning
     predict_mode : {"auto", "deterministic", "stochastic"}, default "auto": "deterministic" (each
         group's weighted-median threshold) when it meets the constraints on the training data to
         ``tolerance``, else "stochastic" (seeded draws of ``predict_proba``), with a warning
@@ -134,7 +141,9 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def __init__(self, estimator=None, constraints=(), objective="error", maximize=False,
                  prefit=False, score="auto", group_columns=None, predict_mode="auto",
                  tolerance=1e-3, seed=0, n_threads=0, confidence=None, safety_fraction=None,
-                 guarantee_for="deterministic"):
+                 guarantee_for="deterministic", deterministic=False, max_nodes=None):
+        self.deterministic = deterministic
+        self.max_nodes = max_nodes
         self.confidence = confidence
         self.safety_fraction = safety_fraction
         self.guarantee_for = guarantee_for
@@ -207,6 +216,9 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         sample_weight; route them yourself for a Pipeline, e.g. logisticregression__sample_weight).
         fit_params: passed to the estimator's fit."""
         cons = self._check_params()
+        if not isinstance(self.deterministic, (bool, np.bool_)):
+            raise ValueError(f"deterministic is {self.deterministic!r}, expected True or False")
+        max_nodes = 0 if self.max_nodes is None else check_int(self.max_nodes, "max_nodes", 1)
         sf = self._merge_groups(sensitive_features, groups)
         y = to_numpy(y, "y")
         if y.ndim != 1:
@@ -283,7 +295,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 self.objective, bool(self.maximize), cons, data, _score_base(), gcols,
                 check_int(self.n_threads, "n_threads"), float(self.confidence), float(frac),
                 self.guarantee_for == "stochastic", check_int(self.seed, "seed", 0),
-                float(self.tolerance))
+                float(self.tolerance), bool(self.deterministic))
             if r["status"] == "no_solution_found":
                 from .train import NoSolutionFoundError
 
@@ -296,21 +308,32 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.guarantee_ = r["guarantee"]
         else:
             r = _core.postprocess(self.objective, bool(self.maximize), cons, data, _score_base(),
-                                  gcols, check_int(self.n_threads, "n_threads"))
+                                  gcols, check_int(self.n_threads, "n_threads"),
+                                  bool(self.deterministic), max_nodes)
         self.model_ = r.pop("model")
         self.report_ = r
         self.status_ = r["status"]
         self.group_columns_ = list(r["group_columns"])
         self.group_rules_ = [dict(rule, rows=g["rows"]) for rule, g in
                              zip(self.model_.group_rules, r["groups"])]
-        if self.status_ != "converged":
-            warnings.warn(f"ThresholdClassifier: no group thresholds of this score meet the "
-                          f"constraints on the training data; the rules minimise the objective "
-                          f"at the smallest largest violation {r['violation_budget']:.4g}",
+        kind = "deterministic" if self.deterministic else "randomised"
+        if self.status_ == "feasible":
+            warnings.warn(f"ThresholdClassifier: the deterministic search spent its budget "
+                          f"(max_nodes); the rules meet the constraints but are not proved "
+                          f"optimal (bound {r['deterministic_search']['search_bound']:.6g})",
                           UserWarning, stacklevel=2)
+        elif self.status_ in ("infeasible", "max_iterations"):
+            warnings.warn(f"ThresholdClassifier: no {kind} group thresholds of this score meet "
+                          f"the constraints on the training data"
+                          + (" (none found within max_nodes)" if self.status_ == "max_iterations"
+                             else "")
+                          + f"; the rules minimise the objective at the smallest largest "
+                          f"violation {r['violation_budget']:.4g}", UserWarning, stacklevel=2)
         self.predict_mode_ = self.predict_mode
         if self.predict_mode == "auto" and self.guarantee_ is not None:
             self.predict_mode_ = self.guarantee_["output"]  # the output certified
+        elif self.predict_mode == "auto" and self.deterministic:
+            self.predict_mode_ = "deterministic"  # one threshold a group: both modes agree
         elif self.predict_mode == "auto":
             det = r["deterministic"]["max_violation"]
             ok = not cons or det <= float(self.tolerance)

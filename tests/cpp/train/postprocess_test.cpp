@@ -414,6 +414,11 @@ TEST(Postprocess, DeterministicModeMatchesExhaustiveSearch) {
     o.deterministic = true;
     const PostprocessResult r = postprocess(problem, score_model(), o);
     const PostprocessResult randomized = postprocess(problem, score_model(), {{"g"}});
+    // Nodes over each range's hull vertices, or over every cut: the same answer.
+    o.hull = false;
+    const PostprocessResult every_cut = postprocess(problem, score_model(), o);
+    EXPECT_EQ(every_cut.status, r.status);
+    EXPECT_NEAR(every_cut.lp_objective, r.lp_objective, 1e-9);
     SCOPED_TRACE(rc.trace);
     const Exhaustive strict = exhaustive(problem, ds, 0.0);
     const bool feasible = std::isfinite(strict.objective);
