@@ -482,7 +482,7 @@ def test_postprocess_gives_the_same_model_file_for_1_to_3_ranks(cli, mpirun, tra
     type in file order and solves the one process's LP (also for a ratio objective); with
     --confidence the base logistic regression is fitted on the candidate rows over ranks.
     Byte-identical model files for one process and 1-3 ranks, with a saved base model (error and
-    F1 objectives) and in the guaranteed mode."""
+    F1 objectives), in the guaranteed mode and with deterministic thresholds."""
     pattern = str(train_shards / "part-*.csv")
     base = tmp_path / "base.json"
     cli.run("train", "--data", pattern, *ADULT, "--output", base)
@@ -496,6 +496,10 @@ def test_postprocess_gives_the_same_model_file_for_1_to_3_ranks(cli, mpirun, tra
         "guaranteed": ["--minimize", "error", "--constraint", "parity(ppr, sex) <= 0.05",
                        "--solver", "postprocess", "--confidence", "0.95", "--guarantee-for",
                        output, "--quiet"],
+        # Deterministic thresholds: the same branch and bound on every rank.
+        "deterministic": ["--minimize", "error", "--constraint", "parity(ppr, race) <= 0.02",
+                          "--solver", "postprocess", "--base-model", base,
+                          "--postprocess-rule", "deterministic", "--quiet"],
     }
     for name, problem in runs.items():
         one = tmp_path / f"{name}-one.json"
@@ -504,6 +508,8 @@ def test_postprocess_gives_the_same_model_file_for_1_to_3_ranks(cli, mpirun, tra
         assert report["train_rows"] == 30162
         if name == "guaranteed":
             assert report["guarantee"]["passed"] is True
+        if name == "deterministic":
+            assert report["deterministic_search"]["price_of_determinism"] >= 0
         for ranks in (1, 2, 3):
             out = tmp_path / f"{name}-ranks-{ranks}.json"
             proc = mpirun(ranks, "train", "--data", pattern, *ADULT, *problem, "--output", out)

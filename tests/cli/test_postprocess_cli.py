@@ -139,6 +139,22 @@ def test_postprocess_deterministic_rule_against_every_threshold_pair(cli, tmp_pa
     assert proc.returncode == 2 and "--postprocess-rule" in proc.stderr
 
 
+def test_postprocess_deterministic_rule_with_a_guarantee(cli, tmp_path):
+    """--postprocess-rule deterministic with --confidence: the thresholds are searched on the
+    candidate part, one per group, and the safety test certifies that rule."""
+    data = small_csv(tmp_path, n=3000)
+    report = tmp_path / "r.json"
+    cli.run("train", "--data", data, "--label", "y", "--groups", "g", "--solver", "postprocess",
+            "--minimize", "error", "--constraint", "parity(ppr, g) <= 0.15", "--confidence",
+            "0.9", "--postprocess-rule", "deterministic", "--quiet", "--output",
+            tmp_path / "m.json", "--report", report)
+    rep = json.loads(report.read_text())
+    assert rep["status"] == "converged" and rep["guarantee"]["passed"] is True
+    assert rep["deterministic_search"]["search_nodes"] >= 1
+    assert all(len(g["thresholds"]) == 1 for g in rep["groups"])
+    assert rep["guarantee"]["constraints"][0]["upper_bound"] <= 0
+
+
 def test_postprocess_errors(cli, tmp_path):
     data = small_csv(tmp_path)
     lr = base_model(cli, tmp_path, data)
