@@ -10,6 +10,16 @@ where it would take too long).
         [--rows 1000000] [--groups 40,200] [--repeats 3] [--all-up-to 200000]
         [--out docs/results/postprocess-groups.md]
 
+    /usr/bin/python3 bench/bench_postprocess_groups.py --ranks 2 --rows 10000000 --groups 40
+
+--ranks R: over MPI ranks instead. The rows are written as R gzipped CSV parts with the score as
+the feature x (--scores takes one file, not a pattern), the base model is a logistic regression
+of y on x fitted on a 20,000-row sample of the same generator (its score is increasing in x, so
+the cuts are the same), and the same post-processing runs as one process over every part and as
+`mpirun -n R`, each rank under /usr/bin/time (bench/scale_mpi.py): the model files must be
+byte-identical. Reports the slowest rank's wall time, the CPU time summed over ranks and the
+largest rank's peak memory.
+
 Rows: group g of k with probability ~ 1/k (a Zipf-like skew: the smallest group is ~1/4 of the
 largest), score ~ N(0.3 g / k, 1) rounded to 1e-4 (ties, as real models' probabilities have),
 label ~ Bernoulli(sigmoid(2 score)). Reports median wall and CPU seconds (the child's user +
@@ -52,6 +62,52 @@ def generate(path, scores_path, rows, k, seed):
             s.write(f"{score}\n")
 
 
+def problem(args):
+    return ["--label", "y", "--positive", "1", "--groups", "grp", "--minimize", "error",
+            "--constraint", f"parity(ppr, grp) <= {args.bound}",
+            "--constraint", f"parity(tpr, grp) <= {args.bound}",
+            "--constraint", f"parity(fpr, grp) <= {args.bound}", "--solver", "postprocess"]
+
+
+def over_ranks(args, tmp, k):
+    """One table line per rank count (1 and --ranks) for k groups; see --ranks."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from scale_mpi import run as run_ranks  # per-rank /usr/bin/time under mpirun
+
+    parts = os.path.join(tmp, f"parts-{k}")
+    os.makedirs(parts, exist_ok=True)
+    per = -(-args.rows // args.ranks)
+    for r in range(args.ranks):
+        n = min(per, args.rows - r * per)
+        generate(os.path.join(parts, f"part-{r}.csv.gz"), os.devnull, n, k, seed=1000 * k + r)
+    sample = os.path.join(tmp, f"sample-{k}.csv.gz")
+    generate(sample, os.devnull, 20_000, k, seed=k + 7)
+    base = os.path.join(tmp, f"base-{k}.json")
+    subprocess.run([args.rateopt, "train", "--data", sample, "--label", "y", "--positive", "1",
+                    "--groups", "grp", "--quiet", "--output", base], check=True)
+    lines, files = [], []
+    for ranks in (1, args.ranks):
+        model = os.path.join(tmp, f"m-{k}-{ranks}.json")
+        report = os.path.join(tmp, f"r-{k}-{ranks}.json")
+        cmd = ["train", "--data", os.path.join(parts, "part-*.csv.gz"), *problem(args),
+               "--base-model", base, "--threads", "1", "--quiet", "--output", model,
+               "--report", report]
+        times = [run_ranks(ranks, args.rateopt, cmd) for _ in range(args.repeats)]
+        rep = json.load(open(report))
+        files.append(open(model, "rb").read())
+        lines.append(
+            f"| {args.rows:,} | {k} | {3 * k * (k - 1):,} | {ranks} | "
+            f"{rep['lp_columns']:,} of {rep['lp_cuts']:,} | {rep['status']} | "
+            f"{rep['lp_objective']:.12f} | {statistics.median(t[0] for t in times):.2f} | "
+            f"{statistics.median(t[1] for t in times):.2f} | "
+            f"{max(t[2] for t in times):,.0f} |")
+        print(lines[-1], flush=True)
+    if files[0] != files[-1]:
+        sys.exit(f"k = {k}: the model file of {args.ranks} ranks differs from one process's")
+    print(f"k = {k}: model files byte-identical for 1 and {args.ranks} ranks", flush=True)
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rateopt", default=os.path.join(ROOT, "build/release/rateopt"))
@@ -61,10 +117,24 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--all-up-to", type=int, default=200_000,
                     help="run --postprocess-columns all only up to this many rows")
+    ap.add_argument("--ranks", type=int, default=0,
+                    help="over MPI ranks: one process against mpirun -n RANKS (see above)")
     ap.add_argument("--out")
     args = ap.parse_args()
     lines = []
     with tempfile.TemporaryDirectory() as tmp:
+        if args.ranks > 0:
+            for k in [int(v) for v in args.groups.split(",")]:
+                lines += over_ranks(args, tmp, k)
+            header = ("| rows | groups | linear constraints | ranks | LP columns of cuts | status "
+                      "| objective | slowest rank wall s | CPU s (all ranks) | largest rank MiB |"
+                      "\n|---|---|---|---|---|---|---|---|---|---|")
+            table = header + "\n" + "\n".join(lines) + "\n"
+            if args.out:
+                with open(args.out, "w") as f:
+                    f.write(table)
+            print(table)
+            return
         for k in [int(v) for v in args.groups.split(",")]:
             data = os.path.join(tmp, f"rows-{k}.csv.gz")
             scores = os.path.join(tmp, f"scores-{k}.txt")
@@ -74,12 +144,7 @@ def main():
                 if columns == "all" and args.rows > args.all_up_to:
                     continue
                 report = os.path.join(tmp, f"r-{k}-{columns}.json")
-                cmd = [args.rateopt, "train", "--data", data, "--label", "y", "--positive", "1",
-                       "--groups", "grp", "--minimize", "error",
-                       "--constraint", f"parity(ppr, grp) <= {args.bound}",
-                       "--constraint", f"parity(tpr, grp) <= {args.bound}",
-                       "--constraint", f"parity(fpr, grp) <= {args.bound}",
-                       "--solver", "postprocess", "--scores", scores,
+                cmd = [args.rateopt, "train", "--data", data, *problem(args), "--scores", scores,
                        "--postprocess-columns", columns, "--quiet",
                        "--output", os.path.join(tmp, "m.json"), "--report", report]
                 # Peak memory of each run: RUSAGE_CHILDREN's max RSS is the largest child's so
