@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -142,6 +143,13 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
   options.hull = flags.columns == "hull";
   options.deterministic = flags.rule == "deterministic";
   options.max_nodes = flags.max_nodes;
+  if (options.deterministic && !quiet && lead)
+    options.progress = [sign = spec.maximize ? -1.0 : 1.0](std::size_t nodes, double best,
+                                                           double bound) {
+      fmt::print(stderr, "deterministic search: {} LP solves, best rule {}, bound {:.6f}\n", nodes,
+                 std::isfinite(best) ? fmt::format("{:.6f}", sign * best) : std::string("none yet"),
+                 sign * bound);
+    };
   options.n_threads = threads;
   PostprocessResult result;
   Classifier base;

@@ -60,6 +60,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,12 @@ struct PostprocessOptions {
   // Its budget of LP solves; when spent, the best rule found (status kFeasible, or
   // kMaxIterations when none met the constraints) with the search's proved bound.
   std::size_t max_nodes = 100000;
+  // The search's progress, at most once a second: LP solves so far, the best rule's objective
+  // (as minimised; +inf before one meets the constraints) and the proved lower bound.
+  std::function<void(std::size_t nodes, double best, double bound)> progress;
+  // Polled after every LP solve of the search: true stops it with status kInterrupted and the
+  // best rule so far (Python's Ctrl-C check).
+  std::function<bool()> should_stop;
 };
 
 struct PostprocessGroup {

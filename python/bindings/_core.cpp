@@ -571,6 +571,7 @@ py::dict postprocess_thresholds(const std::string& objective, bool maximize,
   o.n_threads = n_threads;
   o.deterministic = deterministic;
   if (max_nodes > 0) o.max_nodes = max_nodes;
+  o.should_stop = python_interrupt_pending;
   PostprocessResult r;
   std::string description;
   {
@@ -579,6 +580,7 @@ py::dict postprocess_thresholds(const std::string& objective, bool maximize,
     description = problem.describe();
     r = postprocess(problem, base, o);
   }
+  if (r.status == Termination::kInterrupted) throw py::error_already_set();
   py::list groups;
   for (const PostprocessGroup& g : r.groups)
     groups.append(py::dict("key"_a = g.key, "rows"_a = g.rows, "cuts"_a = g.cuts));

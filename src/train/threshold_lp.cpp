@@ -4,11 +4,13 @@
 
 #include <CoinHelperFunctions.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <queue>
 #include <utility>
 
+#include "common/numeric.hpp"
 #include "train/lp_limits.hpp"
 
 namespace rateopt::detail {
@@ -241,6 +243,30 @@ struct Rule {
   double objective = std::numeric_limits<double>::infinity();
 };
 
+// Counts LP solves over the phases, reports progress at most once a second and polls the stop.
+class Monitor {
+ public:
+  explicit Monitor(const SearchControl& control)
+      : control_(control), last_(std::chrono::steady_clock::now()) {}
+  // After an LP solve: true to stop.
+  bool tick(double best, double bound) {
+    ++nodes_;
+    if (control_.progress) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_ >= std::chrono::seconds(1)) {
+        last_ = now;
+        control_.progress(nodes_, best, bound);
+      }
+    }
+    return control_.should_stop && control_.should_stop();
+  }
+
+ private:
+  const SearchControl& control_;
+  std::chrono::steady_clock::time_point last_;
+  std::size_t nodes_ = 0;
+};
+
 // One branch and bound: minimise the objective among rules within `budget` (minimize_violation:
 // the largest violation among all rules).
 class BranchAndBound {
@@ -274,15 +300,15 @@ class BranchAndBound {
   // Best bound first; while no non-constant rule is known, each node popped starts a plunge: into
   // the child holding the split group's heaviest cut, depth first, until a node is closed (a
   // rule, infeasible, or pruned), the siblings left open. Plunges find a first rule early.
-  void run(std::size_t& nodes) {
+  void run(std::size_t& nodes, Monitor& monitor) {
     if (nodes_.empty()) {
       nodes_.push_back({kNone, 0, 0, 0});
       open_.push({-std::numeric_limits<double>::infinity(), 0});
     }
-    while (!open_.empty() && nodes > 0) {
+    while (!open_.empty() && nodes > 0 && !stopped_) {
       std::optional<Open> next = open_.top();
       open_.pop();
-      while (next && !prunes(next->bound) && nodes > 0) {
+      while (next && !prunes(next->bound) && nodes > 0 && !stopped_) {
         --nodes;
         ++solves_;
         next = expand(next->node);
@@ -290,8 +316,9 @@ class BranchAndBound {
           open_.push(*next);
           next.reset();
         }
+        stopped_ = monitor.tick(best_ && !mv_ ? value(*best_) : kInf, bound_with(next));
       }
-      if (next && !prunes(next->bound)) open_.push(*next);  // the budget ran out in a plunge
+      if (next && !prunes(next->bound)) open_.push(*next);  // stopped in a plunge
     }
     // Prune what is left, so that exhausted() and bound() read the open nodes only.
     while (!open_.empty() && prunes(open_.top().bound)) open_.pop();
@@ -302,13 +329,10 @@ class BranchAndBound {
   [[nodiscard]] const Rule& best() const { return *best_; }
   [[nodiscard]] double best_value() const { return value(*best_); }
   // A proved lower bound on the best rule's value (every open node's bound, the incumbent).
-  [[nodiscard]] double bound() const {
-    double b = best_ ? value(*best_) : std::numeric_limits<double>::infinity();
-    if (!open_.empty()) b = std::min(b, open_.top().bound);
-    return b;
-  }
+  [[nodiscard]] double bound() const { return bound_with(std::nullopt); }
   // An LP that CLP could neither solve nor prove infeasible was pruned: not proved.
   [[nodiscard]] bool uncertain() const noexcept { return uncertain_; }
+  [[nodiscard]] bool stopped() const noexcept { return stopped_; }
   [[nodiscard]] std::size_t solves() const noexcept { return solves_; }
   // The rule of smallest (violation, objective) among all those evaluated.
   // (Nothing evaluated yet: every group's first cut.)
@@ -332,6 +356,13 @@ class BranchAndBound {
   };
 
   [[nodiscard]] double value(const Rule& r) const { return mv_ ? r.violation : r.objective; }
+  // The bound with `extra` (a node in a plunge) still open.
+  [[nodiscard]] double bound_with(const std::optional<Open>& extra) const {
+    double b = best_ ? value(*best_) : kInf;
+    if (!open_.empty()) b = std::min(b, open_.top().bound);
+    if (extra) b = std::min(b, extra->bound);
+    return b;
+  }
   [[nodiscard]] static double slack(double b) { return 1e-9 * std::max(1.0, std::fabs(b)); }
   // Every group at its first cut (no row positive) or every group at its last (all positive).
   [[nodiscard]] bool constant(const std::vector<std::size_t>& column) const {
@@ -479,25 +510,27 @@ class BranchAndBound {
   std::optional<Rule> best_, fallback_;
   bool best_constant_ = false;
   bool uncertain_ = false;
+  bool stopped_ = false;
   std::size_t solves_ = 0;
 };
 
 }  // namespace
 
 DeterministicSearch search_deterministic(const ThresholdLp& lp, std::size_t eager,
-                                         std::size_t max_nodes) {
+                                         const SearchControl& control) {
   DeterministicSearch out;
-  std::size_t nodes = std::max<std::size_t>(max_nodes, 1);
-  const auto finish = [&](const BranchAndBound& bb, const Rule& r, Termination status) {
+  std::size_t nodes = std::max<std::size_t>(control.max_nodes, 1);
+  Monitor monitor(control);
+  const auto finish = [&](BranchAndBound& bb, const Rule& r, Termination status) {
     out.column = r.column;
     out.objective = r.objective;
-    out.status = status;
+    out.status = bb.stopped() ? Termination::kInterrupted : status;
     out.nodes += bb.solves();
     return out;
   };
   BranchAndBound strict(lp, false, 0.0, eager);
   strict.seed_constants();
-  strict.run(nodes);
+  strict.run(nodes, monitor);
   if (strict.found()) {
     out.bound = strict.bound();
     const bool proved = strict.exhausted() && !strict.uncertain();
@@ -505,7 +538,7 @@ DeterministicSearch search_deterministic(const ThresholdLp& lp, std::size_t eage
   }
   if (!strict.exhausted() || strict.uncertain() || nodes == 0) {
     const Rule r = strict.least_violating();
-    out.bound = -std::numeric_limits<double>::infinity();
+    out.bound = -kInf;
     out.violation_budget = r.violation;
     return finish(strict, r, Termination::kMaxIterations);
   }
@@ -513,19 +546,19 @@ DeterministicSearch search_deterministic(const ThresholdLp& lp, std::size_t eage
   out.nodes += strict.solves();
   BranchAndBound least(lp, true, 0.0, eager);
   least.seed_constants();
-  least.run(nodes);
+  least.run(nodes, monitor);
   const Rule first = least.found() ? least.best() : least.least_violating();
   const double v = first.violation;
   out.violation_budget = v;
   if (!least.exhausted() || least.uncertain() || nodes == 0) {
-    out.bound = -std::numeric_limits<double>::infinity();
+    out.bound = -kInf;
     return finish(least, first, Termination::kMaxIterations);
   }
   out.nodes += least.solves();
   BranchAndBound under(lp, false, v + std::max(1e-12, 1e-9 * std::fabs(v)), eager);
   under.seed(first.column);
   under.seed_constants();
-  under.run(nodes);
+  under.run(nodes, monitor);
   out.bound = under.bound();
   return finish(under, under.best(), Termination::kInfeasible);
 }

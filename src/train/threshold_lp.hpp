@@ -23,6 +23,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -117,8 +118,15 @@ struct DeterministicSearch {
 
 // The best deterministic rule of `lp` (built with every cut as a column, and `point` where the
 // hull applies) by branch and bound on the LP relaxation (rateopt/postprocess.hpp, "Deterministic
-// mode"). At most `max_nodes` LP solves in all (every phase).
+// mode"). At most control.max_nodes LP solves in all (every phase).
+// `progress` and `should_stop` as PostprocessOptions has them (either may be empty); a stop
+// gives status kInterrupted with the best rule so far (or the least violating one).
+struct SearchControl {
+  std::size_t max_nodes = 100000;
+  std::function<void(std::size_t nodes, double best, double bound)> progress;
+  std::function<bool()> should_stop;
+};
 DeterministicSearch search_deterministic(const ThresholdLp& lp, std::size_t eager,
-                                         std::size_t max_nodes);
+                                         const SearchControl& control);
 
 }  // namespace rateopt::detail

@@ -479,6 +479,14 @@ TEST(Postprocess, DeterministicModeMatchesExhaustiveSearch) {
     EXPECT_LE(r.search.bound, full.lp_objective + 1e-9);
     EXPECT_GE(r.lp_objective, full.lp_objective - 1e-9);
   }
+  // A stop request after the third LP solve: interrupted, one threshold per group all the same.
+  int polls = 0;
+  o.should_stop = [&] { return ++polls == 3; };
+  const PostprocessResult stopped = postprocess(problem, score_model(), o);
+  EXPECT_EQ(stopped.status, Termination::kInterrupted);
+  EXPECT_EQ(stopped.search.nodes, 3U);
+  for (const GroupRule& rule : stopped.classifier.group_rules)
+    EXPECT_EQ(rule.thresholds.size(), 1U);
 }
 
 TEST(Postprocess, SavedModelReproducesTheTrainingRates) {
