@@ -227,11 +227,18 @@ using ColumnLevels =
 // dataset gives the levels); COL a column name, quoted if needed. Text without shorthands comes
 // back unchanged. Throws ParseError (a malformed call), InvalidArgument (a column with too few
 // values: parity needs two) and what `levels` throws.
-[[nodiscard]] std::string expand_group_shorthands(std::string_view text,
-                                                  const ColumnLevels& levels);
+//
+// ParityForm::kSpread writes parity instead as (max(RATE[COL=v1], ...) - min(RATE[COL=v1], ...)):
+// the same value, to the bit (the largest gap is the largest rate minus the smallest, and
+// rounding is monotone), from 2 k rates instead of k (k - 1) / 2 gaps, for evaluation only
+// (evaluate_text): it does not split into linear constraints (Expression::pieces).
+enum class ParityForm { kPairs, kSpread };
+[[nodiscard]] std::string expand_group_shorthands(std::string_view text, const ColumnLevels& levels,
+                                                  ParityForm parity = ParityForm::kPairs);
 // The same with the levels of named data (the first entry is the default dataset).
 [[nodiscard]] std::string expand_group_shorthands(std::string_view text,
-                                                  std::span<const NamedData> data);
+                                                  std::span<const NamedData> data,
+                                                  ParityForm parity = ParityForm::kPairs);
 // The slice columns `text` names: the columns of its slice conditions and of its group
 // shorthands, in order of first appearance (a reader can keep only these: ReadOptions::
 // keep_columns). Throws what expand_group_shorthands and Expression::parse throw.

@@ -113,6 +113,25 @@ struct SliceCounts {
                                       std::span<const std::uint8_t> codes,
                                       std::span<const double> levels);
 
+// The counts of many slices at once, in one pass over the rows: group[i] in [0, groups) is row
+// i's group (negative: none). Entry g has the bits count_slice gives with group g's rows as the
+// mask (the same sums in the same order; over MPI ranks too, when every rank numbers the groups
+// alike). Data with a "baseline" column are refused (InvalidArgument: churn counts are per
+// slice); otherwise throws as count_slice does, and for a group not below `groups`.
+[[nodiscard]] std::vector<SliceCounts> count_groups(const Dataset& data,
+                                                    std::span<const std::int32_t> group,
+                                                    std::size_t groups,
+                                                    std::span<const double> predictions);
+[[nodiscard]] std::vector<SliceCounts> count_groups(const Dataset& data,
+                                                    std::span<const std::int32_t> group,
+                                                    std::size_t groups,
+                                                    std::span<const std::uint8_t> positive);
+[[nodiscard]] std::vector<SliceCounts> count_groups(const Dataset& data,
+                                                    std::span<const std::int32_t> group,
+                                                    std::size_t groups,
+                                                    std::span<const std::uint8_t> codes,
+                                                    std::span<const double> levels);
+
 // ---- metric catalogue -------------------------------------------------------------------------
 
 // How the training engine sees a metric as a function of a slice's predicted-positive masses

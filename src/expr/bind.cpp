@@ -3,13 +3,18 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/check.hpp"
 #include "expr/expr_impl.hpp"
+#include "metrics/metrics_impl.hpp"
 #include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/expr.hpp"
@@ -198,6 +203,107 @@ double multiclass_rate(const RateRef& rate, const NamedData& d) {
   return slice_weight(ds, mask) > 0 ? 1 - s.accuracy : 0.0;
 }
 
+// Below this many rates on one column of one dataset, each is counted on its own.
+constexpr std::size_t kGroupedRates = 4;
+
+// The dataset a rate reads, or null (unknown name: evaluate_rate reports it).
+const NamedData* data_of(const RateRef& rate, std::span<const NamedData> data) {
+  if (data.empty()) return nullptr;
+  if (rate.dataset.empty()) return &data.front();
+  for (const NamedData& d : data)
+    if (d.name == rate.dataset) return &d;
+  return nullptr;
+}
+
+// Rates of confusion metrics whose slice is one condition on a column (`ppr[race=Black]`, as
+// parity, max_over and min_over write them), many on the same column of the same dataset:
+// counted together, one pass over the rows for all the column's values (count_groups), instead
+// of one pass a rate. The same bits as evaluate_rate; every other rate is left to it (so are
+// errors: a value the column never takes, a metric the data cannot give). One process only (a
+// column's codes differ between ranks).
+void by_column_groups(std::span<const RateRef> rates, std::span<const NamedData> data,
+                      std::vector<double>& values, std::vector<char>& done) {
+  if (is_distributed()) return;
+  // (dataset, column) -> the rates reading it.
+  std::map<std::pair<const NamedData*, std::string>, std::vector<std::size_t>> batches;
+  for (std::size_t r = 0; r < rates.size(); ++r) {
+    const RateRef& rate = rates[r];
+    if (rate.slice.conditions.size() != 1 || rate.slice.conditions[0].column == "label") continue;
+    const NamedData* d = data_of(rate, data);
+    if (d == nullptr || d->data == nullptr || d->predictions == nullptr) continue;
+    const LabelKind kind = d->data->labels().kind;
+    if (kind != LabelKind::kBinary && kind != LabelKind::kNone) continue;
+    const std::optional<ResolvedName> name = resolve_rate_name(rate.metric);
+    if (!name || name->family != RateFamily::kConfusion || name->info->needs_baseline ||
+        (name->info->needs_labels && kind != LabelKind::kBinary))
+      continue;
+    if (d->data->find_column("baseline") != nullptr ||
+        d->data->find_column(rate.slice.conditions[0].column) == nullptr)
+      continue;
+    batches[{d, rate.slice.conditions[0].column}].push_back(r);
+  }
+  for (const auto& [key, members] : batches) {
+    if (members.size() < kGroupedRates) continue;
+    const NamedData& d = *key.first;
+    const Dataset& ds = *d.data;
+    const Predictions& pred = *d.predictions;
+    const std::size_t n = ds.num_rows();
+    const bool use_prob = !pred.prob_positive.empty() || pred.positive.empty();
+    if ((use_prob ? pred.prob_positive.size() : pred.positive.size()) != n) continue;
+    const Column& col = ds.column(key.second);
+    // Each value's level: exactly one, as column_mask matches them (numerically for a numeric
+    // column); values matching none or several levels are left to evaluate_rate.
+    std::unordered_map<std::string, std::int32_t> level_of;
+    std::map<double, std::vector<std::int32_t>> numeric_levels;
+    const bool numeric = col.is_numeric();
+    for (std::size_t k = 0; k < col.levels.size(); ++k) {
+      level_of.emplace(col.levels[k], static_cast<std::int32_t>(k));
+      double x = 0;
+      if (numeric && metrics_impl::parse_number(col.levels[k], x))
+        numeric_levels[x].push_back(static_cast<std::int32_t>(k));
+    }
+    const auto level = [&](const std::string& value) -> std::int32_t {
+      double x = 0;
+      if (numeric && metrics_impl::parse_number(value, x)) {
+        const auto it = numeric_levels.find(x);
+        return it != numeric_levels.end() && it->second.size() == 1 ? it->second[0] : -1;
+      }
+      const auto it = level_of.find(value);
+      return it == level_of.end() ? -1 : it->second;
+    };
+    // Only the levels some rate reads get a group (the others' rows count nowhere).
+    std::vector<std::int32_t> group_of_level(col.levels.size(), -1);
+    std::vector<std::int32_t> group_of_rate;
+    std::int32_t groups = 0;
+    for (const std::size_t r : members) {
+      const std::int32_t l = level(rates[r].slice.conditions[0].value);
+      if (l >= 0 && group_of_level[static_cast<std::size_t>(l)] < 0)
+        group_of_level[static_cast<std::size_t>(l)] = groups++;
+      group_of_rate.push_back(l < 0 ? -1 : group_of_level[static_cast<std::size_t>(l)]);
+    }
+    std::vector<std::int32_t> group(n);
+    for (std::size_t i = 0; i < n; ++i)
+      group[i] = col.codes[i] < 0 ? -1 : group_of_level[static_cast<std::size_t>(col.codes[i])];
+    const auto g = static_cast<std::size_t>(groups);
+    const std::vector<SliceCounts> counts =
+        use_prob              ? count_groups(ds, group, g, pred.prob_positive)
+        : pred.levels.empty() ? count_groups(ds, group, g, pred.positive)
+                              : count_groups(ds, group, g, pred.positive, pred.levels);
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      if (group_of_rate[k] < 0) continue;
+      const RateRef& rate = rates[members[k]];
+      const std::string spec =
+          std::isnan(rate.param) ? rate.metric : fmt::format("{}:{}", rate.metric, rate.param);
+      try {
+        values[members[k]] =
+            compute_metric(spec, counts[static_cast<std::size_t>(group_of_rate[k])]);
+        done[members[k]] = 1;
+      } catch (const Error&) {  // evaluate_rate gives the message, naming the rate
+      }
+    }
+  }
+}
+
 }  // namespace
 
 double evaluate_rate(const RateRef& rate, std::span<const NamedData> data) {
@@ -229,9 +335,12 @@ double evaluate_rate(const RateRef& rate, std::span<const NamedData> data) {
 }
 
 ExpressionValue evaluate_expression(const Expression& expr, std::span<const NamedData> data) {
-  std::vector<double> values;
-  values.reserve(expr.rates().size());
-  for (const RateRef& rate : expr.rates()) values.push_back(evaluate_rate(rate, data));
+  const std::span<const RateRef> rates = expr.rates();
+  std::vector<double> values(rates.size(), 0.0);
+  std::vector<char> done(rates.size(), 0);
+  by_column_groups(rates, data, values, done);
+  for (std::size_t r = 0; r < rates.size(); ++r)
+    if (done[r] == 0) values[r] = evaluate_rate(rates[r], data);
   ExpressionValue out;
   out.text = expr.text();
   out.is_constraint = expr.is_constraint();
@@ -246,8 +355,9 @@ ExpressionValue evaluate_expression(const Expression& expr, std::span<const Name
 }
 
 ExpressionValue evaluate_text(std::string_view text, std::span<const NamedData> data) {
-  ExpressionValue out =
-      evaluate_expression(Expression::parse(expand_group_shorthands(text, data)), data);
+  // parity as max - min: the same value, linear in the number of groups.
+  ExpressionValue out = evaluate_expression(
+      Expression::parse(expand_group_shorthands(text, data, ParityForm::kSpread)), data);
   out.text = std::string(text);
   return out;
 }

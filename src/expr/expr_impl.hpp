@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "rateopt/expr.hpp"
@@ -112,6 +113,8 @@ class ExpressionParser {
   std::optional<Token> lookahead_;  // lexed from pos_
   std::size_t depth_ = 0;           // current nesting, bounded to protect the stack
   Expression out_;
+  // The rates so far by a key of their fields (add_rate: linear in the rates, not quadratic).
+  std::unordered_map<std::string, std::size_t> rate_index_;
 };
 
 }  // namespace rateopt

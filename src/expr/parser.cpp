@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -565,10 +566,26 @@ std::size_t ExpressionParser::add_node(ExprNode node) {
 }
 
 std::size_t ExpressionParser::add_rate(RateRef rate) {
-  const auto it = std::find(out_.rates_.begin(), out_.rates_.end(), rate);
-  if (it != out_.rates_.end()) return static_cast<std::size_t>(it - out_.rates_.begin());
-  out_.rates_.push_back(std::move(rate));
-  return out_.rates_.size() - 1;
+  // Equal rates (RateRef::operator==: every NaN parameter alike) have equal keys: the fields
+  // joined by bytes no name holds, the parameter by its bits (NaN: none).
+  std::string key = rate.metric;
+  key += '\0';
+  if (!std::isnan(rate.param)) {
+    std::array<char, sizeof(double)> bits{};
+    std::memcpy(bits.data(), &rate.param, sizeof(double));
+    key.append(bits.data(), bits.size());
+  }
+  key += '\0';
+  key += rate.dataset;
+  for (const Condition& c : rate.slice.conditions) {
+    key += '\0';
+    key += c.column;
+    key += '\1';
+    key += c.value;
+  }
+  const auto [it, added] = rate_index_.try_emplace(std::move(key), out_.rates_.size());
+  if (added) out_.rates_.push_back(std::move(rate));
+  return it->second;
 }
 
 }  // namespace rateopt

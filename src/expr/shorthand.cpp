@@ -2,6 +2,7 @@
 // column"): parity(RATE, COLUMN), max_over(RATE, COLUMN) and min_over(RATE, COLUMN), rewritten
 // into plain expressions over the values the column takes in the data, before parsing.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -122,7 +123,8 @@ std::string parse_column(std::string_view text, std::string_view call, std::stri
 }
 
 std::string expand_call(std::string_view text, std::string_view call, std::string_view rate_arg,
-                        std::string_view column_arg, const ColumnLevels& levels) {
+                        std::string_view column_arg, const ColumnLevels& levels,
+                        ParityForm parity) {
   const RateText rate = parse_rate(text, call, rate_arg);
   const std::string column = parse_column(text, call, column_arg);
   const std::vector<std::string> values = levels(rate.dataset, column);
@@ -147,6 +149,10 @@ std::string expand_call(std::string_view text, std::string_view call, std::strin
     out += s;
     first = false;
   };
+  if (call == "parity" && parity == ParityForm::kSpread) {
+    const std::string list = fmt::format("{}", fmt::join(rates, ", "));
+    return fmt::format("(max({}) - min({}))", list, list);
+  }
   if (call == "parity") {
     for (std::size_t a = 0; a < rates.size(); ++a)
       for (std::size_t b = a + 1; b < rates.size(); ++b)
@@ -159,7 +165,8 @@ std::string expand_call(std::string_view text, std::string_view call, std::strin
 
 }  // namespace
 
-std::string expand_group_shorthands(std::string_view text, const ColumnLevels& levels) {
+std::string expand_group_shorthands(std::string_view text, const ColumnLevels& levels,
+                                    ParityForm parity) {
   std::string out;
   std::size_t i = 0;
   int bracket = 0;  // inside a slice: names there are columns and values, never calls
@@ -211,7 +218,7 @@ std::string expand_group_shorthands(std::string_view text, const ColumnLevels& l
           fail(text, name,
                fmt::format("takes two arguments, a rate and a column (e.g. {}(ppr, sex)), got {}",
                            name, args.size()));
-        out += expand_call(text, name, args[0], args[1], levels);
+        out += expand_call(text, name, args[0], args[1], levels, parity);
         i = p + 1;
         continue;
       }
@@ -225,9 +232,11 @@ std::string expand_group_shorthands(std::string_view text, const ColumnLevels& l
   return out;
 }
 
-std::string expand_group_shorthands(std::string_view text, std::span<const NamedData> data) {
+std::string expand_group_shorthands(std::string_view text, std::span<const NamedData> data,
+                                    ParityForm parity) {
   return expand_group_shorthands(
-      text, [&](std::string_view dataset, std::string_view column) -> std::vector<std::string> {
+      text,
+      [&](std::string_view dataset, std::string_view column) -> std::vector<std::string> {
         const NamedData* d = data.empty() ? nullptr : data.data();
         if (!dataset.empty()) {
           d = nullptr;
@@ -240,7 +249,8 @@ std::string expand_group_shorthands(std::string_view text, std::span<const Named
         // them (rateopt/distributed.hpp).
         if (is_distributed()) return union_over_ranks(column_levels(*d->data, column));
         return column_levels(*d->data, column);
-      });
+      },
+      parity);
 }
 
 std::vector<std::string> slice_columns(std::string_view text) {

@@ -2,6 +2,7 @@
 // (rateopt/metrics.hpp).
 #include <cmath>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/check.hpp"
@@ -92,18 +93,25 @@ void check_predictions(std::span<const std::uint8_t> positive) {
                   positive[i]);
 }
 
+// Binary or unlabelled data, and one prediction per row (`what`: the function, for messages).
+void check_counted(const Dataset& data, std::size_t predictions, std::string_view what) {
+  const LabelKind kind = data.labels().kind;
+  RATEOPT_CHECK(kind == LabelKind::kBinary || kind == LabelKind::kNone,
+                "{} needs binary or unlabelled data, {} has {} labels", what,
+                data.source().empty() ? std::string("the dataset") : data.source(),
+                to_string(kind));
+  RATEOPT_CHECK(predictions == data.num_rows(),
+                "predictions have {} entries, expected {} (one per row)", predictions,
+                data.num_rows());
+}
+
 // The dataset overloads of count_slice, over probabilities or hard 0/1 bytes.
 template <typename P>
 SliceCounts count_dataset(const Dataset& data, std::span<const std::uint8_t> mask,
                           const P& predictions) {
   const std::size_t n = data.num_rows();
   const Labels& y = data.labels();
-  RATEOPT_CHECK(y.kind == LabelKind::kBinary || y.kind == LabelKind::kNone,
-                "count_slice needs binary or unlabelled data, {} has {} labels",
-                data.source().empty() ? std::string("the dataset") : data.source(),
-                to_string(y.kind));
-  RATEOPT_CHECK(predictions.size() == n, "predictions have {} entries, expected {} (one per row)",
-                predictions.size(), n);
+  check_counted(data, predictions.size(), "count_slice");
   check_predictions(predictions);
   metrics_impl::check_mask(mask, n);
   std::span<const std::int32_t> labels;
@@ -153,6 +161,56 @@ SliceCounts count_dataset(const Dataset& data, std::span<const std::uint8_t> mas
     out.changes = v[5];
     out.wins = v[6];
     out.losses = v[7];
+  }
+  return out;
+}
+
+// count_groups: each group's sums accumulate in row order as accumulate's do for its mask.
+template <typename P>
+std::vector<SliceCounts> count_groups_of(const Dataset& data, std::span<const std::int32_t> group,
+                                         std::size_t groups, const P& predictions) {
+  const std::size_t n = data.num_rows();
+  const Labels& y = data.labels();
+  check_counted(data, predictions.size(), "count_groups");
+  RATEOPT_CHECK(data.find_column("baseline") == nullptr,
+                "count_groups: the data have a baseline column (churn counts): use count_slice "
+                "per slice");
+  RATEOPT_CHECK(group.size() == n, "group has {} entries, expected {} (one per row)", group.size(),
+                n);
+  for (std::size_t i = 0; i < n; ++i)
+    RATEOPT_CHECK(group[i] < 0 || static_cast<std::size_t>(group[i]) < groups,
+                  "group[{}] is {}, expected a group below {} (or negative: none)", i, group[i],
+                  groups);
+  check_predictions(predictions);
+  std::span<const std::int32_t> labels;
+  if (y.kind == LabelKind::kBinary) {
+    labels = y.values;
+    metrics_impl::check_binary_labels(labels, n);
+  }
+  constexpr std::size_t kWidth = 5;  // tp, fp, fn, tn, total
+  const std::vector<double> v =
+      sum_over_parts(data.row_parts(), n, kWidth * groups,
+                     [&](std::size_t begin, std::size_t end, std::span<double> out) {
+                       for (std::size_t i = begin; i < end; ++i) {
+                         if (group[i] < 0) continue;
+                         double* o = out.data() + kWidth * static_cast<std::size_t>(group[i]);
+                         const double w = weight_of(data.weights(), i);
+                         const auto p = static_cast<double>(predictions[i]);
+                         o[4] += w;
+                         if (!labels.empty() && labels[i] != 0) {
+                           o[0] += w * p;
+                           o[2] += w * (1 - p);
+                         } else {
+                           o[1] += w * p;
+                           o[3] += w * (1 - p);
+                         }
+                       }
+                     });
+  std::vector<SliceCounts> out(groups);
+  for (std::size_t g = 0; g < groups; ++g) {
+    const double* o = v.data() + kWidth * g;
+    out[g].confusion = {o[0], o[1], o[2], o[3]};
+    out[g].total = o[4];
   }
   return out;
 }
@@ -212,6 +270,22 @@ SliceCounts count_slice(const Dataset& data, std::span<const std::uint8_t> mask,
 SliceCounts count_slice(const Dataset& data, std::span<const std::uint8_t> mask,
                         std::span<const std::uint8_t> codes, std::span<const double> levels) {
   return count_dataset(data, mask, CodedPredictions{codes, levels});
+}
+
+std::vector<SliceCounts> count_groups(const Dataset& data, std::span<const std::int32_t> group,
+                                      std::size_t groups, std::span<const double> predictions) {
+  return count_groups_of(data, group, groups, predictions);
+}
+
+std::vector<SliceCounts> count_groups(const Dataset& data, std::span<const std::int32_t> group,
+                                      std::size_t groups, std::span<const std::uint8_t> positive) {
+  return count_groups_of(data, group, groups, positive);
+}
+
+std::vector<SliceCounts> count_groups(const Dataset& data, std::span<const std::int32_t> group,
+                                      std::size_t groups, std::span<const std::uint8_t> codes,
+                                      std::span<const double> levels) {
+  return count_groups_of(data, group, groups, CodedPredictions{codes, levels});
 }
 
 }  // namespace rateopt

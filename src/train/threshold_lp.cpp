@@ -152,15 +152,26 @@ std::optional<std::vector<double>> ThresholdLpSolver::solve() {
   const std::size_t n = n_;
   // The first solve by the primal simplex; later ones (bounds changed, rows added) from the last
   // basis by the dual, and by the primal when the dual proves neither outcome.
+  // The first solve by the primal simplex, later ones (rows added) from the last basis by the
+  // dual; when CLP proves neither outcome (it stops on numerical trouble, status 4, on some
+  // badly conditioned LPs), the other method from there, then the primal from a fresh start.
+  const auto settled = [&] {
+    return simplex_.isProvenOptimal() || simplex_.isProvenPrimalInfeasible();
+  };
   const auto run = [&] {
     limit_lp(simplex_);  // CLP's time limit counts from when it is set: per solve
     if (!solved_) {
       simplex_.primal();
       solved_ = true;
-      return;
+      if (!settled()) simplex_.dual();
+    } else {
+      simplex_.dual();
+      if (!settled()) simplex_.primal();
     }
-    simplex_.dual();
-    if (!simplex_.isProvenOptimal() && !simplex_.isProvenPrimalInfeasible()) simplex_.primal();
+    if (!settled()) {
+      simplex_.allSlackBasis(true);
+      simplex_.primal();
+    }
   };
   run();
   while (true) {

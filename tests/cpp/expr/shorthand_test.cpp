@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,66 @@ TEST(GroupShorthands, ValuesEqualTheWrittenOutExpressions) {
   EXPECT_NEAR(value("max_over(tpr, g)"), 1.0, 1e-15);
   EXPECT_THROW((void)value("parity(ppr, h)"), NotFound);
   EXPECT_THROW((void)value("parity(ppr@nope, g)"), NotFound);
+}
+
+// Many groups, weighted rows, probabilities, a numeric group column with values written two ways,
+// rows with no group: evaluate_text (parity as max - min, the rates of one column counted in one
+// pass) gives the bits of the pairwise expansion with every rate counted on its own.
+TEST(GroupShorthands, SpreadFormAndGroupedCountsGiveThePairwiseBits) {
+  std::mt19937_64 rng(99);
+  std::uniform_real_distribution<double> unif;
+  const std::size_t n = 3000, k = 60;
+  Labels y;
+  y.kind = LabelKind::kBinary;
+  y.names = {"0", "1"};
+  std::vector<std::string> g, num;
+  std::vector<double> w;
+  Predictions prob, hard, coded;
+  coded.levels = {0.0, 0.25, 1.0};
+  for (std::size_t i = 0; i < n; ++i) {
+    y.values.push_back(unif(rng) < 0.4 ? 1 : 0);
+    g.push_back(i % 97 == 0 ? "" : "v" + std::to_string(rng() % k));  // "": missing
+    num.push_back(i % 3 == 0 ? "2" : i % 3 == 1 ? "2.0" : "7");       // numeric: 2 == 2.0
+    w.push_back(0.5 + unif(rng));
+    prob.prob_positive.push_back(unif(rng));
+    hard.positive.push_back(unif(rng) < 0.3 ? 1 : 0);
+    coded.positive.push_back(static_cast<std::uint8_t>(rng() % 3));
+  }
+  Dataset ds(FeatureMatrix::dense(std::vector<double>(n), n, 1), y);
+  Column gc = test::make_column("g", g);
+  ds.add_column(std::move(gc));
+  ds.add_column(test::make_column("num", num));
+  ds.set_weights(std::move(w));
+  const std::vector<std::string> texts = {
+      "parity(ppr, g)",
+      "parity(tpr, g) <= 0.05",
+      "max_over(fpr, g)",
+      "min_over(precision, g)",
+      "parity(f1, g)",
+      "parity(ppr, num)",
+      "ppr[num=2] + ppr[num=7] + ppr[num=2.0] + ppr[num=7.0] - error"};
+  for (const Predictions* p : {&prob, &hard, &coded}) {
+    const NamedData named[] = {{"", &ds, p}};
+    for (const std::string& text : texts) {
+      SCOPED_TRACE(text);
+      const ExpressionValue fast = evaluate_text(text, named);
+      // The reference: the pairwise text, every rate counted on its own mask.
+      const Expression e = Expression::parse(expand_group_shorthands(text, named));
+      std::vector<double> values;
+      for (const RateRef& r : e.rates()) values.push_back(evaluate_rate(r, named));
+      const double value = e.evaluate(e.lhs_root(), values);
+      EXPECT_EQ(fast.value, value);
+      if (e.is_constraint()) EXPECT_EQ(fast.violation, e.value(values));
+    }
+  }
+  // The spread form's text.
+  EXPECT_EQ(
+      expand_group_shorthands("parity(ppr, g) <= 0.1", fixed({"a", "b", "c"}), ParityForm::kSpread),
+      "(max(ppr[g=a], ppr[g=b], ppr[g=c]) - min(ppr[g=a], ppr[g=b], ppr[g=c])) <= 0.1");
+  // A value the column never takes is still the per-rate error.
+  const NamedData named[] = {{"", &ds, &prob}};
+  EXPECT_THROW((void)evaluate_text("ppr[g=v1] + ppr[g=v2] + ppr[g=v3] + ppr[g=nope]", named),
+               NotFound);
 }
 
 // parity(ppr, g) <= 0.1 trains exactly like the six one-sided pairwise constraints.
