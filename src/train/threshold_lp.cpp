@@ -43,7 +43,9 @@ void hull_vertices(std::span<const std::array<std::uint64_t, 2>> points, std::ve
   for (const int side : {1, -1}) {  // lower chain (left turns), then upper (right turns)
     std::vector<std::size_t> chain;
     for (std::size_t k = 0; k < points.size(); ++k) {
-      if (!chain.empty() && points[chain.back()] == points[k]) continue;
+      if (!chain.empty() && points[chain.back()][0] == points[k][0] &&
+          points[chain.back()][1] == points[k][1])
+        continue;
       while (chain.size() >= 2 && cross(chain[chain.size() - 2], chain.back(), k) * side <= 0)
         chain.pop_back();
       chain.push_back(k);
@@ -429,17 +431,25 @@ class BranchAndBound {
 
   // The node's LP columns: per group, the vertices of the hull of its range's points (the same
   // relaxation), or every column of the range.
+  // Each group's vertices are kept for its last range (a node changes one group's range).
   void held_columns() {
     held_.clear();
+    if (vertex_cache_.empty()) vertex_cache_.resize(lp_.groups);
     for (std::size_t g = 0; g < lp_.groups; ++g) {
       const auto [lo, hi] = range_[g];
       if (lp_.hull_group.empty() || lp_.hull_group[g] == 0) {
         for (std::size_t c = lo; c < hi; ++c) held_.push_back(c);
         continue;
       }
-      hull_vertices({lp_.point.data() + lo, hi - lo}, keep_);
-      for (std::size_t c = lo; c < hi; ++c)
-        if (keep_[c - lo] != 0) held_.push_back(c);
+      VertexCache& cache = vertex_cache_[g];
+      if (cache.range != range_[g] || cache.columns.empty()) {
+        hull_vertices({lp_.point.data() + lo, hi - lo}, keep_);
+        cache.range = range_[g];
+        cache.columns.clear();
+        for (std::size_t c = lo; c < hi; ++c)
+          if (keep_[c - lo] != 0) cache.columns.push_back(c);
+      }
+      held_.insert(held_.end(), cache.columns.begin(), cache.columns.end());
     }
   }
 
@@ -515,6 +525,11 @@ class BranchAndBound {
   std::vector<std::size_t> stamp_;
   std::vector<std::size_t> held_;  // its LP's columns
   std::vector<char> keep_;
+  struct VertexCache {
+    std::pair<std::size_t, std::size_t> range;
+    std::vector<std::size_t> columns;
+  };
+  std::vector<VertexCache> vertex_cache_;
   std::size_t walk_ = 0;
   std::vector<Node> nodes_;
   std::priority_queue<Open> open_;
