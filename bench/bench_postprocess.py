@@ -651,6 +651,25 @@ def versions():
     return out
 
 
+def peer_summary(comps, peer, mode, value, meets):
+    """The summary line of rateopt (`mode`) against `peer` at the peer's fit-data `value`."""
+    if not comps:
+        return f"- rateopt {mode} vs {peer}: no comparable runs."
+    n_ab = sum(c["at_or_above"] for c in comps)
+    n_fe = sum(c["feasible"] for c in comps)
+    med = lambda key, fmt: format(median([c.get(key) for c in comps]), fmt)  # noqa: E731
+    return (f"- **rateopt {mode} vs {peer}** (same fit-data {value}): rateopt's fit-data "
+            f"objective at or above {peer}'s (within 1e-9) in **{n_ab} of {len(comps)}** cases; "
+            f"{meets} the matched bound on the fit data in {n_fe} of {len(comps)}. Median "
+            f"fit-objective gain {med('fit_obj_diff', '+.6f')} (max "
+            f"{max(c['fit_obj_diff'] for c in comps):+.6f}); test objective, rateopt minus "
+            f"{peer}: median {med('test_obj_diff', '+.6f')}. Cost ratios {peer} / rateopt "
+            f"(median; below 1: {peer} cheaper): wall {med('wall_s_ratio', '.1f')}x, CPU "
+            f"{med('cpu_s_ratio', '.1f')}x, peak memory {med('peak_mib_ratio', '.2f')}x (median "
+            f"increase during the fit: {peer} {med('peer_fit_inc', '.1f')} MiB, rateopt "
+            f"{med('rateopt_fit_inc', '.1f')} MiB).")
+
+
 def write_report(args, command, cells, comps, meta, out):
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     js = os.path.splitext(out)[0] + ".json"
@@ -750,24 +769,8 @@ def write_report(args, command, cells, comps, meta, out):
          "machine may be shared with a CI job: quote ratios, not seconds.",
          "",
          "## Summary", ""]
-    if ox:
-        n_ab = sum(c["at_or_above"] for c in ox)
-        n_fe = sum(c["feasible"] for c in ox)
-        L.append(f"- **rateopt deterministic vs OxonFair** (same fit-data constraint value): "
-                 f"rateopt's fit-data objective at or above OxonFair's (within 1e-9) in "
-                 f"**{n_ab} of {len(ox)}** cases; rateopt's rule meets the matched bound on the "
-                 f"fit data in {n_fe} of {len(ox)}. Median fit-objective gain "
-                 f"{median([c['fit_obj_diff'] for c in ox]):+.6f} (max "
-                 f"{max(c['fit_obj_diff'] for c in ox):+.6f}); test objective, rateopt minus "
-                 f"OxonFair: median {median([c['test_obj_diff'] for c in ox]):+.6f}. Cost "
-                 f"ratios OxonFair / rateopt (median; below 1: OxonFair cheaper): wall "
-                 f"{median([c.get('wall_s_ratio') for c in ox]):.1f}x, CPU "
-                 f"{median([c.get('cpu_s_ratio') for c in ox]):.1f}x, peak memory "
-                 f"{median([c.get('peak_mib_ratio') for c in ox]):.2f}x (median increase "
-                 f"during the fit: OxonFair {median([c.get('peer_fit_inc') for c in ox]):.1f} "
-                 f"MiB, rateopt {median([c.get('rateopt_fit_inc') for c in ox]):.1f} MiB).")
-    else:
-        L.append("- rateopt deterministic vs OxonFair: no comparable runs.")
+    L.append(peer_summary(ox, "OxonFair", "deterministic", "constraint value",
+                          "rateopt's rule meets"))
     rand, nominal = extra_comparisons(cells)
     if rand:
         gain = [g for g, _, _ in rand]
@@ -786,26 +789,8 @@ def write_report(args, command, cells, comps, meta, out):
                  f"the fit data in {sum(f for _, _, f, _, _ in nominal)} of {len(nominal)}; on "
                  f"the test data OxonFair met it in {sum(t for *_, t, _ in nominal)} and rateopt "
                  f"in {sum(t for *_, t in nominal)} of {len(nominal)}.")
-    if to:
-        n_ab = sum(c["at_or_above"] for c in to)
-        n_fe = sum(c["feasible"] for c in to)
-        L.append(f"- **rateopt randomised vs ThresholdOptimizer** (same fit-data violation): "
-                 f"rateopt's fit-data objective at or above ThresholdOptimizer's (within 1e-9) "
-                 f"in **{n_ab} of {len(to)}** cases; rateopt meets the matched bound on the fit "
-                 f"data in {n_fe} of {len(to)}. Median fit-objective gain "
-                 f"{median([c['fit_obj_diff'] for c in to]):+.6f} (max "
-                 f"{max(c['fit_obj_diff'] for c in to):+.6f}); test objective, rateopt minus "
-                 f"ThresholdOptimizer: median {median([c['test_obj_diff'] for c in to]):+.6f}. "
-                 f"Cost ratios ThresholdOptimizer / rateopt (median; below 1: ThresholdOptimizer "
-                 f"cheaper): wall "
-                 f"{median([c.get('wall_s_ratio') for c in to]):.1f}x, CPU "
-                 f"{median([c.get('cpu_s_ratio') for c in to]):.1f}x, peak memory "
-                 f"{median([c.get('peak_mib_ratio') for c in to]):.2f}x (median increase "
-                 f"during the fit: ThresholdOptimizer "
-                 f"{median([c.get('peer_fit_inc') for c in to]):.1f} MiB, rateopt "
-                 f"{median([c.get('rateopt_fit_inc') for c in to]):.1f} MiB).")
-    else:
-        L.append("- rateopt randomised vs ThresholdOptimizer: no comparable runs.")
+    L.append(peer_summary(to, "ThresholdOptimizer", "randomised", "violation",
+                          "rateopt meets"))
     missing = [c for c in comps if "at_or_above" not in c]
     if missing:
         L.append(f"- {len(missing)} peer run(s) without a comparable rateopt run (see "
