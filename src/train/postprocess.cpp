@@ -573,9 +573,8 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
   std::vector<double> weight(x->begin(), x->begin() + static_cast<std::ptrdiff_t>(lp.columns()));
   if (options.deterministic) {
     result.randomized = {result.status, result.lp_objective, result.violation_budget};
-    const detail::DeterministicSearch found =
-        detail::search_deterministic(lp, options.eager_constraints,
-                                     {options.max_nodes, options.progress, options.should_stop});
+    const detail::DeterministicSearch found = detail::search_deterministic(
+        lp, options.eager_constraints, {options.max_nodes, options.progress, options.should_stop});
     result.status = found.status;
     result.lp_objective = found.objective;
     result.violation_budget = found.violation_budget;
