@@ -108,6 +108,15 @@ def over_ranks(args, tmp, k):
     return lines
 
 
+def write_table(args, header, lines):
+    """The markdown table (10 columns) to --out, if given, and to stdout."""
+    table = header + "\n|" + "---|" * 10 + "\n" + "\n".join(lines) + "\n"
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(table)
+    print(table)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rateopt", default=os.path.join(ROOT, "build/release/rateopt"))
@@ -126,14 +135,9 @@ def main():
         if args.ranks > 0:
             for k in [int(v) for v in args.groups.split(",")]:
                 lines += over_ranks(args, tmp, k)
-            header = ("| rows | groups | linear constraints | ranks | LP columns of cuts | status "
-                      "| objective | slowest rank wall s | CPU s (all ranks) | largest rank MiB |"
-                      "\n|---|---|---|---|---|---|---|---|---|---|")
-            table = header + "\n" + "\n".join(lines) + "\n"
-            if args.out:
-                with open(args.out, "w") as f:
-                    f.write(table)
-            print(table)
+            write_table(args, "| rows | groups | linear constraints | ranks | LP columns of cuts "
+                        "| status | objective | slowest rank wall s | CPU s (all ranks) | "
+                        "largest rank MiB |", lines)
             return
         for k in [int(v) for v in args.groups.split(",")]:
             data = os.path.join(tmp, f"rows-{k}.csv.gz")
@@ -179,13 +183,8 @@ def main():
                 print(f"k = {k}: |hull - all| objective = {gap:.3g}", flush=True)
                 if gap > 1e-9:
                     sys.exit("the hull LP's optimum differs from the full LP's")
-    header = ("| rows | groups | linear constraints | columns | LP columns of cuts | status | "
-              "objective | wall s | CPU s | peak MiB |\n|---|---|---|---|---|---|---|---|---|---|")
-    table = header + "\n" + "\n".join(lines) + "\n"
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(table)
-    print(table)
+    write_table(args, "| rows | groups | linear constraints | columns | LP columns of cuts | "
+                "status | objective | wall s | CPU s | peak MiB |", lines)
 
 
 if __name__ == "__main__":
