@@ -108,9 +108,12 @@ enum class IntervalMethod {
   kClopperPearson,  // exact, for this value alone
   kBootstrap,       // stratified bootstrap, simultaneous over every bootstrap value
   // Exact, for this value alone: Clopper-Pearson ranges of its rates at (1 - level) / rates each
-  // (a union bound), combined by interval arithmetic. For values of hard share rates of which one
-  // counts fewer than kRareCount rows of a kind (numerator or the rest of its denominator): the
-  // bootstrap cannot see such rare events (its resamples rarely move them).
+  // (a union bound), combined by interval arithmetic. For values of share rates on unweighted
+  // rows of which one counts fewer than kRareCount rows of a kind (numerator or the rest of its
+  // denominator): the bootstrap cannot see such rare events (its resamples rarely move them).
+  // Probabilities of at most 16 distinct values in a rate's denominator (a mixture of hard
+  // models) count in layers: the rate is sum_j (u_j - u_{j-1}) Pr(q >= u_j) over the values u_j
+  // of each row's share q of the numerator, each probability binomial (docs/guarantees.md).
   kExactUnion,
   // A largest-of value (max, abs: a constraint with several epigraph pieces, Expression::pieces)
   // whose pieces are smooth: each piece in the bootstrap's simultaneous band, the value's interval

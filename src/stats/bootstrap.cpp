@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "common/distributed.hpp"
 #include "common/enum_names.hpp"
 #include "common/numeric.hpp"
 #include "common/parallel.hpp"
@@ -471,29 +472,134 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> hard_share_count(
       static_cast<std::uint64_t>(std::llround(cell_mass(c.confusion, info->share_in))));
 }
 
-// The value's range from its rates' Clopper-Pearson ranges at (1 - level) / rates each, when
-// every rate is a hard share rate (hard_share_count) and one of them counts fewer than
-// kRareCount rows in its numerator or outside it; nothing otherwise.
+// A share rate on unweighted rows as layers of binomial counts. Row i of the rate's denominator
+// puts q_i in [0, 1] of itself into the numerator (0 or 1 for hard predictions; p or 1 - p for a
+// mixture's probability), and the rate is the mean of q over the denominator's population. With
+// u_0 = 0 < u_1 < ... < u_L = 1 the distinct q values of the rows (and 0 and 1), that mean is
+// sum_j (u_j - u_{j-1}) Pr(q >= u_j) from below and sum_j (u_j - u_{j-1}) Pr(q > u_{j-1}) from
+// above, and on the rows both probabilities are count[j] / rows: binomial proportions, exact
+// ranges whatever the population holds between two levels.
+struct ShareLayers {
+  std::uint64_t rows = 0;
+  std::vector<double> width;         // u_j - u_{j-1}
+  std::vector<std::uint64_t> count;  // rows with q >= u_j
+};
+
+// At most this many distinct values of q in a rate's denominator (a mixture of few hard models);
+// more (a probability per row) leaves the rate to the bootstrap.
+constexpr std::size_t kMaxShareLevels = 16;
+
+// Whether a row's label decides if it is in the denominator (`share_in` whole label rows).
+bool label_denominator(std::uint8_t share_in) noexcept {
+  return share_in == kCellAll || share_in == (kCellTp | kCellFn) || share_in == (kCellFp | kCellTn);
+}
+
+std::optional<ShareLayers> share_layers(const RateRef& r, const NamedData& d,
+                                        const stats_impl::DataTraits& traits) {
+  if (traits.hard) {
+    const auto count = hard_share_count(r, d, traits);
+    if (!count) return std::nullopt;
+    return ShareLayers{count->second, {1.0}, {count->first}};
+  }
+  const MetricInfo* info = find_metric(r.metric);
+  if (info == nullptr || info->share_of == 0 || !label_denominator(info->share_in) ||
+      !countable(r, d) || !traits.unweighted || d.data->find_column("baseline") != nullptr)
+    return std::nullopt;
+  const Dataset& ds = *d.data;
+  const Predictions& p = *d.predictions;
+  const std::vector<std::uint8_t> mask = slice_mask(ds, r.slice);
+  const Labels& y = ds.labels();
+  // q of a row of label `label` given its probability of a positive prediction.
+  const auto q_of = [&](std::int32_t label, double prob) -> std::optional<double> {
+    const std::uint8_t pos = label == 1 ? kCellTp : kCellFp;
+    const std::uint8_t neg = label == 1 ? kCellFn : kCellTn;
+    if ((info->share_in & (pos | neg)) == 0) return std::nullopt;
+    double q = 0;
+    if ((info->share_of & pos) != 0) q += prob;
+    if ((info->share_of & neg) != 0) q += 1 - prob;
+    return q;
+  };
+  // q of each denominator row of this rank, in row order.
+  const auto for_each_q = [&](auto&& visit) {
+    for (std::size_t i = 0; i < ds.num_rows(); ++i) {
+      if (!mask.empty() && mask[i] == 0) continue;
+      const std::int32_t label = y.kind == LabelKind::kBinary ? y.values[i] : 0;
+      if (const auto q = q_of(label, stats_impl::prediction_of(p, i))) visit(*q);
+    }
+  };
+  // The distinct values over every rank (at most kMaxShareLevels + 1 from each).
+  std::vector<double> levels;
+  for_each_q([&](double q) {
+    if (levels.size() > kMaxShareLevels) return;
+    const auto at = std::lower_bound(levels.begin(), levels.end(), q);
+    if (at == levels.end() || *at != q) levels.insert(at, q);
+  });
+  levels = detail::gather_to_first_rank(std::move(levels));
+  std::sort(levels.begin(), levels.end());
+  levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+  std::vector<std::byte> bytes(levels.size() * sizeof(double));
+  if (!bytes.empty()) std::memcpy(bytes.data(), levels.data(), bytes.size());
+  if (process_group().size() > 1) bytes = detail::broadcast_bytes(process_group(), 0, bytes);
+  levels.resize(bytes.size() / sizeof(double));
+  if (!bytes.empty()) std::memcpy(levels.data(), bytes.data(), bytes.size());
+  if (levels.size() > kMaxShareLevels) return std::nullopt;
+
+  // The grid: 0, the levels strictly inside (0, 1), 1.
+  std::vector<double> grid{0.0};
+  for (double v : levels)
+    if (v > 0 && v < 1) grid.push_back(v);
+  grid.push_back(1.0);
+  std::vector<double> counts(grid.size(), 0.0);  // [0]: rows; [j]: rows with q >= grid[j]
+  for_each_q([&](double q) {
+    counts[0] += 1;
+    for (std::size_t j = 1; j < grid.size() && q >= grid[j]; ++j) counts[j] += 1;
+  });
+  sum_over_ranks(counts);
+  ShareLayers out;
+  out.rows = static_cast<std::uint64_t>(counts[0]);
+  for (std::size_t j = 1; j < grid.size(); ++j) {
+    out.width.push_back(grid[j] - grid[j - 1]);
+    out.count.push_back(static_cast<std::uint64_t>(counts[j]));
+  }
+  return out;
+}
+
+// The value's range from its rates' exact ranges when every rate is a share rate on unweighted
+// rows in layers (share_layers) and one layer of one of them counts fewer than kRareCount rows
+// on one side: nothing otherwise. Each rate takes (1 - level) / rates of the error, split evenly
+// over its layers' one-sided Clopper-Pearson bounds (a union bound).
 std::optional<Interval> rare_value_range(const Expression& e, std::span<const NamedData> data,
                                          std::span<const stats_impl::DataTraits> traits,
                                          double level) {
   const std::vector<RateRef>& rates = e.rates();
   if (rates.empty()) return std::nullopt;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> counts;
+  std::vector<ShareLayers> layers;
   bool rare = false;
   for (const RateRef& r : rates) {
     const std::size_t d = data_index(r, data);
-    const auto count = hard_share_count(r, data[d], traits[d]);
-    if (!count) return std::nullopt;
-    rare = rare || std::min(count->first, count->second - count->first) < kRareCount;
-    counts.push_back(*count);
+    auto l = share_layers(r, data[d], traits[d]);
+    if (!l) return std::nullopt;
+    for (const std::uint64_t k : l->count) rare = rare || std::min(k, l->rows - k) < kRareCount;
+    layers.push_back(std::move(*l));
   }
   if (!rare) return std::nullopt;
-  const double each = 1 - (1 - level) / static_cast<double>(rates.size());
+  const double each = (1 - level) / static_cast<double>(rates.size());
   std::vector<Interval> ranges;
-  ranges.reserve(counts.size());
-  for (const auto& [k, n] : counts)
-    ranges.push_back(n == 0 ? Interval{0.0, 1.0} : clopper_pearson(k, n, each));
+  ranges.reserve(layers.size());
+  for (const ShareLayers& l : layers) {
+    if (l.rows == 0) {
+      ranges.push_back({0.0, 1.0});
+      continue;
+    }
+    const double layer_level = 1 - each / static_cast<double>(l.width.size());
+    Interval range{0.0, 0.0};
+    for (std::size_t j = 0; j < l.width.size(); ++j) {
+      const Interval cp = clopper_pearson(l.count[j], l.rows, layer_level);
+      range.low += l.width[j] * cp.low;
+      range.high += l.width[j] * cp.high;
+    }
+    ranges.push_back({std::clamp(range.low, 0.0, 1.0), std::clamp(range.high, 0.0, 1.0)});
+  }
   return e.value_range(ranges);
 }
 
