@@ -898,7 +898,8 @@ def write_report(args, command, cells, comps, meta, out):
             search = (r.get("report") or {}).get("deterministic_search") or {}
             if r["tool"] == "rateopt" and r["mode"] == "deterministic" and \
                     search.get("search_nodes") is not None:
-                status += f" ({search['search_nodes']:,} nodes)"
+                status += (" (sweep)" if search.get("search_method") == "sweep"
+                           else f" ({search['search_nodes']:,} nodes)")
             L.append(f"| {OBJECTIVES[r['objective']][2]} | {CONSTRAINTS[r['constraint']][0]} "
                      f"| {r['tool']} | {r['mode'][:5] + '.' if r['mode'] == 'randomised' else 'det.'} "
                      f"| {bs} | {fmt(r.get('fit_obj'))} | {fmt(r.get('fit_cons'))}{flag_f} | "

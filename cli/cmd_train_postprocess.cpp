@@ -38,10 +38,13 @@ void print_deterministic_search(const nlohmann::json& det, const PostprocessResu
     fmt::print(" (randomised thresholds meet the constraints, at objective {:.6f})",
                det["randomized_objective"].get<double>());
   const bool proved = r.status == Termination::kConverged || r.status == Termination::kInfeasible;
-  fmt::print("; {} LP solves, {}\n", r.search.nodes,
-             proved ? std::string("optimality proved")
-                    : fmt::format("node budget spent: not proved (bound {:.6f})",
-                                  det["search_bound"].get<double>()));
+  if (r.search.sweep)
+    fmt::print("; two-group sweep over every pair of thresholds, optimality proved\n");
+  else
+    fmt::print("; {} LP solves, {}\n", r.search.nodes,
+               proved ? std::string("optimality proved")
+                      : fmt::format("node budget spent: not proved (bound {:.6f})",
+                                    det["search_bound"].get<double>()));
 }
 
 }  // namespace
@@ -211,6 +214,7 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
   if (options.deterministic) {
     const PostprocessResult::Randomized& rnd = result.randomized;
     nlohmann::json det{{"rule", "deterministic"},
+                       {"search_method", result.search.sweep ? "sweep" : "branch_and_bound"},
                        {"search_nodes", result.search.nodes},
                        {"search_bound", sign * result.search.bound},
                        {"randomized_status", std::string(to_string(rnd.status))},

@@ -50,6 +50,14 @@
 // objective under it. The randomised optimum is solved too: the price of determinism is the
 // difference.
 //
+// Two groups: where every constraint row, over one group's cuts (b), never both rises and falls
+// (rates that count b's rows with coefficients of one sign: ppr, tpr, fpr and their gaps; not
+// precision), the cuts of b that each cut of the other group allows form an interval, and the
+// best of them is a range minimum of b's part of the objective: a sweep over every pair of cuts in
+// O(n_a m log n_b + n_b log n_b), exact. A ratio objective (F1, Jaccard) by Dinkelbach's method:
+// the sweep of num - lambda den, lambda the last best rule's ratio, until none improves. When no
+// pair meets the constraints, or they are not monotone, the branch and bound.
+//
 // Cost: O(N log N) to sort, O(N a) to type the rows (N rows of all datasets, a atoms a row holds),
 // one simplex solve over (hull vertices or cuts) + atoms columns and groups + atoms + m rows (m
 // linear constraints). Over MPI ranks (distributed.hpp) every rank gathers every row's group,
@@ -88,6 +96,10 @@ struct PostprocessOptions {
   // Deterministic mode: the best rule with one threshold per group (no randomisation), found
   // exactly by branch and bound over the LP (every cut a column; see "Deterministic mode" above).
   bool deterministic = false;
+  // Two groups whose every constraint is monotone in one group's threshold (gaps of ppr, tpr, fpr
+  // and such; not precision): the exact sweep over every pair of thresholds instead of the branch
+  // and bound (see "Deterministic mode"). false: the branch and bound always (for tests).
+  bool sweep = true;
   // Its budget of LP solves; when spent, the best rule found (status kFeasible, or
   // kMaxIterations when none met the constraints) with the search's proved bound.
   std::size_t max_nodes = 100000;
@@ -133,6 +145,7 @@ struct PostprocessResult {
   struct Search {
     std::size_t nodes = 0;
     double bound = 0;
+    bool sweep = false;  // found by the two-group sweep (nodes 0)
   } search;
 };
 

@@ -545,8 +545,9 @@ py::object deterministic_search_dict(const PostprocessResult& r, const Postproce
                                      bool maximize) {
   if (!o.deterministic) return py::none();
   const double sign = maximize ? -1.0 : 1.0;
-  py::dict d("rule"_a = "deterministic", "search_nodes"_a = r.search.nodes,
-             "search_bound"_a = sign * r.search.bound,
+  py::dict d("rule"_a = "deterministic",
+             "search_method"_a = r.search.sweep ? "sweep" : "branch_and_bound",
+             "search_nodes"_a = r.search.nodes, "search_bound"_a = sign * r.search.bound,
              "randomized_status"_a = std::string(to_string(r.randomized.status)),
              "randomized_objective"_a = sign * r.randomized.objective,
              "randomized_violation_budget"_a = r.randomized.violation_budget);

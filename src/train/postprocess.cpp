@@ -574,11 +574,12 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
   if (options.deterministic) {
     result.randomized = {result.status, result.lp_objective, result.violation_budget};
     const detail::DeterministicSearch found = detail::search_deterministic(
-        lp, options.eager_constraints, {options.max_nodes, options.progress, options.should_stop});
+        lp, options.eager_constraints,
+        {options.max_nodes, options.sweep, options.progress, options.should_stop});
     result.status = found.status;
     result.lp_objective = found.objective;
     result.violation_budget = found.violation_budget;
-    result.search = {found.nodes, found.bound};
+    result.search = {found.nodes, found.bound, found.sweep};
     std::fill(weight.begin(), weight.end(), 0.0);
     for (const std::size_t c : found.column) weight[c] = 1.0;
   }

@@ -540,11 +540,211 @@ class BranchAndBound {
   std::size_t solves_ = 0;
 };
 
+// ---- two groups: the exact sweep ----
+
+// Range minimum over a fixed array by a sparse table: the first index of the smallest value in
+// [lo, hi), O(1) a query after O(n log n) to build.
+class RangeMin {
+ public:
+  explicit RangeMin(std::span<const double> value) : value_(value) {
+    const std::size_t n = value.size();
+    table_.emplace_back(n);
+    for (std::size_t i = 0; i < n; ++i) table_[0][i] = static_cast<std::uint32_t>(i);
+    for (std::size_t w = 1; 2 * w <= n; w *= 2) {
+      const std::vector<std::uint32_t>& prev = table_.back();
+      std::vector<std::uint32_t> next(n - 2 * w + 1);
+      for (std::size_t i = 0; i < next.size(); ++i) next[i] = better(prev[i], prev[i + w]);
+      table_.push_back(std::move(next));
+    }
+  }
+  // lo < hi <= size.
+  [[nodiscard]] std::size_t argmin(std::size_t lo, std::size_t hi) const {
+    std::size_t level = 0;
+    while ((std::size_t{2} << level) <= hi - lo) ++level;
+    return better(table_[level][lo], table_[level][hi - (std::size_t{1} << level)]);
+  }
+
+ private:
+  [[nodiscard]] std::uint32_t better(std::uint32_t a, std::uint32_t b) const {
+    return value_[b] < value_[a] || (value_[b] == value_[a] && b < a) ? b : a;
+  }
+  std::span<const double> value_;
+  std::vector<std::vector<std::uint32_t>> table_;
+};
+
+// The best rule of two groups whose every constraint row is monotone over one group's cuts
+// (group "b"): each row is F_j(a) + G_j(b) <= rhs_j, and with G_j monotone the cuts of b a cut
+// of a allows form an interval, found by binary search per row; the best cut of b in it is a
+// range minimum of b's part of the objective. A linear objective is separable the same way; a
+// ratio one is minimised by Dinkelbach's method (each step the linear sweep of num - lambda den,
+// lambda the ratio of the last step's best rule, until no rule improves on it). Exact over every
+// pair of cuts in O((n_a m log n_b + n_b log n_b) steps). The two constant rules are left out of
+// the sweep (the caller weighs them). Nothing when the rows are not monotone over either group,
+// a ratio's denominator can be 0, or no non-constant rule meets the constraints.
+class TwoGroupSweep {
+ public:
+  explicit TwoGroupSweep(const ThresholdLp& lp) : lp_(lp), m_(lp.constraints) {}
+
+  std::optional<std::array<std::size_t, 2>> run() {
+    if (lp_.groups != 2) return std::nullopt;
+    tabulate();
+    for (std::size_t g = 0; g < 2; ++g) {
+      begin_[g] = lp_.columns();
+      end_[g] = 0;
+    }
+    for (std::size_t c = 0; c < lp_.columns(); ++c) {
+      begin_[lp_.group[c]] = std::min(begin_[lp_.group[c]], c);
+      end_[lp_.group[c]] = std::max(end_[lp_.group[c]], c + 1);
+    }
+    // b: the group with more cuts if its rows are monotone, else the other.
+    b_ = end_[1] - begin_[1] >= end_[0] - begin_[0] ? 1 : 0;
+    if (!monotone(b_)) b_ = 1 - b_;
+    if (!monotone(b_)) return std::nullopt;
+    if (lp_.fractional) {
+      double den_low = lp_.den_constant;
+      for (std::size_t g = 0; g < 2; ++g)
+        den_low += *std::min_element(den_.begin() + static_cast<std::ptrdiff_t>(begin_[g]),
+                                     den_.begin() + static_cast<std::ptrdiff_t>(end_[g]));
+      if (!(den_low > 0)) return std::nullopt;
+    }
+    auto best = best_pair(0.0);
+    if (!best || !lp_.fractional) return best;
+    // Dinkelbach: lambda falls strictly while a rule of smaller ratio exists (finitely many).
+    for (int step = 0; step < 200; ++step) {
+      const double lambda = ratio(*best);
+      const auto next = best_pair(lambda);
+      const double gain = linear(*next, lambda);  // num - lambda den at the step's best
+      if (!(gain < -1e-12 * std::max(1.0, std::fabs(num_of(*best))))) return best;
+      best = next;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  // Per column: each row's part (coef * prefix summed over its entries), the objective's
+  // numerator part and (ratio objectives) its denominator part.
+  void tabulate() {
+    std::vector<std::vector<std::pair<std::size_t, double>>> atom_rows(lp_.atoms);
+    for (std::size_t j = 0; j < m_; ++j)
+      for (const AtomTerm& t : lp_.rows[j]) atom_rows[t.atom].emplace_back(j, t.coef);
+    const std::size_t n = lp_.columns();
+    part_.assign(n * m_, 0.0);
+    num_.assign(n, 0.0);
+    den_.assign(n, 0.0);
+    for (std::size_t c = 0; c < n; ++c)
+      for (std::size_t e = lp_.start[c]; e < lp_.start[c + 1]; ++e) {
+        const std::size_t a = lp_.entry_atom[e];
+        const double v = lp_.entry_value[e];
+        num_[c] += lp_.atom_cost[a] * v;
+        if (lp_.fractional) den_[c] += lp_.den_atom[a] * v;
+        for (const auto& [j, coef] : atom_rows[a]) part_[c * m_ + j] += coef * v;
+      }
+  }
+  // Whether every row's part never both rises and falls over group g's cuts; direction_ per row:
+  // +1 never falls, -1 never rises, 0 constant.
+  bool monotone(std::size_t g) {
+    direction_.assign(m_, 0);
+    for (std::size_t j = 0; j < m_; ++j) {
+      bool up = false, down = false;
+      for (std::size_t c = begin_[g] + 1; c < end_[g]; ++c) {
+        up = up || part_[c * m_ + j] > part_[(c - 1) * m_ + j];
+        down = down || part_[c * m_ + j] < part_[(c - 1) * m_ + j];
+      }
+      if (up && down) return false;
+      direction_[j] = up ? 1 : down ? -1 : 0;
+    }
+    return true;
+  }
+  [[nodiscard]] double num_of(const std::array<std::size_t, 2>& p) const {
+    return num_[p[0]] + num_[p[1]] + (lp_.fractional ? lp_.t_cost : 0.0);
+  }
+  [[nodiscard]] double ratio(const std::array<std::size_t, 2>& p) const {
+    return num_of(p) / (den_[p[0]] + den_[p[1]] + lp_.den_constant);
+  }
+  [[nodiscard]] double linear(const std::array<std::size_t, 2>& p, double lambda) const {
+    return num_of(p) - lambda * (den_[p[0]] + den_[p[1]] + lp_.den_constant);
+  }
+
+  // The non-constant pair of smallest num - lambda den (den = 0 for a linear objective) among
+  // those meeting every row to kRuleTolerance; nothing when none does.
+  std::optional<std::array<std::size_t, 2>> best_pair(double lambda) {
+    const std::size_t a = 1 - b_;
+    const std::size_t b0 = begin_[b_], nb = end_[b_] - begin_[b_];
+    std::vector<double> value(nb);
+    for (std::size_t k = 0; k < nb; ++k) value[k] = num_[b0 + k] - lambda * den_[b0 + k];
+    const RangeMin range_min(value);
+    std::vector<double> row(nb);
+    std::optional<std::array<std::size_t, 2>> best;
+    double best_value = std::numeric_limits<double>::infinity();
+    // Each row's parts over b's cuts, kept for the binary searches.
+    std::vector<std::vector<double>> parts(m_, std::vector<double>(nb));
+    for (std::size_t j = 0; j < m_; ++j)
+      for (std::size_t k = 0; k < nb; ++k) parts[j][k] = part_[(b0 + k) * m_ + j];
+    for (std::size_t ca = begin_[a]; ca < end_[a]; ++ca) {
+      std::size_t lo = 0, hi = nb;
+      for (std::size_t j = 0; j < m_ && lo < hi; ++j) {
+        const double room = lp_.rhs[j] + kRuleTolerance - part_[ca * m_ + j];
+        const std::vector<double>& g = parts[j];
+        if (direction_[j] > 0) {  // a prefix of b's cuts
+          hi = std::min<std::size_t>(
+              hi, static_cast<std::size_t>(std::upper_bound(g.begin(), g.end(), room) - g.begin()));
+        } else if (direction_[j] < 0) {  // a suffix
+          lo = std::max<std::size_t>(
+              lo, static_cast<std::size_t>(
+                      std::partition_point(g.begin(), g.end(), [&](double v) { return v > room; }) -
+                      g.begin()));
+        } else if (nb > 0 && g[0] > room) {
+          hi = lo;
+        }
+      }
+      // The constant rules: both groups at their first cut, or both at their last.
+      if (ca == begin_[a] && lo == 0) ++lo;
+      if (ca + 1 == end_[a] && hi == nb) --hi;
+      if (lo >= hi) continue;
+      const std::size_t kb = range_min.argmin(lo, hi);
+      const double v = num_[ca] - lambda * den_[ca] + value[kb];
+      if (v < best_value) {
+        best_value = v;
+        std::array<std::size_t, 2> p{};
+        p[a] = ca;
+        p[b_] = b0 + kb;
+        best = p;
+      }
+    }
+    return best;
+  }
+
+  const ThresholdLp& lp_;
+  std::size_t m_;
+  std::array<std::size_t, 2> begin_{}, end_{};
+  std::size_t b_ = 1;
+  std::vector<double> part_, num_, den_;
+  std::vector<int> direction_;
+};
+
 }  // namespace
 
 DeterministicSearch search_deterministic(const ThresholdLp& lp, std::size_t eager,
                                          const SearchControl& control) {
   DeterministicSearch out;
+  if (control.sweep) {
+    // Two groups: the sweep's best non-constant rule against the constant ones (a non-constant
+    // rule of the same value preferred), when the rule's own values confirm it.
+    if (const auto pair = TwoGroupSweep(lp).run()) {
+      const std::vector<std::size_t> column{(*pair)[0], (*pair)[1]};
+      RuleValues values(lp);
+      values.set(column);
+      if (values.violation() <= kRuleTolerance) {
+        BranchAndBound pick(lp, false, 0.0, eager);
+        pick.seed_constants();
+        pick.seed(column);
+        out.column = pick.best().column;
+        out.objective = out.bound = pick.best().objective;
+        out.sweep = true;
+        return out;
+      }
+    }
+  }
   std::size_t nodes = std::max<std::size_t>(control.max_nodes, 1);
   Monitor monitor(control);
   const auto finish = [&](BranchAndBound& bb, const Rule& r, Termination status) {

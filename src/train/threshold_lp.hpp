@@ -16,7 +16,8 @@
 // tolerance: the optimum of the LP with every constraint, where only a few of many bind.
 //
 // search_deterministic: the best rule with one cut per group (no randomisation) by LP-based
-// branch and bound over ranges of each group's cuts (postprocess.hpp, "Deterministic mode").
+// branch and bound over ranges of each group's cuts (postprocess.hpp, "Deterministic mode"), or
+// for two groups by a sweep over every pair of cuts where the constraints allow one.
 #pragma once
 
 #include <ClpSimplex.hpp>
@@ -114,6 +115,7 @@ struct DeterministicSearch {
   double bound = 0;      // lower bound on the best deterministic objective (as minimised)
   double violation_budget = 0;
   std::size_t nodes = 0;  // LP solves of the branch and bound
+  bool sweep = false;     // found by the two-group sweep (no LP solve), optimality proved
 };
 
 // The best deterministic rule of `lp` (built with every cut as a column, and `point` where the
@@ -123,6 +125,9 @@ struct DeterministicSearch {
 // gives status kInterrupted with the best rule so far (or the least violating one).
 struct SearchControl {
   std::size_t max_nodes = 100000;
+  // Two groups whose constraint rows are monotone over one group's cuts: the exact sweep over
+  // every pair of cuts instead of the branch and bound (false: the branch and bound, for tests).
+  bool sweep = true;
   std::function<void(std::size_t nodes, double best, double bound)> progress;
   std::function<bool()> should_stop;
 };

@@ -150,7 +150,9 @@ def test_postprocess_deterministic_rule_with_a_guarantee(cli, tmp_path):
             tmp_path / "m.json", "--report", report)
     rep = json.loads(report.read_text())
     assert rep["status"] == "converged" and rep["guarantee"]["passed"] is True
-    assert rep["deterministic_search"]["search_nodes"] >= 1
+    # Two groups, a monotone constraint: the sweep (no LP solve), optimality proved.
+    assert rep["deterministic_search"]["search_method"] == "sweep"
+    assert rep["deterministic_search"]["search_nodes"] == 0
     assert all(len(g["thresholds"]) == 1 for g in rep["groups"])
     assert rep["guarantee"]["constraints"][0]["upper_bound"] <= 0
 

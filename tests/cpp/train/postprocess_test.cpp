@@ -398,7 +398,7 @@ TEST(Postprocess, DeterministicModeMatchesExhaustiveSearch) {
           // mixtures, or by nothing.
           {"error", {"ppr[g=g0] >= 0.45 + B", "ppr[g=g0] <= 0.47", "parity(tpr, g) <= 0.3"}},
       });
-  int checked = 0, infeasible = 0, priced = 0, split = 0, mixtures_only = 0;
+  int checked = 0, infeasible = 0, priced = 0, split = 0, mixtures_only = 0, swept = 0;
   for (int trial = 0; trial < 64; ++trial) {
     const auto& [objective, constraints] = shapes[static_cast<std::size_t>(trial) % shapes.size()];
     const RandomCase rc = random_case(rng, trial, 4, objective, constraints, [&](std::size_t k) {
@@ -430,7 +430,19 @@ TEST(Postprocess, DeterministicModeMatchesExhaustiveSearch) {
     EXPECT_EQ(r.stochastic.objective, r.deterministic.objective);
     EXPECT_NEAR(r.lp_objective, det, 1e-9);
     EXPECT_NEAR(r.search.bound, r.lp_objective, 1e-8 * std::max(1.0, std::fabs(det)));
-    EXPECT_GE(r.search.nodes, 1U);
+    EXPECT_EQ(r.search.nodes == 0, r.search.sweep);
+    // Two groups: the sweep where it applies, the same optimum as the branch and bound.
+    o.hull = true;
+    o.sweep = false;
+    const PostprocessResult searched = postprocess(problem, score_model(), o);
+    o.sweep = true;
+    EXPECT_FALSE(searched.search.sweep);
+    EXPECT_EQ(searched.status, r.status);
+    EXPECT_NEAR(searched.lp_objective, r.lp_objective, 1e-9);
+    if (r.search.sweep) {
+      EXPECT_EQ(rc.ds.column("g").levels.size(), 2U);
+      ++swept;
+    }
     // The randomised optimum is the plain mode's.
     EXPECT_EQ(r.randomized.status, randomized.status);
     EXPECT_NEAR(r.randomized.objective, randomized.lp_objective, 1e-9);
@@ -461,6 +473,7 @@ TEST(Postprocess, DeterministicModeMatchesExhaustiveSearch) {
   EXPECT_LE(infeasible, 30);
   EXPECT_GE(priced, 10);  // randomisation pays on most feasible cases
   EXPECT_GE(split, 10);   // and the search branches
+  EXPECT_GE(swept, 8);    // two groups: the sweep
 
   // The node budget: with one LP solve the root's rounding is returned, flagged as not proved.
   const Dataset ds = many_groups(60, 3, 7, false, false);
