@@ -10,6 +10,7 @@ packages=(
   python3-pip python3-setuptools python3-wheel python3-venv
   clang libclang-rt-14-dev clang-tidy
   libopenmpi-dev openmpi-bin
+  libxgboost-dev python3-xgboost
 )
 missing=()
 for p in "${packages[@]}"; do

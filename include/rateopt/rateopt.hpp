@@ -9,6 +9,7 @@
 #include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/expr.hpp"
+#include "rateopt/gbdt.hpp"
 #include "rateopt/intervals.hpp"
 #include "rateopt/io.hpp"
 #include "rateopt/logistic.hpp"

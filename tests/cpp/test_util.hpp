@@ -22,6 +22,14 @@
 
 namespace rateopt::test {
 
+// A categorical column of `values` ("?" is a missing value).
+inline Column make_column(const std::string& name, const std::vector<std::string>& values) {
+  Column c;
+  c.name = name;
+  for (const auto& v : values) c.push_back(v, v == "?");
+  return c;
+}
+
 // Repetitions of a statistical simulation: `n`, or a fifth of it in sanitizer builds (run there
 // for memory and thread errors, 3-10 times slower; the full count runs in the Release stage).
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

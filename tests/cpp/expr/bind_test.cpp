@@ -7,16 +7,12 @@
 #include "rateopt/dataset.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/expr.hpp"
+#include "test_util.hpp"
 
 namespace rateopt {
 namespace {
 
-Column make_column(const std::string& name, const std::vector<std::string>& values) {
-  Column c;
-  c.name = name;
-  for (const auto& v : values) c.push_back(v);
-  return c;
-}
+using test::make_column;
 
 RateRef named(const char* metric) {
   RateRef r;

@@ -257,12 +257,7 @@ TEST(ConfusionOracle, HardPredictionsMatchNaiveLoopOnLargerInstances) {
 // ---- dataset overload
 // ----------------------------------------------------------------------------
 
-Column make_column(const std::string& name, const std::vector<std::string>& values) {
-  Column c;
-  c.name = name;
-  for (const auto& v : values) c.push_back(v, v == "?");
-  return c;
-}
+using test::make_column;
 
 Dataset binary_dataset(std::vector<std::int32_t> y, std::vector<std::string> names = {"0", "1"}) {
   Labels labels;

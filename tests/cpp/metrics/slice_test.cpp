@@ -9,18 +9,14 @@
 #include "rateopt/dataset.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/metrics.hpp"
+#include "test_util.hpp"
 
 namespace rateopt {
 namespace {
 
 using Mask = std::vector<std::uint8_t>;
 
-Column make_column(const std::string& name, const std::vector<std::string>& values) {
-  Column c;
-  c.name = name;
-  for (const auto& v : values) c.push_back(v, v == "?");
-  return c;
-}
+using test::make_column;
 
 // Six people. Labels use LIBSVM-style names {"-1", "+1"}; "?" is a missing value.
 //   row  sex  race   age   baseline  label  f1  f2 (CSR; absent = 0; row 5 stores an explicit 0)

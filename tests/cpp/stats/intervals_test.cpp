@@ -269,12 +269,7 @@ TEST(ExpressionRange, HoldsEveryPointOfTheBox) {
 
 // ---- intervals and guarantees on data ----
 
-Column make_column(const std::string& name, const std::vector<std::string>& values) {
-  Column c;
-  c.name = name;
-  for (const auto& v : values) c.push_back(v);
-  return c;
-}
+using test::make_column;
 
 // A population with two groups (a: 30%, b: 70%), base rates 0.3 / 0.5, and a classifier whose
 // positive probability depends on group and label: every rate is known in closed form.

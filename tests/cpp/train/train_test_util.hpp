@@ -11,6 +11,7 @@
 #include "rateopt/dataset.hpp"
 #include "rateopt/io.hpp"
 #include "rateopt/train.hpp"
+#include "test_util.hpp"
 
 namespace rateopt::test {
 
@@ -25,13 +26,6 @@ inline const Dataset& bundled_adult() {
     return read_dataset(std::string(RATEOPT_SOURCE_DIR) + "/data/adult/adult-train.csv.gz", ro);
   }();
   return ds;
-}
-
-inline Column make_column(const std::string& name, const std::vector<std::string>& values) {
-  Column c;
-  c.name = name;
-  for (const auto& v : values) c.push_back(v);
-  return c;
 }
 
 // n rows; feature 0 = score s ~ N(0,1) (+0.5 in group b); label ~ Bernoulli(sigmoid(2.5 s));

@@ -1,0 +1,79 @@
+// File: rateopt/gbdt.hpp
+// Gradient-boosted trees as a base learner: XGBoost (Chen & Guestrin 2016) through its C API, an
+// optional build dependency (Debian: libxgboost-dev; CMake option RATEOPT_XGBOOST). A build
+// without it refuses every call here with an InvalidArgument that says how to get it
+// (gbdt_available() tells beforehand).
+//
+// fit_gbdt fits a binary logistic booster (XGBoost's objective binary:logistic, tree method
+// hist) to 0/1 labels and non-negative instance weights; its score is the booster's margin (the
+// log-odds), so a Classifier with link kLogistic gives XGBoost's probabilities, and kThreshold
+// its decisions at probability 1/2. Deterministic: the same rows, weights and options give the
+// same model bytes for any thread count (hist's histograms are reduced in a fixed order; row
+// subsampling draws from `seed`).
+//
+// A TreeEnsemble holds the booster as XGBoost's JSON model (its own versioned format), which is
+// what a saved rateopt model embeds; scoring loads it once into a booster kept with the ensemble.
+//
+// Cost: fit O(rounds * (rows * features + leaves)); scoring O(rows * rounds * depth). Features
+// are passed to XGBoost as 32-bit floats (as XGBoost stores them).
+//
+// Thread-safety: fit_gbdt is reentrant; a TreeEnsemble's const methods may run concurrently.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "rateopt/dataset.hpp"
+
+namespace rateopt {
+
+struct GbdtOptions {
+  int rounds = 100;               // boosting rounds (trees)
+  int max_depth = 6;              // of each tree
+  double learning_rate = 0.3;     // shrinkage of each tree (XGBoost's eta)
+  double l2 = 1.0;                // L2 penalty on leaf values (XGBoost's lambda)
+  double min_child_weight = 1.0;  // least instance weight (hessian) in a leaf
+  double subsample = 1.0;         // share of rows each tree sees, in (0, 1]
+  double colsample = 1.0;         // share of features each tree sees, in (0, 1]
+  std::uint64_t seed = 0;         // row and feature subsampling
+  int n_threads = 0;              // <= 0: all cores; the model does not depend on it
+};
+
+// Throws InvalidArgument naming the option, its value and the accepted range.
+void validate(const GbdtOptions& options);
+
+class TreeEnsemble {
+ public:
+  TreeEnsemble() = default;
+  // From XGBoost's JSON model (as json() returns it); InvalidArgument when XGBoost cannot read
+  // it, or it is not a binary logistic booster over `num_features` features.
+  TreeEnsemble(std::string json, std::size_t num_features);
+
+  [[nodiscard]] const std::string& json() const noexcept { return json_; }
+  [[nodiscard]] std::size_t num_features() const noexcept { return num_features_; }
+  [[nodiscard]] std::size_t rounds() const noexcept { return rounds_; }
+  // Margins (log-odds) of every row of x into out (x.rows() entries). x may have fewer columns
+  // than num_features() (missing trailing features are 0, as for linear models); more is an
+  // InvalidArgument.
+  void scores(const FeatureMatrix& x, std::span<double> out, int n_threads = 0) const;
+
+ private:
+  std::string json_;
+  std::size_t num_features_ = 0;
+  std::size_t rounds_ = 0;
+  std::shared_ptr<void> booster_;  // XGBoost's handle, loaded from json_
+};
+
+// Whether this build has XGBoost.
+[[nodiscard]] bool gbdt_available() noexcept;
+
+// Fits a booster to rows of x with labels (0/1, one per row) and weights (>= 0, one per row, or
+// empty for all 1). InvalidArgument for bad options, sizes or values, and in a build without
+// XGBoost; XGBoost's own errors as InvalidArgument with its message.
+[[nodiscard]] TreeEnsemble fit_gbdt(const FeatureMatrix& x, std::span<const std::int32_t> labels,
+                                    std::span<const double> weights, const GbdtOptions& options);
+
+}  // namespace rateopt

@@ -1,0 +1,214 @@
+// Gradient-boosted trees through XGBoost's C API (rateopt/gbdt.hpp).
+//
+// Rows reach XGBoost as a dense float matrix (a CSR row's absent entries are 0, as for linear
+// models: XGBoost would read them as missing, and a model fitted on sparse rows would then score
+// the same rows given densely otherwise). Scoring goes a block of rows at a time, so that the
+// float copy stays small.
+#include "rateopt/gbdt.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/check.hpp"
+#include "common/parallel.hpp"
+#include "rateopt/error.hpp"
+
+#if RATEOPT_WITH_XGBOOST
+#include <xgboost/c_api.h>
+#endif
+
+namespace rateopt {
+
+void validate(const GbdtOptions& o) {
+  RATEOPT_CHECK(o.rounds >= 1, "gbdt rounds is {}, expected at least 1", o.rounds);
+  RATEOPT_CHECK(o.max_depth >= 1 && o.max_depth <= 32,
+                "gbdt max_depth is {}, expected a depth from 1 to 32", o.max_depth);
+  RATEOPT_CHECK(std::isfinite(o.learning_rate) && o.learning_rate > 0 && o.learning_rate <= 1,
+                "gbdt learning_rate is {}, expected a number in (0, 1]", o.learning_rate);
+  RATEOPT_CHECK(std::isfinite(o.l2) && o.l2 >= 0, "gbdt l2 is {}, expected a finite number >= 0",
+                o.l2);
+  RATEOPT_CHECK(std::isfinite(o.min_child_weight) && o.min_child_weight >= 0,
+                "gbdt min_child_weight is {}, expected a finite number >= 0", o.min_child_weight);
+  RATEOPT_CHECK(std::isfinite(o.subsample) && o.subsample > 0 && o.subsample <= 1,
+                "gbdt subsample is {}, expected a share in (0, 1]", o.subsample);
+  RATEOPT_CHECK(std::isfinite(o.colsample) && o.colsample > 0 && o.colsample <= 1,
+                "gbdt colsample is {}, expected a share in (0, 1]", o.colsample);
+}
+
+#if RATEOPT_WITH_XGBOOST
+bool gbdt_available() noexcept {
+  return true;
+}
+#else
+bool gbdt_available() noexcept {
+  return false;
+}
+#endif
+
+namespace {
+
+[[noreturn]] [[maybe_unused]] void missing_xgboost() {
+  throw InvalidArgument(
+      "boosted trees need XGBoost, and this build of rateopt has none: install libxgboost-dev "
+      "(bash scripts/deps.sh) and configure again (CMake option RATEOPT_XGBOOST, default AUTO)");
+}
+
+// Rows [first, first + count) of x as row-major floats with `cols` columns (absent CSR entries
+// and columns past x's are 0).
+[[maybe_unused]] std::vector<float> dense_floats(const FeatureMatrix& x, std::size_t first,
+                                                 std::size_t count, std::size_t cols) {
+  std::vector<float> out(count * cols, 0.0F);
+  if (x.is_sparse()) {
+    const CsrView v = x.csr_view();
+    for (std::size_t r = 0; r < count; ++r) {
+      const auto i = first + r;
+      for (auto k = v.indptr[i]; k < v.indptr[i + 1]; ++k)
+        out[r * cols + static_cast<std::size_t>(v.indices[static_cast<std::size_t>(k)])] =
+            static_cast<float>(v.values[static_cast<std::size_t>(k)]);
+    }
+  } else {
+    const DenseView v = x.dense_view();
+    for (std::size_t r = 0; r < count; ++r)
+      for (std::size_t j = 0; j < v.cols; ++j)
+        out[r * cols + j] = static_cast<float>(v(first + r, j));
+  }
+  return out;
+}
+
+#if RATEOPT_WITH_XGBOOST
+
+void check_xgb(int rc, const char* what) {
+  if (rc != 0) throw InvalidArgument(fmt::format("XGBoost: {}: {}", what, XGBGetLastError()));
+}
+
+struct Matrix {
+  DMatrixHandle handle = nullptr;
+  Matrix(const std::vector<float>& data, std::size_t rows, std::size_t cols) {
+    check_xgb(XGDMatrixCreateFromMat(data.data(), static_cast<bst_ulong>(rows),
+                                     static_cast<bst_ulong>(cols), std::nanf(""), &handle),
+              "creating a matrix");
+  }
+  Matrix(const Matrix&) = delete;
+  Matrix& operator=(const Matrix&) = delete;
+  ~Matrix() { XGDMatrixFree(handle); }
+};
+
+std::shared_ptr<void> new_booster(const DMatrixHandle* cache, bst_ulong n) {
+  BoosterHandle b = nullptr;
+  check_xgb(XGBoosterCreate(cache, n, &b), "creating a booster");
+  return {b, [](void* p) { XGBoosterFree(p); }};
+}
+
+void set_param(const std::shared_ptr<void>& b, const char* key, const std::string& value) {
+  check_xgb(XGBoosterSetParam(b.get(), key, value.c_str()), key);
+}
+
+std::mutex& predict_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+#endif
+
+}  // namespace
+
+TreeEnsemble::TreeEnsemble(std::string json, std::size_t num_features)
+    : json_(std::move(json)), num_features_(num_features) {
+#if RATEOPT_WITH_XGBOOST
+  booster_ = new_booster(nullptr, 0);
+  check_xgb(XGBoosterLoadModelFromBuffer(booster_.get(), json_.data(), json_.size()),
+            "reading a boosted-tree model");
+  bst_ulong features = 0;
+  check_xgb(XGBoosterGetNumFeature(booster_.get(), &features), "reading the feature count");
+  RATEOPT_CHECK(features == num_features,
+                "the boosted-tree model reads {} features, its encoding has {}", features,
+                num_features);
+  int rounds = 0;
+  check_xgb(XGBoosterBoostedRounds(booster_.get(), &rounds), "reading the round count");
+  rounds_ = static_cast<std::size_t>(rounds);
+#else
+  missing_xgboost();
+#endif
+}
+
+void TreeEnsemble::scores(const FeatureMatrix& x, std::span<double> out, int n_threads) const {
+  RATEOPT_CHECK(out.size() == x.rows(), "out has {} entries, expected {} (one per row)", out.size(),
+                x.rows());
+  RATEOPT_CHECK(x.cols() <= num_features_,
+                "the data has {} features, the boosted-tree model reads {}", x.cols(),
+                num_features_);
+#if RATEOPT_WITH_XGBOOST
+  RATEOPT_CHECK(booster_ != nullptr, "the boosted-tree model is empty");
+  const std::lock_guard lock(predict_mutex());
+  set_param(booster_, "nthread", std::to_string(detail::resolve_threads(n_threads)));
+  constexpr std::size_t kBlock = 65536;
+  for (std::size_t first = 0; first < x.rows(); first += kBlock) {
+    const std::size_t count = std::min(kBlock, x.rows() - first);
+    const Matrix m(dense_floats(x, first, count, num_features_), count, num_features_);
+    bst_ulong len = 0;
+    const float* result = nullptr;
+    // option_mask 1: margins; every tree; not training.
+    check_xgb(XGBoosterPredict(booster_.get(), m.handle, 1, 0, 0, &len, &result), "predicting");
+    RATEOPT_CHECK(len == count, "XGBoost gave {} scores for {} rows", len, count);
+    for (std::size_t r = 0; r < count; ++r) out[first + r] = static_cast<double>(result[r]);
+  }
+#else
+  (void)n_threads;
+  missing_xgboost();
+#endif
+}
+
+TreeEnsemble fit_gbdt(const FeatureMatrix& x, std::span<const std::int32_t> labels,
+                      std::span<const double> weights, const GbdtOptions& options) {
+  validate(options);
+  const std::size_t n = x.rows();
+  RATEOPT_CHECK(labels.size() == n, "labels has {} entries, expected {} (one per row)",
+                labels.size(), n);
+  RATEOPT_CHECK(weights.empty() || weights.size() == n,
+                "weights has {} entries, expected {} (one per row) or none", weights.size(), n);
+  RATEOPT_CHECK(n > 0, "no rows to fit boosted trees to");
+  RATEOPT_CHECK(x.cols() > 0, "no features to fit boosted trees to");
+  for (std::size_t i = 0; i < n; ++i)
+    RATEOPT_CHECK(labels[i] == 0 || labels[i] == 1, "labels[{}] is {}, expected 0 or 1", i,
+                  labels[i]);
+  for (std::size_t i = 0; i < weights.size(); ++i)
+    RATEOPT_CHECK(std::isfinite(weights[i]) && weights[i] >= 0,
+                  "weights[{}] is {}, expected a finite number >= 0", i, weights[i]);
+#if RATEOPT_WITH_XGBOOST
+  const Matrix m(dense_floats(x, 0, n, x.cols()), n, x.cols());
+  std::vector<float> y(labels.begin(), labels.end());
+  check_xgb(XGDMatrixSetFloatInfo(m.handle, "label", y.data(), n), "setting the labels");
+  if (!weights.empty()) {
+    std::vector<float> w(weights.begin(), weights.end());
+    check_xgb(XGDMatrixSetFloatInfo(m.handle, "weight", w.data(), n), "setting the weights");
+  }
+  const std::shared_ptr<void> b = new_booster(&m.handle, 1);
+  set_param(b, "objective", "binary:logistic");
+  set_param(b, "tree_method", "hist");
+  set_param(b, "nthread", std::to_string(detail::resolve_threads(options.n_threads)));
+  set_param(b, "max_depth", std::to_string(options.max_depth));
+  set_param(b, "eta", fmt::format("{}", options.learning_rate));
+  set_param(b, "lambda", fmt::format("{}", options.l2));
+  set_param(b, "min_child_weight", fmt::format("{}", options.min_child_weight));
+  set_param(b, "subsample", fmt::format("{}", options.subsample));
+  set_param(b, "colsample_bytree", fmt::format("{}", options.colsample));
+  // XGBoost's seed is a 32-bit int in its parameters.
+  set_param(b, "seed", std::to_string(options.seed % 2147483648ULL));
+  set_param(b, "verbosity", "0");
+  for (int round = 0; round < options.rounds; ++round)
+    check_xgb(XGBoosterUpdateOneIter(b.get(), round, m.handle), "boosting");
+  bst_ulong len = 0;
+  const char* buf = nullptr;
+  check_xgb(XGBoosterSaveModelToBuffer(b.get(), R"({"format": "json"})", &len, &buf),
+            "saving the model");
+  return {std::string(buf, len), x.cols()};
+#else
+  missing_xgboost();
+#endif
+}
+
+}  // namespace rateopt

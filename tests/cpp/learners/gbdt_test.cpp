@@ -1,0 +1,171 @@
+// rateopt/gbdt.hpp: boosted trees through XGBoost. Byte-identical models for any thread count,
+// instance weights as row copies (an integer weight fits as that many copies of the row), sparse
+// rows as their dense form, the model read back from its JSON scoring to the same bits, and
+// errors. Skipped in a build without XGBoost, except the refusal.
+#include "rateopt/gbdt.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "rateopt/dataset.hpp"
+#include "rateopt/error.hpp"
+#include "test_util.hpp"
+
+namespace rateopt {
+namespace {
+
+struct Rows {
+  FeatureMatrix x;
+  std::vector<std::int32_t> y;
+};
+
+Rows make_rows(std::size_t n, std::size_t d, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<double> v(n * d);
+  std::vector<std::int32_t> y(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    double s = 0;
+    for (std::size_t j = 0; j < d; ++j) {
+      v[i * d + j] = j % 3 == 2 ? std::floor(2 * normal(rng)) : normal(rng);
+      s += (j % 2 == 0 ? 1.0 : -0.5) * v[i * d + j] * v[i * d + j] / (1.0 + static_cast<double>(j));
+    }
+    y[i] = s + 0.5 * normal(rng) > 0.8 ? 1 : 0;
+  }
+  return {FeatureMatrix::dense(std::move(v), n, d), std::move(y)};
+}
+
+std::vector<double> scores_of(const TreeEnsemble& t, const FeatureMatrix& x, int threads = 1) {
+  std::vector<double> out(x.rows());
+  t.scores(x, out, threads);
+  return out;
+}
+
+TEST(Gbdt, SameModelBytesForAnyThreadCount) {
+  if (!gbdt_available()) GTEST_SKIP() << "built without XGBoost";
+  const Rows r = make_rows(3000, 6, 1);
+  GbdtOptions o;
+  o.rounds = 20;
+  o.subsample = 0.7;
+  o.colsample = 0.8;
+  o.seed = 5;
+  o.n_threads = 1;
+  const TreeEnsemble one = fit_gbdt(r.x, r.y, {}, o);
+  EXPECT_EQ(one.rounds(), 20U);
+  EXPECT_EQ(one.num_features(), 6U);
+  for (const int threads : {2, 4}) {
+    o.n_threads = threads;
+    EXPECT_EQ(fit_gbdt(r.x, r.y, {}, o).json(), one.json()) << threads << " threads";
+  }
+  // The seed draws the subsamples.
+  o.seed = 6;
+  EXPECT_NE(fit_gbdt(r.x, r.y, {}, o).json(), one.json());
+  // Scores: the same bits for any thread count, and from the model read back.
+  const std::vector<double> s = scores_of(one, r.x, 1);
+  EXPECT_TRUE(test::same_bits(s, scores_of(one, r.x, 3)));
+  const TreeEnsemble back(one.json(), one.num_features());
+  EXPECT_TRUE(test::same_bits(s, scores_of(back, r.x)));
+  // The trees learn: training accuracy well above the majority's.
+  std::size_t right = 0, positives = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    right += (s[i] > 0) == (r.y[i] == 1) ? 1 : 0;
+    positives += r.y[i] == 1 ? 1 : 0;
+  }
+  const double majority = static_cast<double>(std::max(positives, s.size() - positives)) /
+                          static_cast<double>(s.size());
+  EXPECT_GT(static_cast<double>(right) / static_cast<double>(s.size()), majority + 0.1);
+}
+
+// Weight 2 on a row is that row twice, weight 0 is no row (no subsampling: both see every row).
+TEST(Gbdt, IntegerWeightsAreRowCopies) {
+  if (!gbdt_available()) GTEST_SKIP() << "built without XGBoost";
+  const Rows r = make_rows(400, 4, 2);
+  const DenseView v = r.x.dense_view();
+  std::vector<double> weights(400);
+  std::vector<double> copies;
+  std::vector<std::int32_t> copy_labels;
+  for (std::size_t i = 0; i < 400; ++i) {
+    weights[i] = static_cast<double>(i % 3);
+    for (std::size_t k = 0; k < i % 3; ++k) {
+      copies.insert(copies.end(), v.row(i).begin(), v.row(i).end());
+      copy_labels.push_back(r.y[i]);
+    }
+  }
+  const std::size_t m = copy_labels.size();
+  const FeatureMatrix xc = FeatureMatrix::dense(std::move(copies), m, 4);
+  GbdtOptions o;
+  o.rounds = 10;
+  o.max_depth = 3;
+  const TreeEnsemble weighted = fit_gbdt(r.x, r.y, weights, o);
+  const TreeEnsemble copied = fit_gbdt(xc, copy_labels, {}, o);
+  const std::vector<double> a = scores_of(weighted, r.x);
+  const std::vector<double> b = scores_of(copied, r.x);
+  // XGBoost's histogram cuts are weighted quantiles of the rows it is given: with copies as rows
+  // the cuts can differ by ties, so compare the fits' scores, not their bytes.
+  double largest = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) largest = std::max(largest, std::fabs(a[i] - b[i]));
+  EXPECT_LT(largest, 1e-5);
+}
+
+TEST(Gbdt, SparseRowsScoreAsTheirDenseForm) {
+  if (!gbdt_available()) GTEST_SKIP() << "built without XGBoost";
+  const Rows r = make_rows(800, 5, 3);
+  // The same rows as CSR, zeros left out (a feature of floor(2 z) is often 0).
+  const DenseView v = r.x.dense_view();
+  std::vector<std::int64_t> indptr{0};
+  std::vector<std::int32_t> indices;
+  std::vector<double> values;
+  for (std::size_t i = 0; i < 800; ++i) {
+    for (std::size_t j = 0; j < 5; ++j)
+      if (v(i, j) != 0) {
+        indices.push_back(static_cast<std::int32_t>(j));
+        values.push_back(v(i, j));
+      }
+    indptr.push_back(static_cast<std::int64_t>(indices.size()));
+  }
+  ASSERT_LT(values.size(), 800U * 5U);
+  const FeatureMatrix csr = FeatureMatrix::csr(indptr, indices, values, 5);
+  GbdtOptions o;
+  o.rounds = 8;
+  const TreeEnsemble dense_fit = fit_gbdt(r.x, r.y, {}, o);
+  EXPECT_EQ(fit_gbdt(csr, r.y, {}, o).json(), dense_fit.json());
+  EXPECT_TRUE(test::same_bits(scores_of(dense_fit, csr), scores_of(dense_fit, r.x)));
+}
+
+TEST(Gbdt, BadInputsAreErrors) {
+  const Rows r = make_rows(50, 3, 4);
+  GbdtOptions o;
+  o.rounds = 0;
+  test::expect_invalid([&] { (void)fit_gbdt(r.x, r.y, {}, o); }, "rounds is 0");
+  o = {};
+  o.learning_rate = 1.5;
+  test::expect_invalid([&] { (void)fit_gbdt(r.x, r.y, {}, o); }, "learning_rate is 1.5");
+  o = {};
+  o.subsample = 0;
+  test::expect_invalid([&] { (void)fit_gbdt(r.x, r.y, {}, o); }, "subsample is 0");
+  if (!gbdt_available()) {
+    test::expect_invalid([&] { (void)fit_gbdt(r.x, r.y, {}, GbdtOptions{}); }, "libxgboost-dev");
+    return;
+  }
+  std::vector<std::int32_t> y = r.y;
+  y[7] = 2;
+  test::expect_invalid([&] { (void)fit_gbdt(r.x, y, {}, GbdtOptions{}); }, "labels[7] is 2");
+  std::vector<double> w(50, 1.0);
+  w[3] = std::nan("");
+  test::expect_invalid([&] { (void)fit_gbdt(r.x, r.y, w, GbdtOptions{}); }, "weights[3] is nan");
+  test::expect_invalid([&] { (void)fit_gbdt(r.x, r.y, std::vector<double>(3), GbdtOptions{}); },
+                       "weights has 3 entries");
+  test::expect_invalid([] { (void)TreeEnsemble("{not json", 3); }, "XGBoost");
+  const TreeEnsemble t = fit_gbdt(r.x, r.y, {}, GbdtOptions{.rounds = 2});
+  test::expect_invalid([&] { (void)TreeEnsemble(t.json(), 4); }, "reads 3 features");
+  const Rows wide = make_rows(5, 4, 5);
+  std::vector<double> out(5);
+  test::expect_invalid([&] { t.scores(wide.x, out); }, "the data has 4 features");
+}
+
+}  // namespace
+}  // namespace rateopt
