@@ -932,6 +932,48 @@ def seldonian_cells(rows, meta):
             + ".")
 
 
+def merge_intervals(out, runs, command):
+    """--merge-intervals: OUT's rows with the interval study of `runs` (see --help)."""
+    import gzip
+    path = out + ".json" if os.path.exists(out + ".json") else out + ".json.gz"
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        blob = json.load(f)
+    new, cells, sources = {}, set(), []
+    for run in runs:
+        with open(run) as f:
+            other = json.load(f)
+        sources.append(f"{other['meta']['command']} (on {other['meta']['date']})")
+        for r in other["rows"]:
+            if "interval" in r:
+                new[(r["cell"], r["seed"], r["tool"])] = r
+                cells.add(r["cell"])
+    replaced = 0
+    for r in blob["rows"]:
+        if r.get("cell") not in cells or r.get("tool") not in ("rateopt", "rateopt-conf"):
+            continue
+        got = new.get((r["cell"], r["seed"], r["tool"]))
+        r.pop("interval", None)
+        r.pop("interval_error", None)
+        if got is None:
+            continue
+        if got.get("test") != r.get("test"):
+            raise SystemExit(f"merge-intervals: {r['cell']} seed {r['seed']} {r['tool']}: the "
+                             "run's fit differs from OUT's (test values)")
+        r["interval"] = got["interval"]
+        replaced += 1
+    blob["meta"]["interval_note"] = (
+        f"The interval study below was rerun ({replaced} rows) for cells "
+        f"{', '.join(sorted(cells))}, the fits the same as above (their test values compared), "
+        f"by `{command}` from: " + "; ".join(f"`{s}`" for s in sources) + ".")
+    write_report(blob, out)
+    if path.endswith(".gz"):
+        with open(out + ".json", "rb") as fi, gzip.open(path, "wb") as fo:
+            shutil.copyfileobj(fi, fo)
+        os.remove(out + ".json")
+    print(f"merge-intervals: {replaced} rows replaced; wrote {out}.md", file=sys.stderr)
+    return 0
+
+
 def write_report(blob, out):
     rows = blob["rows"]
     agg = aggregate(rows)
@@ -1089,6 +1131,8 @@ def write_report(blob, out):
         L += ["No intervals were produced (see the JSON's `interval_error`).", ""]
     else:
         lvl = meta["ci"]
+        if meta.get("interval_note"):
+            L += [meta["interval_note"], ""]
         L += [f"The {lvl:.0%} interval of each constraint's violation (lhs - rhs; rhs - lhs for "
               f">=) from `rateopt eval --ci {lvl}` of the split's model on a validation sample "
               "(half the test part's size, drawn from the test part with replacement), and "
@@ -1206,6 +1250,11 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="pool workers (at most 2)")
     ap.add_argument("--quick", action="store_true", help=f"2 splits of {QUICK_CELLS}")
     ap.add_argument("--resume", action="store_true", help="skip what OUT.partial.jsonl holds")
+    ap.add_argument("--merge-intervals", default=None, metavar="RUN.json,...",
+                    help="replace the interval study of OUT.json(.gz) by that of other runs "
+                         "(their JSON files, rateopt and rateopt-conf rows of the same cells and "
+                         "seeds, whose fits must match OUT's) and rewrite OUT.md; OUT's rows of "
+                         "those cells the runs lack lose their intervals; nothing is run")
     ap.add_argument("--report-only", action="store_true",
                     help="write the report from OUT.partial.jsonl alone (implies --resume): "
                     "nothing is run, a tool without rows in a cell is left out of its table")
@@ -1299,6 +1348,8 @@ def main():
             "lr_solver": args.lr_solver, "jobs": args.jobs, "skipped_tools": skipped,
             "cells": {c: CELLS[c] for c in cells}, "tools": tools}
 
+    if args.merge_intervals:
+        return merge_intervals(args.out, args.merge_intervals.split(","), " ".join(sys.argv))
     partial = args.out + ".partial.jsonl"
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     if args.report_only:
