@@ -21,6 +21,7 @@
 #include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/expr.hpp"
+#include "rateopt/gbdt.hpp"
 #include "rateopt/intervals.hpp"
 #include "rateopt/logistic.hpp"
 #include "rateopt/metrics.hpp"
@@ -116,7 +117,8 @@ void add_train_option_flags(CLI::App& app, ProblemFlags& f, const std::string& g
           "classifier, ramp-randomised stochastic one; --lambda, --mm-steps).";
     if (shared != logistic_help.end() && !shared->second.empty())
       help = fmt::format("{} Rate-constrained training: {}", shared->second, help);
-    const bool choice = i.type == TrainOptionType::kSolver || i.type == TrainOptionType::kStepRule;
+    const bool choice = i.type == TrainOptionType::kSolver ||
+                        i.type == TrainOptionType::kStepRule || i.type == TrainOptionType::kLearner;
     if (!i.check_text().empty() && !choice) help += fmt::format(" ({})", i.check_text());
     CLI::Option* opt = nullptr;
     if (i.type == TrainOptionType::kBool) {
@@ -282,6 +284,11 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
   const Dataset& ds = shard.data;
   const bool distributed = is_distributed();
   const bool lead = process_group().rank() == 0;  // prints and writes for the group
+  if (distributed && f.train.learner == Learner::kGbdt)
+    throw InvalidArgument(
+        "over several ranks (mpirun) training fits linear models so far: --learner gbdt runs in "
+        "one process (XGBoost's distributed training is not driven from rateopt's ranks; "
+        "docs/scale.md)");
   if (distributed && (!f.datasets.empty() || f.solver == "ramp"))
     throw InvalidArgument(
         "over several ranks (mpirun) rate-constrained training runs the cutting-plane solver or "
@@ -512,6 +519,51 @@ std::vector<std::int32_t> one_vs_rest_labels(const Labels& labels, std::size_t j
   return y;
 }
 
+// --learner gbdt without a problem: one booster on the rows (XGBoost's probabilities: the
+// logistic link of its margin); returns the exit code.
+int train_gbdt_cli(const DataShard& shard, const std::string& data_path,
+                   const std::string& validation_path, const ReaderFlags& reader,
+                   const TrainOptions& train, const std::string& output) {
+  const Dataset& ds = shard.data;
+  if (is_distributed())
+    throw InvalidArgument(
+        "over several ranks (mpirun) training fits linear models so far: --learner gbdt runs in "
+        "one process (docs/scale.md)");
+  if (ds.labels().kind != LabelKind::kBinary)
+    throw InvalidArgument(fmt::format("--learner gbdt needs binary labels; {} has {} labels",
+                                      data_path, label_kind_words(ds.labels().kind)));
+  require_two_classes(ds, data_path);
+  const GbdtOptions g = gbdt_options(train);
+  fmt::print(stderr, "training boosted trees on {} ({} rows, {} features, {} rounds of depth {})\n",
+             data_path, shard.total_rows, ds.num_features(), g.rounds, g.max_depth);
+  const auto start = std::chrono::steady_clock::now();
+  TreeEnsemble trees = fit_gbdt(ds.features(), ds.labels().values, ds.weights(), g);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Classifier model = Classifier::single(std::move(trees), Link::kLogistic, ds.encoding());
+  model.kind = "gbdt";
+  nlohmann::json opts = nlohmann::json::parse(train_options_json(train, TrainOptionsJson::kModel));
+  model.options_json = opts.dump();
+  nlohmann::json report{{"status", "converged"},
+                        {"rounds", g.rounds},
+                        {"train_seconds", seconds},
+                        {"train_rows", shard.total_rows},
+                        {"train_accuracy", accuracy_of(model, ds, train.n_threads)}};
+  if (!validation_path.empty()) {
+    const Dataset valid = load_data_shard(validation_path, reader, &ds.encoding()).data;
+    if (valid.labels().kind == LabelKind::kBinary)
+      report["validation_accuracy"] = accuracy_of(model, valid, train.n_threads);
+  }
+  model.report_json = report.dump();
+  model.save(output);
+  fmt::print("done: {} boosting rounds in {:.3f} s; train accuracy {:.4f}", g.rounds, seconds,
+             report["train_accuracy"].get<double>());
+  if (report.contains("validation_accuracy"))
+    fmt::print("; validation accuracy {:.4f}", report["validation_accuracy"].get<double>());
+  fmt::print("\nmodel written to {}\n", output);
+  return 0;
+}
+
 // --one-vs-rest: one logistic regression per label or class; returns the exit code.
 int train_one_vs_rest(const Dataset& ds, const std::string& data_path,
                       const LogisticRegressionOptions& options, const std::string& output) {
@@ -725,6 +777,8 @@ int run_train(int argc, const char* const* argv) {
   if (problem.active())
     return train_rate_constrained_cli(shard, data_path, validation_path, reader, problem,
                                       options.n_threads, output);
+  if (problem.train.learner == Learner::kGbdt)
+    return train_gbdt_cli(shard, data_path, validation_path, reader, problem.train, output);
   if (ds.labels().kind != LabelKind::kBinary)
     throw InvalidArgument(
         fmt::format("train needs binary labels; {} has {} labels{}", data_path,

@@ -59,6 +59,9 @@ class TreeEnsemble {
   // than num_features() (missing trailing features are 0, as for linear models); more is an
   // InvalidArgument.
   void scores(const FeatureMatrix& x, std::span<double> out, int n_threads = 0) const;
+  // The same for rows [first, first + out.size()) of x.
+  void scores(const FeatureMatrix& x, std::size_t first, std::span<double> out,
+              int n_threads = 0) const;
 
  private:
   std::string json_;

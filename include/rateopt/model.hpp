@@ -25,6 +25,11 @@
 // missing, is an error (NotFound). Saved as version 2 (other models stay version 1, so that
 // earlier builds still read them).
 //
+// Components of other families (ScoreModel): boosted trees (rateopt/gbdt.hpp) score by their
+// margin; each is saved as {"family": "gbdt", "features": d, "booster": "<XGBoost's JSON model>"}
+// (the booster's own text, so it loads back to the same bits), in a model of version 3. A linear
+// component is {"weights", "bias"}, as before.
+//
 // Thread-safety: const methods may run concurrently.
 #pragma once
 
@@ -34,9 +39,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "rateopt/dataset.hpp"
+#include "rateopt/gbdt.hpp"
 
 namespace rateopt {
 
@@ -49,6 +56,35 @@ struct LinearModel {
   [[nodiscard]] double score(const FeatureMatrix& x, std::size_t i) const;
   // Scores of every row into out (x.rows() entries). n_threads <= 0: all cores.
   void scores(const FeatureMatrix& x, std::span<double> out, int n_threads = 0) const;
+};
+
+// One scorer of a classifier: a linear model or boosted trees (rateopt/gbdt.hpp, margins). Every
+// model family scores a block of rows, saves, loads and validates behind this one type.
+class ScoreModel {
+ public:
+  ScoreModel() = default;                                   // linear, no features
+  ScoreModel(LinearModel model) : v_(std::move(model)) {}   // NOLINT(google-explicit-constructor)
+  ScoreModel(TreeEnsemble trees) : v_(std::move(trees)) {}  // NOLINT(google-explicit-constructor)
+  // A linear model from its weights and bias ({w, b}).
+  ScoreModel(std::vector<double> weights, double bias)
+      : v_(LinearModel{std::move(weights), bias}) {}
+  [[nodiscard]] bool is_linear() const noexcept { return v_.index() == 0; }
+  // "linear" or "gbdt" (the family saved with the component).
+  [[nodiscard]] std::string_view family() const noexcept;
+  // The linear model; InvalidArgument for another family (naming what needs a linear model).
+  [[nodiscard]] const LinearModel& linear(std::string_view needed_by = {}) const;
+  [[nodiscard]] LinearModel& linear(std::string_view needed_by = {});
+  [[nodiscard]] const TreeEnsemble* trees() const noexcept {
+    return std::get_if<TreeEnsemble>(&v_);
+  }
+  [[nodiscard]] std::size_t num_features() const noexcept;
+  // Scores of every row of x (x.rows() entries), or of rows [first, first + out.size()).
+  void scores(const FeatureMatrix& x, std::span<double> out, int n_threads = 0) const;
+  void scores(const FeatureMatrix& x, std::size_t first, std::span<double> out,
+              int n_threads = 0) const;
+
+ private:
+  std::variant<LinearModel, TreeEnsemble> v_;
 };
 
 enum class Link { kLogistic, kThreshold, kRamp };
@@ -67,12 +103,12 @@ struct GroupRule {
 };
 
 struct Classifier {
-  static constexpr int kFormatVersion = 2;  // the newest version this build reads and writes
+  static constexpr int kFormatVersion = 3;  // the newest version this build reads and writes
 
-  std::string kind = "linear";          // e.g. "logistic_regression", "three_player"
-  std::vector<LinearModel> components;  // at least one
-  std::vector<double> mixture;          // probabilities, one per component, sum 1
-  std::size_t best = 0;                 // component used in deterministic mode
+  std::string kind = "linear";         // e.g. "logistic_regression", "three_player"
+  std::vector<ScoreModel> components;  // at least one, all with the same feature count
+  std::vector<double> mixture;         // probabilities, one per component, sum 1
+  std::size_t best = 0;                // component used in deterministic mode
   Link link = Link::kThreshold;
   Encoding encoding;
   std::string options_json = "{}";  // training options, embedded verbatim
@@ -83,8 +119,10 @@ struct Classifier {
   std::vector<std::string> group_columns;
   std::vector<GroupRule> group_rules;
 
-  // A single deterministic linear model.
-  static Classifier single(LinearModel model, Link link, Encoding encoding);
+  // A single deterministic model.
+  static Classifier single(ScoreModel model, Link link, Encoding encoding);
+  // Whether every component is linear (the solvers that move weights need that).
+  [[nodiscard]] bool is_linear() const noexcept;
 
   // out has x.rows() entries. Throws InvalidArgument when the feature count differs from the
   // encoding's, except that a CSR matrix may have fewer (missing trailing features are zero),

@@ -344,8 +344,12 @@ struct ShrinkResult {
 
 enum class TrainSolver { kAuto, kProxyLagrangian, kThreePlayer, kRatio, kOracle, kCuttingPlane };
 enum class StepRule { kSgd, kAdagrad, kAdam };
+// The model family the cutting-plane and oracle solvers fit (and `rateopt train` without a
+// problem): weighted logistic regression, or boosted trees (rateopt/gbdt.hpp).
+enum class Learner { kLogistic, kGbdt };
 [[nodiscard]] std::string_view to_string(TrainSolver solver) noexcept;
 [[nodiscard]] std::string_view to_string(StepRule rule) noexcept;
+[[nodiscard]] std::string_view to_string(Learner learner) noexcept;
 // Throws InvalidArgument listing the accepted names ("auto", "proxy", "three-player", "ratio",
 // "oracle"; "sgd", "adagrad", "adam").
 [[nodiscard]] TrainSolver parse_train_solver(std::string_view name);
@@ -381,6 +385,16 @@ struct TrainOptions {
   double slack_step = 0.01;      // Algorithm 3's slack step
   double l2 = 0;                 // 0.5 * l2 * |w|^2 added to the model player's loss
   double c = 1.0;  // kCuttingPlane: inverse regularisation of its logistic oracle (sklearn's C)
+  // The model family; kGbdt: boosted trees as the oracle (cutting-plane, oracle solvers), with
+  // the gbdt_* options below (GbdtOptions, rateopt/gbdt.hpp; seed: `seed`).
+  Learner learner = Learner::kLogistic;
+  int gbdt_rounds = 100;
+  int gbdt_max_depth = 6;
+  double gbdt_learning_rate = 0.3;
+  double gbdt_l2 = 1.0;
+  double gbdt_min_child_weight = 1.0;
+  double gbdt_subsample = 1.0;
+  double gbdt_colsample = 1.0;
   bool fit_intercept = true;
   int checkpoint_every = 0;  // 0: iterations / 100 (at least 1)
   double tolerance = 1e-3;   // violation accepted as feasible in reports and ranking
@@ -600,6 +614,21 @@ struct PredictionOracleResult {
 [[nodiscard]] PredictionOracleResult train_with_prediction_oracle(const RateProblem& problem,
                                                                   const TrainOptions& options,
                                                                   const PredictionOracle& oracle);
+
+// ---- boosted trees
+// -------------------------------------------------------------------------------
+
+// The boosted-tree options of `options` (its gbdt_* fields, seed and n_threads).
+[[nodiscard]] GbdtOptions gbdt_options(const TrainOptions& options);
+
+// Rate-constrained boosted trees (TrainOptions::learner kGbdt; `train` calls it): the solvers of
+// train_with_prediction_oracle with an oracle that fits one booster per call (fit_gbdt: labels
+// 1{c_i < 0}, weights |c_i| scaled to mean 1 over the rows with a cost, every dataset's rows
+// stacked) and answers with its 0/1 decisions. The classifier is the mixture of those boosters
+// (Link::kThreshold, kind "rate_constrained"), its best one the deterministic pick; cutting-plane
+// runs give the certificate as for linear models. InvalidArgument in a build without XGBoost and
+// for the gradient solvers.
+[[nodiscard]] TrainResult train_gbdt(const RateProblem& problem, const TrainOptions& options);
 
 // The registry: every solver `train` can run, in `auto`'s order of preference.
 struct TrainSolverInfo {

@@ -34,8 +34,8 @@
 
 namespace rateopt {
 
-enum class TrainOptionType { kInt, kUint, kDouble, kBool, kSolver, kStepRule };
-// "int", "uint", "float", "bool", "solver", "step rule".
+enum class TrainOptionType { kInt, kUint, kDouble, kBool, kSolver, kStepRule, kLearner };
+// "int", "uint", "float", "bool", "solver", "step rule", "learner".
 [[nodiscard]] std::string_view to_string(TrainOptionType type) noexcept;
 
 // The check applied to every value (numbers must also be finite).

@@ -793,7 +793,8 @@ py::dict train_guaranteed_with_oracle(const std::string& objective, bool maximiz
   const TrainResult& t = r.result;
   const std::vector<std::size_t>& answers = call_answers.at(r.kept_fit);
   py::list components;
-  for (const LinearModel& m : t.classifier.components) {
+  for (const ScoreModel& component : t.classifier.components) {
+    const LinearModel& m = component.linear("a wrapped estimator's guaranteed mixture");
     std::ptrdiff_t read = -1;
     for (std::size_t j = 0; j < m.weights.size(); ++j)
       if (m.weights[j] != 0) read = static_cast<std::ptrdiff_t>(j);
@@ -1304,26 +1305,29 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("best", &Classifier::best)
       .def_property_readonly("link",
                              [](const Classifier& c) { return std::string(to_string(c.link)); })
+      .def_property_readonly("is_linear", &Classifier::is_linear)
       .def_property_readonly("num_features",
                              [](const Classifier& c) {
                                return c.components.empty() ? std::size_t{0}
-                                                           : c.components.front().weights.size();
+                                                           : c.components.front().num_features();
                              })
       .def_property_readonly(
           "weights",
           [](const Classifier& c) {
             const std::size_t k = c.components.size();
-            const std::size_t d = k ? c.components[0].weights.size() : 0;
+            const std::size_t d = k ? c.components[0].num_features() : 0;
             py::array_t<double> w({static_cast<py::ssize_t>(k), static_cast<py::ssize_t>(d)});
-            for (std::size_t i = 0; i < k; ++i)
-              std::copy(c.components[i].weights.begin(), c.components[i].weights.end(),
-                        w.mutable_data() + i * d);
+            for (std::size_t i = 0; i < k; ++i) {
+              const LinearModel& lm = c.components[i].linear("weights (coef_)");
+              std::copy(lm.weights.begin(), lm.weights.end(), w.mutable_data() + i * d);
+            }
             return w;
           })
       .def_property_readonly("biases",
                              [](const Classifier& c) {
                                std::vector<double> b;
-                               for (const auto& lm : c.components) b.push_back(lm.bias);
+                               for (const auto& sc : c.components)
+                                 b.push_back(sc.linear("biases (intercept_)").bias);
                                return to_numpy(b);
                              })
       .def_readonly("options_json", &Classifier::options_json)

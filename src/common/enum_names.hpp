@@ -111,13 +111,17 @@ inline constexpr EnumNames<TrainSolver, 6> kTrainSolverNames{
 inline constexpr EnumNames<StepRule, 3> kStepRuleNames{
     {{{StepRule::kSgd, "sgd"}, {StepRule::kAdagrad, "adagrad"}, {StepRule::kAdam, "adam"}}}, "?"};
 
-inline constexpr EnumNames<TrainOptionType, 6> kTrainOptionTypeNames{
+inline constexpr EnumNames<Learner, 2> kLearnerNames{
+    {{{Learner::kLogistic, "logistic"}, {Learner::kGbdt, "gbdt"}}}, "?"};
+
+inline constexpr EnumNames<TrainOptionType, 7> kTrainOptionTypeNames{
     {{{TrainOptionType::kInt, "int"},
       {TrainOptionType::kUint, "uint"},
       {TrainOptionType::kDouble, "float"},
       {TrainOptionType::kBool, "bool"},
       {TrainOptionType::kSolver, "solver"},
-      {TrainOptionType::kStepRule, "step rule"}}},
+      {TrainOptionType::kStepRule, "step rule"},
+      {TrainOptionType::kLearner, "learner"}}},
     "?"};
 
 // kNone (an expression, not a constraint) has no symbol.

@@ -138,6 +138,13 @@ TreeEnsemble::TreeEnsemble(std::string json, std::size_t num_features)
 void TreeEnsemble::scores(const FeatureMatrix& x, std::span<double> out, int n_threads) const {
   RATEOPT_CHECK(out.size() == x.rows(), "out has {} entries, expected {} (one per row)", out.size(),
                 x.rows());
+  scores(x, 0, out, n_threads);
+}
+
+void TreeEnsemble::scores(const FeatureMatrix& x, std::size_t first, std::span<double> out,
+                          int n_threads) const {
+  RATEOPT_CHECK(first <= x.rows() && out.size() <= x.rows() - first,
+                "rows [{}, {}) of a matrix of {} rows", first, first + out.size(), x.rows());
   RATEOPT_CHECK(x.cols() <= num_features_,
                 "the data has {} features, the boosted-tree model reads {}", x.cols(),
                 num_features_);
@@ -146,17 +153,18 @@ void TreeEnsemble::scores(const FeatureMatrix& x, std::span<double> out, int n_t
   const std::lock_guard lock(predict_mutex());
   set_param(booster_, "nthread", std::to_string(detail::resolve_threads(n_threads)));
   constexpr std::size_t kBlock = 65536;
-  for (std::size_t first = 0; first < x.rows(); first += kBlock) {
-    const std::size_t count = std::min(kBlock, x.rows() - first);
-    const Matrix m(dense_floats(x, first, count, num_features_), count, num_features_);
+  for (std::size_t at = 0; at < out.size(); at += kBlock) {
+    const std::size_t count = std::min(kBlock, out.size() - at);
+    const Matrix m(dense_floats(x, first + at, count, num_features_), count, num_features_);
     bst_ulong len = 0;
     const float* result = nullptr;
     // option_mask 1: margins; every tree; not training.
     check_xgb(XGBoosterPredict(booster_.get(), m.handle, 1, 0, 0, &len, &result), "predicting");
     RATEOPT_CHECK(len == count, "XGBoost gave {} scores for {} rows", len, count);
-    for (std::size_t r = 0; r < count; ++r) out[first + r] = static_cast<double>(result[r]);
+    for (std::size_t r = 0; r < count; ++r) out[at + r] = static_cast<double>(result[r]);
   }
 #else
+  (void)first;
   (void)n_threads;
   missing_xgboost();
 #endif

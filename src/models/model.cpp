@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "common/check.hpp"
 #include "common/enum_names.hpp"
@@ -96,6 +97,15 @@ void score_rows(const LinearModel& lm, const FeatureMatrix& x, std::size_t first
   });
 }
 
+// Scores under any scorer of rows [first, first + out.size()) of x.
+void score_rows(const ScoreModel& scorer, const FeatureMatrix& x, std::size_t first,
+                std::span<double> out, int n_threads) {
+  if (scorer.is_linear())
+    score_rows(scorer.linear(), x, first, out, n_threads);
+  else
+    scorer.trees()->scores(x, first, out, n_threads);
+}
+
 // A score that is not a number (w . x overflowing to inf - inf) is an error, never a silent 0
 // or a "nan" in the output. out[k] is row first + k's.
 void throw_if_nan(std::span<const double> out, std::size_t first = 0) {
@@ -164,12 +174,18 @@ std::optional<std::string> find_problem(const Classifier& c) {
     return fmt::format("'mixture' sums to {:.17g}, expected 1 (within {})", sum, kMixtureTolerance);
   if (c.best >= c.components.size())
     return fmt::format("'best' is {}, expected an index in [0, {})", c.best, c.components.size());
-  const std::size_t d = c.components.front().weights.size();
+  const std::size_t d = c.components.front().num_features();
   if (c.encoding.num_features != 0 && c.encoding.num_features != d)
-    return fmt::format("'components[0].weights' has {} entries, the encoding has {} features", d,
+    return fmt::format("'components[0]' reads {} features, the encoding has {} features", d,
                        c.encoding.num_features);
   for (std::size_t m = 0; m < c.components.size(); ++m) {
-    const LinearModel& lm = c.components[m];
+    if (!c.components[m].is_linear()) {
+      if (c.components[m].num_features() != d)
+        return fmt::format("'components[{}]' reads {} features, expected {}", m,
+                           c.components[m].num_features(), d);
+      continue;
+    }
+    const LinearModel& lm = c.components[m].linear();
     if (lm.weights.size() != d)
       return fmt::format("'components[{}].weights' has {} entries, expected {}", m,
                          lm.weights.size(), d);
@@ -339,9 +355,49 @@ Json parse_model_object(std::string_view text, const std::string& name, std::str
 
 }  // namespace
 
+// ---- ScoreModel
+// -------------------------------------------------------------------------------------
+
+std::string_view ScoreModel::family() const noexcept {
+  return is_linear() ? "linear" : "gbdt";
+}
+
+const LinearModel& ScoreModel::linear(std::string_view needed_by) const {
+  const auto* lm = std::get_if<LinearModel>(&v_);
+  RATEOPT_CHECK(lm != nullptr, "{} needs a linear model, and this component is {} (boosted trees)",
+                needed_by.empty() ? std::string_view("this step") : needed_by, family());
+  return *lm;
+}
+
+LinearModel& ScoreModel::linear(std::string_view needed_by) {
+  return const_cast<LinearModel&>(std::as_const(*this).linear(needed_by));
+}
+
+std::size_t ScoreModel::num_features() const noexcept {
+  if (const auto* lm = std::get_if<LinearModel>(&v_)) return lm->weights.size();
+  return std::get<TreeEnsemble>(v_).num_features();
+}
+
+void ScoreModel::scores(const FeatureMatrix& x, std::span<double> out, int n_threads) const {
+  if (const auto* lm = std::get_if<LinearModel>(&v_))
+    lm->scores(x, out, n_threads);
+  else
+    std::get<TreeEnsemble>(v_).scores(x, out, n_threads);
+}
+
+void ScoreModel::scores(const FeatureMatrix& x, std::size_t first, std::span<double> out,
+                        int n_threads) const {
+  score_rows(*this, x, first, out, n_threads);
+}
+
 // ---- Classifier ---------------------------------------------------------------------------------
 
-Classifier Classifier::single(LinearModel model, Link link, Encoding encoding) {
+bool Classifier::is_linear() const noexcept {
+  return std::all_of(components.begin(), components.end(),
+                     [](const ScoreModel& s) { return s.is_linear(); });
+}
+
+Classifier Classifier::single(ScoreModel model, Link link, Encoding encoding) {
   Classifier c;
   c.components.push_back(std::move(model));
   c.mixture = {1.0};
@@ -361,7 +417,7 @@ namespace {
 // The number of features a classifier expects, after validating it.
 std::size_t check_input(const Classifier& c, const FeatureMatrix& x, std::size_t out_size) {
   c.validate();
-  const std::size_t d = c.components.front().weights.size();
+  const std::size_t d = c.components.front().num_features();
   RATEOPT_CHECK(out_size == x.rows(), "output has {} entries, expected one per row ({})", out_size,
                 x.rows());
   RATEOPT_CHECK(x.cols() == d || (x.is_sparse() && x.cols() < d),
@@ -501,13 +557,29 @@ void predict_rows(const Classifier& c, const FeatureMatrix& x, std::span<const s
     return;
   }
   // Probability sum_m mixture[m] * link(score_m(x)), skipping components of weight 0.
+  if (!c.is_linear()) {  // a component's scores a block at a time, the same sum per row
+    std::vector<double> p(out.size(), 0.0), s(out.size());
+    for (std::size_t m = 0; m < c.components.size(); ++m) {
+      if (c.mixture[m] == 0) continue;
+      score_rows(c.components[m], x, first, s, n_threads);
+      for (std::size_t k = 0; k < out.size(); ++k) p[k] += c.mixture[m] * apply_link(c.link, s[k]);
+    }
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      const double q = std::isnan(p[k]) ? p[k] : std::clamp(p[k], 0.0, 1.0);
+      out[k] = mode == PredictMode::kProbability || std::isnan(q)
+                   ? q
+                   : (uniform01(seed, first + k) < q ? 1.0 : 0.0);
+    }
+    throw_if_nan(out, first);
+    return;
+  }
   for_row_chunks(out.size(), n_threads, [&](std::size_t begin, std::size_t end) {
     for (std::size_t k = begin; k < end; ++k) {
       const std::size_t i = first + k;
       double p = 0;
       for (std::size_t m = 0; m < c.components.size(); ++m) {
         if (c.mixture[m] == 0) continue;
-        const LinearModel& lm = c.components[m];
+        const LinearModel& lm = c.components[m].linear();
         const std::span<const double> w(lm.weights);
         const double s = x.row_dot(i, w.first(std::min(x.cols(), w.size()))) + lm.bias;
         p += c.mixture[m] * apply_link(c.link, s);
@@ -572,11 +644,21 @@ std::optional<std::vector<double>> Classifier::predict_levels(const FeatureMatri
       p += mixture[active[j]] * ((pattern >> j & 1U) != 0 ? 1.0 : 0.0);
     levels[pattern] = std::isnan(p) ? p : std::clamp(p, 0.0, 1.0);
   }
+  if (!is_linear()) {  // each component's scores at once
+    std::fill(out.begin(), out.end(), std::uint8_t{0});
+    std::vector<double> s(out.size());
+    for (std::size_t j = 0; j < active.size(); ++j) {
+      score_rows(components[active[j]], x, 0, s, n_threads);
+      for (std::size_t i = 0; i < out.size(); ++i)
+        if (apply_link(link, s[i]) == 1.0) out[i] = static_cast<std::uint8_t>(out[i] | 1U << j);
+    }
+    return levels;
+  }
   for_row_chunks(out.size(), n_threads, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
       std::uint8_t pattern = 0;
       for (std::size_t j = 0; j < active.size(); ++j) {
-        const LinearModel& lm = components[active[j]];
+        const LinearModel& lm = components[active[j]].linear();
         const std::span<const double> w(lm.weights);
         const double s = x.row_dot(i, w.first(std::min(x.cols(), w.size()))) + lm.bias;
         if (apply_link(link, s) == 1.0) pattern = static_cast<std::uint8_t>(pattern | 1U << j);
@@ -622,12 +704,19 @@ std::string Classifier::to_json() const {
   Json j;
   j["format"] = kFormatName;
   // The lowest version that holds the model: earlier builds read models without group rules.
-  j["version"] = group_rules.empty() ? 1 : 2;
+  j["version"] = !is_linear() ? 3 : group_rules.empty() ? 1 : 2;
   j["kind"] = kind;
   j["link"] = to_string(link);
   Json comps = Json::array();
-  for (const LinearModel& lm : components)
-    comps.push_back({{"weights", lm.weights}, {"bias", lm.bias}});
+  for (const ScoreModel& sc : components) {
+    if (sc.is_linear()) {
+      comps.push_back({{"weights", sc.linear().weights}, {"bias", sc.linear().bias}});
+    } else {
+      comps.push_back({{"family", sc.family()},
+                       {"features", sc.num_features()},
+                       {"booster", sc.trees()->json()}});
+    }
+  }
   j["components"] = std::move(comps);
   j["mixture"] = mixture;
   j["best"] = best;
@@ -661,10 +750,23 @@ Classifier Classifier::from_json(std::string_view text, const std::string& name)
   for (std::size_t m = 0; m < comps.size(); ++m) {
     const std::string path = fmt::format("components[{}]", m);
     const Json& o = r.object(comps[m], path);
+    if (o.contains("family")) {
+      const std::string family = r.string(o.at("family"), path + ".family");
+      if (family != "gbdt") r.fail(path + ".family", fmt::format("'{}', expected gbdt", family));
+      const auto features =
+          static_cast<std::size_t>(r.index(r.at(o, "features", path + ".features"), path));
+      const std::string booster = r.string(r.at(o, "booster", path + ".booster"), path);
+      try {
+        c.components.emplace_back(TreeEnsemble(booster, features));
+      } catch (const InvalidArgument& e) {
+        r.fail(path + ".booster", e.what());
+      }
+      continue;
+    }
     LinearModel lm;
     lm.weights = r.numbers(r.at(o, "weights", path + ".weights"), path + ".weights");
     lm.bias = r.number(r.at(o, "bias", path + ".bias"), path + ".bias");
-    c.components.push_back(std::move(lm));
+    c.components.emplace_back(std::move(lm));
   }
   c.mixture = r.numbers(r.at(j, "mixture", "mixture"), "mixture");
   c.best = static_cast<std::size_t>(r.index(r.at(j, "best", "best"), "best"));
@@ -736,12 +838,12 @@ void OneVsRest::validate() const {
   RATEOPT_CHECK(names.size() == outputs.size(), "{} output names for {} outputs", names.size(),
                 outputs.size());
   const std::size_t d =
-      outputs.front().components.empty() ? 0 : outputs.front().components.front().weights.size();
+      outputs.front().components.empty() ? 0 : outputs.front().components.front().num_features();
   for (std::size_t j = 0; j < outputs.size(); ++j) {
     outputs[j].validate();
-    RATEOPT_CHECK(outputs[j].components.front().weights.size() == d,
-                  "output {} ('{}') has {} weights, output 0 has {}", j, names[j],
-                  outputs[j].components.front().weights.size(), d);
+    RATEOPT_CHECK(outputs[j].components.front().num_features() == d,
+                  "output {} ('{}') reads {} features, output 0 reads {}", j, names[j],
+                  outputs[j].components.front().num_features(), d);
   }
 }
 

@@ -250,11 +250,12 @@ class Mover {
     }
     if (options_.stochastic_output) {
       for (double& w : out.mixture) w *= a;
-      out.components.push_back(constant_model(candidate_.num_features(), positive));
+      out.components.emplace_back(constant_model(candidate_.num_features(), positive));
       out.mixture.push_back(1 - a);
       return out;
     }
-    LinearModel m = model.components[model.best];
+    LinearModel m = model.components[model.best].linear(
+        "the guaranteed mode's move of a deterministic output toward a constant");
     m.bias += (positive ? 1 : -1) * shift(model, positive, a);
     out.components = {std::move(m)};
     out.mixture = {1.0};
@@ -392,7 +393,9 @@ MixtureData guarantee_data(const Classifier& model, const Dataset& data, std::st
   // A component that reads no feature predicts one probability for every row of the
   // population: a constant class when that is 0 or 1 (the threshold link; the ramp link's
   // |bias| >= 1).
-  const auto flag = [&](const LinearModel& c) -> std::int8_t {
+  const auto flag = [&](const ScoreModel& component) -> std::int8_t {
+    if (!component.is_linear()) return -1;
+    const LinearModel& c = component.linear();
     const bool reads =
         std::any_of(c.weights.begin(), c.weights.end(), [](double w) { return w != 0; });
     if (!model.group_rules.empty() || reads || !std::isfinite(c.bias)) return -1;

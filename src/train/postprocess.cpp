@@ -331,12 +331,12 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
                 "the scoring model it was made from",
                 base.kind, fmt::join(base.group_columns, ", "));
   RATEOPT_CHECK(base.components.size() == 1,
-                "the base model (kind '{}') has {} components; post-processing needs one linear "
-                "score, e.g. a logistic regression model saved by `rateopt train`",
+                "the base model (kind '{}') has {} components; post-processing needs one score, "
+                "e.g. a logistic regression or boosted-tree model saved by `rateopt train`",
                 base.kind, base.components.size());
-  const LinearModel& score = base.components.front();
+  const ScoreModel& score = base.components.front();
   const std::span<const TrainingData> data = problem.data();
-  const std::size_t d = score.weights.size();
+  const std::size_t d = score.num_features();
   for (const TrainingData& td : data) {
     const FeatureMatrix& x = td.data->features();
     RATEOPT_CHECK(x.cols() == d || (x.is_sparse() && x.cols() < d),

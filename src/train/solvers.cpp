@@ -122,6 +122,7 @@ TrainSolver resolve_train_solver(const RateProblem& problem, TrainSolver request
 
 TrainResult train(const RateProblem& problem, const TrainOptions& options) {
   check_train_options(options);
+  if (options.learner == Learner::kGbdt) return train_gbdt(problem, options);
   TrainOptions o = options;
   o.solver = resolve_train_solver(problem, options.solver);
   RATEOPT_CHECK(o.solver != TrainSolver::kOracle || static_cast<bool>(o.oracle),

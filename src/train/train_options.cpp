@@ -32,6 +32,10 @@ std::string_view to_string(StepRule rule) noexcept {
   return detail::name_of(detail::kStepRuleNames, rule);
 }
 
+std::string_view to_string(Learner learner) noexcept {
+  return detail::name_of(detail::kLearnerNames, learner);
+}
+
 StepRule parse_step_rule(std::string_view name) {
   if (const auto s = detail::parse(detail::kStepRuleNames, name)) return *s;
   throw InvalidArgument(fmt::format("unknown step rule '{}' (rules: {})", name,
@@ -43,7 +47,8 @@ namespace {
 // The order of the alternatives is TrainOptionType's.
 using Field =
     std::variant<int TrainOptions::*, std::uint64_t TrainOptions::*, double TrainOptions::*,
-                 bool TrainOptions::*, TrainSolver TrainOptions::*, StepRule TrainOptions::*>;
+                 bool TrainOptions::*, TrainSolver TrainOptions::*, StepRule TrainOptions::*,
+                 Learner TrainOptions::*>;
 
 constexpr unsigned bit(TrainSolver s) {
   return 1u << static_cast<unsigned>(s);
@@ -100,6 +105,26 @@ const std::array kEntries{
         "c", "--C", &O::c, C::kPositive, kLogisticOracle,
         "Inverse regularisation strength (scikit-learn's C) of the weighted logistic-regression "
         "oracle."},
+    OptionEntry{"learner", "--learner", &O::learner, C::kNone, kLogisticOracle,
+                "The model family: logistic (regression) or gbdt (boosted trees through XGBoost: "
+                "the cutting-plane and oracle solvers' oracle, and the model without a problem)."},
+    OptionEntry{"gbdt_rounds", "--gbdt-rounds", &O::gbdt_rounds, C::kPositive, kLogisticOracle,
+                "--learner gbdt: boosting rounds (trees) of each fit."},
+    OptionEntry{"gbdt_max_depth", "--gbdt-max-depth", &O::gbdt_max_depth, C::kPositive,
+                kLogisticOracle, "--learner gbdt: depth of each tree (at most 32)."},
+    OptionEntry{"gbdt_learning_rate", "--gbdt-learning-rate", &O::gbdt_learning_rate, C::kPositive,
+                kLogisticOracle,
+                "--learner gbdt: shrinkage of each tree (XGBoost's eta), at most 1."},
+    OptionEntry{"gbdt_l2", "--gbdt-l2", &O::gbdt_l2, C::kNonNegative, kLogisticOracle,
+                "--learner gbdt: L2 penalty on leaf values (XGBoost's lambda)."},
+    OptionEntry{"gbdt_min_child_weight", "--gbdt-min-child-weight", &O::gbdt_min_child_weight,
+                C::kNonNegative, kLogisticOracle,
+                "--learner gbdt: least instance weight (hessian) in a leaf."},
+    OptionEntry{"gbdt_subsample", "--gbdt-subsample", &O::gbdt_subsample, C::kPositive,
+                kLogisticOracle,
+                "--learner gbdt: share of rows each tree sees, at most 1 (drawn from --seed)."},
+    OptionEntry{"gbdt_colsample", "--gbdt-colsample", &O::gbdt_colsample, C::kPositive,
+                kLogisticOracle, "--learner gbdt: share of features each tree sees, at most 1."},
     OptionEntry{"fit_intercept", "--no-intercept", &O::fit_intercept, C::kNone, kAll,
                 "Fit an intercept (the flag turns it off)."},
     OptionEntry{
@@ -173,8 +198,14 @@ TrainOptionType type_of(const OptionEntry& e) {
 
 // The accepted names of a solver or step-rule option: "auto, cutting-plane, ...".
 std::string choice_names(const OptionEntry& e) {
-  return type_of(e) == TrainOptionType::kSolver ? detail::joined_names(detail::kTrainSolverNames)
-                                                : detail::joined_names(detail::kStepRuleNames);
+  switch (type_of(e)) {
+    case TrainOptionType::kSolver:
+      return detail::joined_names(detail::kTrainSolverNames);
+    case TrainOptionType::kLearner:
+      return detail::joined_names(detail::kLearnerNames);
+    default:
+      return detail::joined_names(detail::kStepRuleNames);
+  }
 }
 
 // "an integer > 0", "a finite number >= 0", "one of auto, ..."
@@ -190,6 +221,7 @@ std::string expected(const OptionEntry& e) {
       return "true or false";
     case TrainOptionType::kSolver:
     case TrainOptionType::kStepRule:
+    case TrainOptionType::kLearner:
       break;
   }
   return "one of " + choice_names(e);
@@ -297,6 +329,8 @@ void set(TrainOptions& o, const OptionEntry& e, const TrainOptionValue& v) {
           std::optional<T> x;
           if constexpr (std::is_same_v<T, TrainSolver>) {
             x = detail::parse(detail::kTrainSolverNames, *s);
+          } else if constexpr (std::is_same_v<T, Learner>) {
+            x = detail::parse(detail::kLearnerNames, *s);
           } else {
             x = detail::parse(detail::kStepRuleNames, *s);
           }
@@ -313,7 +347,8 @@ TrainOptionValue get(const TrainOptions& o, const OptionEntry& e) {
         using T = std::remove_cvref_t<decltype(o.*member)>;
         if constexpr (std::is_same_v<T, int>) {
           return std::int64_t{o.*member};
-        } else if constexpr (std::is_same_v<T, TrainSolver> || std::is_same_v<T, StepRule>) {
+        } else if constexpr (std::is_same_v<T, TrainSolver> || std::is_same_v<T, StepRule> ||
+                             std::is_same_v<T, Learner>) {
           return std::string(to_string(o.*member));
         } else {
           return o.*member;
@@ -361,7 +396,8 @@ bool TrainOptionInfo::applies_to(TrainSolver solver) const noexcept {
 }
 
 std::string TrainOptionInfo::check_text() const {
-  if (type == TrainOptionType::kSolver || type == TrainOptionType::kStepRule)
+  if (type == TrainOptionType::kSolver || type == TrainOptionType::kStepRule ||
+      type == TrainOptionType::kLearner)
     return choice_names(entry(key));
   const std::string_view w = check_words(check);
   return std::string(w.empty() ? w : w.substr(1));
@@ -415,9 +451,14 @@ void check_train_options(const TrainOptions& options) {
 
 std::string train_options_json(const TrainOptions& options, TrainOptionsJson which) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const OptionEntry& e : kEntries)
+  // A model of the logistic learner leaves out the learner's options (its bytes as before them).
+  const bool linear_model =
+      which == TrainOptionsJson::kModel && options.learner == Learner::kLogistic;
+  for (const OptionEntry& e : kEntries) {
+    if (linear_model && (e.key == "learner" || e.key.starts_with("gbdt_"))) continue;
     if (e.in_model || which == TrainOptionsJson::kAll)
       j[std::string(e.key)] = to_json(get(options, e));
+  }
   return j.dump();
 }
 

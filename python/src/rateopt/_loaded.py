@@ -284,8 +284,9 @@ class LoadedClassifier(_LoadedBase):
         self.classes_ = np.array([0, 1])
         self.positive_label_ = self.encoding_.get("positive_value") or None
         self.label_column_ = self.encoding_.get("label_column") or None
-        self.coef_ = np.asarray(model.weights)
-        self.intercept_ = np.asarray(model.biases)
+        if model.is_linear:  # a boosted-tree model has no coefficients
+            self.coef_ = np.asarray(model.weights)
+            self.intercept_ = np.asarray(model.biases)
         self.mixture_ = np.asarray(model.mixture)
         if self.n_features_in_ is None:
             self.n_features_in_ = int(model.num_features)

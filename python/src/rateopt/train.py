@@ -200,8 +200,13 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
         # to it (NaN when the solver gives none).
         self.lower_bound_ = float(r.get("lower_bound", float("nan")))
         self.gap_ = float(r.get("gap", float("nan")))
-        self.coef_ = self.model_.weights
-        self.intercept_ = self.model_.biases
+        if getattr(self.model_, "is_linear", True):  # boosted trees have no coefficients
+            self.coef_ = self.model_.weights
+            self.intercept_ = self.model_.biases
+        else:
+            for attr in ("coef_", "intercept_"):
+                if hasattr(self, attr):
+                    delattr(self, attr)
         self.mixture_ = self.model_.mixture
         self.n_iter_ = int(r.get("iterations", len(r.get("history", [])) or 1))
         self.predict_mode_ = self.predict_mode
@@ -369,6 +374,8 @@ class RateConstrainedClassifier(_RateEstimator):
     def __init__(self, objective="error", constraints=(), maximize=False, solver="auto",
                  iterations=500, model_step=0.05, model_rule="adam", multiplier_step=0.0,
                  multiplier_rule="sgd", multiplier_bound=20.0, slack_step=0.01, l2=0.0, c=1.0,
+                 learner="logistic", gbdt_rounds=100, gbdt_max_depth=6, gbdt_learning_rate=0.3,
+                 gbdt_l2=1.0, gbdt_min_child_weight=1.0, gbdt_subsample=1.0, gbdt_colsample=1.0,
                  fit_intercept=True, checkpoint_every=0, tolerance=1e-3, stop_window=0,
                  stop_tolerance=1e-3, shrink=True, batch_size=0, seed=0, n_threads=0,
                  predict_mode="auto", verbose=0, random_state=None,
@@ -394,6 +401,14 @@ class RateConstrainedClassifier(_RateEstimator):
         self.slack_step = slack_step
         self.l2 = l2
         self.c = c
+        self.learner = learner
+        self.gbdt_rounds = gbdt_rounds
+        self.gbdt_max_depth = gbdt_max_depth
+        self.gbdt_learning_rate = gbdt_learning_rate
+        self.gbdt_l2 = gbdt_l2
+        self.gbdt_min_child_weight = gbdt_min_child_weight
+        self.gbdt_subsample = gbdt_subsample
+        self.gbdt_colsample = gbdt_colsample
         self.fit_intercept = fit_intercept
         self.checkpoint_every = checkpoint_every
         self.tolerance = tolerance

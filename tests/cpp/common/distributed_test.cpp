@@ -433,11 +433,11 @@ TEST(Distributed, RateConstrainedTrainingOverRanksIsTheOneProcessModelToTheBit) 
       EXPECT_TRUE(test::same_bits(r.classifier.mixture, one.classifier.mixture)) << ranks;
       ASSERT_EQ(r.classifier.components.size(), one.classifier.components.size()) << ranks;
       for (std::size_t c = 0; c < one.classifier.components.size(); ++c) {
-        EXPECT_TRUE(test::same_bits(r.classifier.components[c].weights,
-                                    one.classifier.components[c].weights))
+        EXPECT_TRUE(test::same_bits(r.classifier.components[c].linear().weights,
+                                    one.classifier.components[c].linear().weights))
             << ranks << " ranks, component " << c;
-        EXPECT_TRUE(
-            test::same_bits({r.classifier.components[c].bias}, {one.classifier.components[c].bias}))
+        EXPECT_TRUE(test::same_bits({r.classifier.components[c].linear().bias},
+                                    {one.classifier.components[c].linear().bias}))
             << ranks << " ranks, component " << c;
       }
       EXPECT_EQ(r.classifier.best, one.classifier.best);

@@ -13,6 +13,7 @@
 
 #include "rateopt/dataset.hpp"
 #include "rateopt/error.hpp"
+#include "rateopt/model.hpp"
 #include "test_util.hpp"
 
 namespace rateopt {
@@ -165,6 +166,84 @@ TEST(Gbdt, BadInputsAreErrors) {
   const Rows wide = make_rows(5, 4, 5);
   std::vector<double> out(5);
   test::expect_invalid([&] { t.scores(wide.x, out); }, "the data has 4 features");
+}
+
+// A classifier whose components are boosted trees (and a linear one beside them): every prediction
+// mode against the components' own scores, levels as predict gives them, the JSON round trip to
+// the same bytes (version 3, the booster's text kept), and a tampered booster blamed on the model.
+TEST(Gbdt, ClassifierOfTreesPredictsSavesAndLoads) {
+  if (!gbdt_available()) GTEST_SKIP() << "built without XGBoost";
+  const Rows r = make_rows(1000, 4, 6);
+  GbdtOptions o;
+  o.rounds = 6;
+  const TreeEnsemble a = fit_gbdt(r.x, r.y, {}, o);
+  o.max_depth = 2;
+  const TreeEnsemble b = fit_gbdt(r.x, r.y, {}, o);
+  Encoding enc;
+  enc.num_features = 4;
+  Classifier c;
+  c.kind = "gbdt";
+  c.components = {a, b, ScoreModel({0.5, -0.25, 0.0, 1.0}, -0.1)};
+  c.mixture = {0.5, 0.3, 0.2};
+  c.best = 1;
+  c.link = Link::kThreshold;
+  c.encoding = enc;
+  c.validate();
+  EXPECT_FALSE(c.is_linear());
+  EXPECT_EQ(c.components[0].family(), "gbdt");
+  test::expect_invalid([&] { (void)c.components[0].linear("coef_"); }, "coef_ needs a linear");
+
+  std::vector<std::vector<double>> s(3, std::vector<double>(1000));
+  for (std::size_t m = 0; m < 3; ++m) c.components[m].scores(r.x, s[m]);
+  std::vector<double> prob(1000), det(1000), dec(1000);
+  c.predict(r.x, PredictMode::kProbability, prob, 0, 2);
+  c.predict(r.x, PredictMode::kDeterministic, det);
+  c.decision_function(r.x, dec);
+  for (std::size_t i = 0; i < 1000; ++i) {
+    double p = 0;
+    for (std::size_t m = 0; m < 3; ++m) p += c.mixture[m] * (s[m][i] > 0 ? 1.0 : 0.0);
+    ASSERT_EQ(prob[i], std::clamp(p, 0.0, 1.0)) << i;
+    ASSERT_EQ(det[i], s[1][i] > 0 ? 1.0 : 0.0) << i;
+    ASSERT_EQ(dec[i], s[1][i]) << i;
+  }
+  std::vector<std::uint8_t> code(1000);
+  const auto levels = c.predict_levels(r.x, code);
+  ASSERT_TRUE(levels.has_value());
+  for (std::size_t i = 0; i < 1000; ++i) ASSERT_EQ((*levels)[code[i]], prob[i]) << i;
+  // The logistic link: XGBoost's own probabilities.
+  c.link = Link::kLogistic;
+  c.predict(r.x, PredictMode::kProbability, prob);
+  for (std::size_t i = 0; i < 1000; ++i) {
+    double p = 0;
+    for (std::size_t m = 0; m < 3; ++m)
+      p += c.mixture[m] * std::exp(s[m][i]) / (1 + std::exp(s[m][i]));
+    ASSERT_NEAR(prob[i], p, 1e-15) << i;
+  }
+
+  const std::string json = c.to_json();
+  EXPECT_NE(json.find("\"version\": 3"), std::string::npos);
+  const Classifier back = Classifier::from_json(json);
+  EXPECT_EQ(back.to_json(), json);
+  ASSERT_NE(back.components[0].trees(), nullptr);
+  EXPECT_EQ(back.components[0].trees()->json(), a.json());
+  std::vector<double> again(1000);
+  back.predict(r.x, PredictMode::kProbability, again);
+  EXPECT_TRUE(test::same_bits(again, prob));
+
+  std::string tampered = json;
+  const std::size_t at = tampered.find("\"booster\": \"");
+  ASSERT_NE(at, std::string::npos);
+  tampered.insert(at + 12, "x");
+  try {
+    (void)Classifier::from_json(tampered, "m.json");
+    ADD_FAILURE() << "a tampered booster was read";
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("components[0].booster"), std::string::npos) << e.what();
+  }
+  // A component reading other features than the rest.
+  Classifier wrong = c;
+  wrong.components[2] = ScoreModel({1.0, 2.0}, 0.0);
+  test::expect_invalid([&] { wrong.validate(); }, "'components[2]");
 }
 
 }  // namespace

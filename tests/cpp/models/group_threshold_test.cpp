@@ -107,7 +107,7 @@ TEST(GroupThreshold, JsonRoundTripIsVersion2) {
   bad.erase("group_columns");
   EXPECT_THROW((void)Classifier::from_json(bad.dump()), ParseError);
   bad = j;
-  bad["version"] = 3;
+  bad["version"] = Classifier::kFormatVersion + 1;
   EXPECT_THROW((void)Classifier::from_json(bad.dump()), ParseError);
 }
 

@@ -280,7 +280,7 @@ TEST(ClassifierPredict, MixtureProbabilityIsTheWeightedLinkAverage) {
   for (std::size_t i = 0; i < x.rows(); ++i) {
     double expected = 0;
     for (std::size_t m = 0; m < 2; ++m)
-      expected += c.mixture[m] / (1 + std::exp(-c.components[m].score(x, i)));
+      expected += c.mixture[m] / (1 + std::exp(-c.components[m].linear().score(x, i)));
     EXPECT_NEAR(prob[i], expected, 1e-15);
   }
 }
@@ -328,13 +328,13 @@ TEST(ClassifierValidate, RejectsInconsistentModels) {
   c.best = 2;
   expect_invalid(c, "'best' is 2");
   c = good;
-  c.components[1].weights[2] = std::nan("");
+  c.components[1].linear().weights[2] = std::nan("");
   expect_invalid(c, "'components[1].weights[2]'");
   c = good;
-  c.components[0].bias = INFINITY;
+  c.components[0].linear().bias = INFINITY;
   expect_invalid(c, "'components[0].bias'");
   c = good;
-  c.components[1].weights.push_back(1.0);
+  c.components[1].linear().weights.push_back(1.0);
   expect_invalid(c, "'components[1].weights' has 4 entries");
   c = good;
   c.encoding.num_features = 5;
@@ -353,7 +353,7 @@ TEST(ClassifierJson, AbsurdWeightsAreRefusedAtLoad) {
   // Issue 10: weights of 1e308 passed validation and predict printed -nan (w . x overflowing).
   Classifier c = random_mixture(6, 17);
   const std::string good = c.to_json();
-  c.components[1].weights[2] = 1e308;
+  c.components[1].linear().weights[2] = 1e308;
   EXPECT_THROW(c.validate(), InvalidArgument);
   nlohmann::json j = nlohmann::json::parse(good);
   j["components"][0]["bias"] = 1e308;
@@ -367,8 +367,8 @@ TEST(ClassifierJson, AbsurdWeightsAreRefusedAtLoad) {
 
 TEST(ClassifierPredict, ScoreThatIsNotANumberIsAnError) {
   Classifier c = random_mixture(2, 3);
-  for (LinearModel& lm : c.components) lm.weights = {1e100, -1e100};
-  const std::size_t d = c.components[0].weights.size();
+  for (ScoreModel& lm_model : c.components) lm_model.linear().weights = {1e100, -1e100};
+  const std::size_t d = c.components[0].linear().weights.size();
   std::vector<double> x(2 * d, 1e300);  // w . x = 1e400 - 1e400: inf - inf
   const FeatureMatrix fm = FeatureMatrix::dense(std::move(x), 2, d);
   std::vector<double> out(2);
@@ -419,7 +419,7 @@ TEST(ClassifierPredict, PredictLevelsGivesPredictsProbabilities) {
   for (const std::size_t k : {1UL, 3UL, 8UL}) {
     c.components.resize(2);
     while (c.components.size() < k + 1) c.components.push_back(c.components[rng() % 2]);
-    for (LinearModel& m : c.components) m.bias = uniform(rng) - 0.5;
+    for (ScoreModel& m_model : c.components) m_model.linear().bias = uniform(rng) - 0.5;
     c.mixture.assign(k + 1, 0.0);
     for (std::size_t m = 1; m <= k; ++m) c.mixture[m] = 1.0 / 3.0 + static_cast<double>(m) / 10;
     double total = 0;
@@ -437,7 +437,7 @@ TEST(ClassifierPredict, PredictLevelsGivesPredictsProbabilities) {
       EXPECT_EQ(differ, 0u) << k << " components, " << threads << " threads";
     }
   }
-  const LinearModel one = c.components[1];
+  const LinearModel one = c.components[1].linear();
   c.components.assign(9, one);
   c.mixture.assign(9, 1.0 / 9);
   EXPECT_FALSE(c.predict_levels(x, codes)) << "more than 8 components";
@@ -450,7 +450,7 @@ TEST(ClassifierPredict, PredictPositiveNamesTheRowOfANanScore) {
   x[2 * (n - 1)] = x[2 * (n - 1) + 1] = 1e300;  // w . x = 1e400 - 1e400: inf - inf
   const Dataset ds(FeatureMatrix::dense(std::move(x), n, 2), Labels{});
   Classifier c = random_mixture(2, 3);
-  for (LinearModel& lm : c.components) lm.weights = {1e100, -1e100};
+  for (ScoreModel& lm_model : c.components) lm_model.linear().weights = {1e100, -1e100};
   std::vector<std::uint8_t> out(n);
   expect_invalid([&] { c.predict_positive(ds, PredictMode::kDeterministic, out); },
                  "row 69999: the model's score is not a number");
@@ -459,12 +459,12 @@ TEST(ClassifierPredict, PredictPositiveNamesTheRowOfANanScore) {
 TEST(ClassifierJson, RoundTripIsBitExact) {
   Classifier c = random_mixture(6, 17);
   // Values whose shortest decimal forms are long or extreme.
-  c.components[0].weights[0] = 0.1;
-  c.components[0].weights[1] = 1.0 / 3.0;
-  c.components[0].weights[2] = 4.9406564584124654e-324;  // smallest subnormal
-  c.components[0].weights[3] = -9.8765432109876543e99;   // near the largest allowed, 1e100
-  c.components[0].weights[4] = -0.0;
-  c.components[1].bias = 2.0 / 3.0 * 1e-7;
+  c.components[0].linear().weights[0] = 0.1;
+  c.components[0].linear().weights[1] = 1.0 / 3.0;
+  c.components[0].linear().weights[2] = 4.9406564584124654e-324;  // smallest subnormal
+  c.components[0].linear().weights[3] = -9.8765432109876543e99;   // near the largest allowed, 1e100
+  c.components[0].linear().weights[4] = -0.0;
+  c.components[1].linear().bias = 2.0 / 3.0 * 1e-7;
   c.mixture = {1.0 / 3.0, 2.0 / 3.0};
   c.options_json = R"({"c":0.7,"constraint":"fpr(sex=Female) <= 0.1"})";
   c.report_json = R"({"iterations":12,"status":"converged"})";
@@ -483,16 +483,16 @@ TEST(ClassifierJson, RoundTripIsBitExact) {
     EXPECT_EQ(r->mixture, c.mixture);
     ASSERT_EQ(r->components.size(), c.components.size());
     for (std::size_t m = 0; m < c.components.size(); ++m) {
-      EXPECT_EQ(r->components[m].weights, c.components[m].weights);
-      EXPECT_EQ(r->components[m].bias, c.components[m].bias);
+      EXPECT_EQ(r->components[m].linear().weights, c.components[m].linear().weights);
+      EXPECT_EQ(r->components[m].linear().bias, c.components[m].linear().bias);
     }
-    EXPECT_TRUE(std::signbit(r->components[0].weights[4]));
+    EXPECT_TRUE(std::signbit(r->components[0].linear().weights[4]));
     EXPECT_EQ(Json::parse(r->options_json), Json::parse(c.options_json));
     EXPECT_EQ(Json::parse(r->report_json), Json::parse(c.report_json));
     EXPECT_EQ(r->encoding.to_json(), c.encoding.to_json());
     EXPECT_EQ(r->to_json(), c.to_json());
   }
-  c.components[0].weights[3] = -1.5;  // keep the scores finite for the predictions
+  c.components[0].linear().weights[3] = -1.5;  // keep the scores finite for the predictions
   const Classifier reloaded = Classifier::from_json(c.to_json());
   const FeatureMatrix x = random_csr(2000, 6, 0.5, 18);
   for (PredictMode mode :
@@ -619,8 +619,8 @@ TEST(ClassifierJson, LoadsCheckedInVersion1LogisticModel) {
   EXPECT_EQ(c.kind, "logistic_regression");
   EXPECT_EQ(c.link, Link::kLogistic);
   ASSERT_EQ(c.components.size(), 1U);
-  EXPECT_EQ(c.components[0].weights, (std::vector<double>{0.5, -1.25, 2.0}));
-  EXPECT_EQ(c.components[0].bias, -0.75);
+  EXPECT_EQ(c.components[0].linear().weights, (std::vector<double>{0.5, -1.25, 2.0}));
+  EXPECT_EQ(c.components[0].linear().bias, -0.75);
   EXPECT_EQ(c.encoding.format, "libsvm");
   EXPECT_EQ(c.encoding.feature_names, (std::vector<std::string>{"f1", "f2", "f3"}));
   EXPECT_EQ(Json::parse(c.options_json).at("c"), 1.0);

@@ -67,8 +67,10 @@ TEST(OneVsRest, JsonRoundTripStoresTheEncodingOnce) {
   EXPECT_EQ(back.label_kind, LabelKind::kMultilabel);
   EXPECT_EQ(back.encoding.feature_names, m.encoding.feature_names);
   for (std::size_t k = 0; k < 3; ++k) {
-    EXPECT_EQ(back.outputs[k].components[0].weights, m.outputs[k].components[0].weights);
-    EXPECT_EQ(back.outputs[k].components[0].bias, m.outputs[k].components[0].bias);
+    EXPECT_EQ(back.outputs[k].components[0].linear().weights,
+              m.outputs[k].components[0].linear().weights);
+    EXPECT_EQ(back.outputs[k].components[0].linear().bias,
+              m.outputs[k].components[0].linear().bias);
   }
   EXPECT_EQ(back.to_json(), text);
 }
@@ -79,7 +81,7 @@ TEST(OneVsRest, RejectsInconsistentModels) {
   EXPECT_TRUE(test::contains(test::error_of<InvalidArgument>([&] { m.validate(); }),
                              "2 output names for 3"));
   m = make_model();
-  m.outputs[1].components[0].weights.push_back(1.0);
+  m.outputs[1].components[0].linear().weights.push_back(1.0);
   EXPECT_THROW(m.validate(), InvalidArgument);
   m = make_model();
   m.label_kind = LabelKind::kBinary;

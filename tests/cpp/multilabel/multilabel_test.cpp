@@ -298,14 +298,16 @@ TEST(MultilabelFit, CrossValidationPicksASensibleC) {
   std::vector<BaseModelFit> again;
   const OneVsRest a = fit_binary_relevance(x, {signal_ptr, signal_idx, 1}, {}, o, &again);
   const OneVsRest b = fit_binary_relevance(x, {signal_ptr, signal_idx, 1}, {}, o, &fits);
-  EXPECT_EQ(a.outputs[0].components[0].weights, b.outputs[0].components[0].weights);
+  EXPECT_EQ(a.outputs[0].components[0].linear().weights,
+            b.outputs[0].components[0].linear().weights);
   EXPECT_EQ(again[0].c, fits[0].c);
   // The folds run in parallel: the same choice and model for any thread count.
   for (int threads : {1, 2, 4}) {
     o.n_threads = threads;
     std::vector<BaseModelFit> t;
     const OneVsRest m = fit_binary_relevance(x, {signal_ptr, signal_idx, 1}, {}, o, &t);
-    EXPECT_EQ(m.outputs[0].components[0].weights, a.outputs[0].components[0].weights);
+    EXPECT_EQ(m.outputs[0].components[0].linear().weights,
+              a.outputs[0].components[0].linear().weights);
     EXPECT_EQ(t[0].cv_log_loss, again[0].cv_log_loss);
   }
 }

@@ -135,7 +135,8 @@ TEST_P(TrainAdultSolvers, ParityFeasibleAtTheLpOptimumOverItsCandidates) {
   EXPECT_EQ(r.classifier.mixture, r2.classifier.mixture);
   ASSERT_EQ(r.classifier.components.size(), r2.classifier.components.size());
   for (std::size_t k = 0; k < r.classifier.components.size(); ++k)
-    EXPECT_EQ(r.classifier.components[k].weights, r2.classifier.components[k].weights);
+    EXPECT_EQ(r.classifier.components[k].linear().weights,
+              r2.classifier.components[k].linear().weights);
   EXPECT_EQ(r.stochastic.objective, r2.stochastic.objective);
 }
 

@@ -253,8 +253,10 @@ TEST(GroupPoolTest, CuttingPlaneLogisticOracleNearOptimum) {
     EXPECT_EQ(r.classifier.mixture, r2.classifier.mixture);
     ASSERT_EQ(r.classifier.components.size(), r2.classifier.components.size());
     for (std::size_t k = 0; k < r.classifier.components.size(); ++k) {
-      EXPECT_EQ(r.classifier.components[k].weights, r2.classifier.components[k].weights);
-      EXPECT_EQ(r.classifier.components[k].bias, r2.classifier.components[k].bias);
+      EXPECT_EQ(r.classifier.components[k].linear().weights,
+                r2.classifier.components[k].linear().weights);
+      EXPECT_EQ(r.classifier.components[k].linear().bias,
+                r2.classifier.components[k].linear().bias);
     }
   }
 }
@@ -540,7 +542,8 @@ TEST(TrainEarlyStop, StopsAtAWindowAndEqualsTheTruncatedRun) {
   EXPECT_EQ(full.classifier.mixture, early.classifier.mixture);
   ASSERT_EQ(full.classifier.components.size(), early.classifier.components.size());
   for (std::size_t k = 0; k < full.classifier.components.size(); ++k)
-    EXPECT_EQ(full.classifier.components[k].weights, early.classifier.components[k].weights);
+    EXPECT_EQ(full.classifier.components[k].linear().weights,
+              early.classifier.components[k].linear().weights);
   EXPECT_EQ(full.stochastic.objective, early.stochastic.objective);
 }
 

@@ -130,7 +130,7 @@ TEST(TrainGuaranteed, FitThatFailsIsMovedTowardAConstantAsFarAsTheTestAllows) {
       // The fit's mixture scaled by the share, the constant last; tests nested: 4096 steps.
       ASSERT_EQ(m.components.size(), fit.components.size() + 1);
       EXPECT_DOUBLE_EQ(m.mixture.back(), 1 - r.kept_share);
-      EXPECT_EQ(m.components.back().bias, -1.0);
+      EXPECT_EQ(m.components.back().linear().bias, -1.0);
       EXPECT_DOUBLE_EQ(m.mixture[0], r.kept_share * fit.mixture[0]);
       const double next = r.kept_share + 1.0 / 4096;
       Classifier more = fit;
@@ -145,9 +145,9 @@ TEST(TrainGuaranteed, FitThatFailsIsMovedTowardAConstantAsFarAsTheTestAllows) {
       // A scan of 64 steps from the constant: the threshold raised to keep about that share of
       // the fit's positive predictions on the candidate rows.
       ASSERT_EQ(m.components.size(), 1U);
-      const LinearModel& best = fit.components[fit.best];
-      EXPECT_EQ(m.components[0].weights, best.weights);
-      EXPECT_LT(m.components[0].bias, best.bias);
+      const LinearModel& best = fit.components[fit.best].linear();
+      EXPECT_EQ(m.components[0].linear().weights, best.weights);
+      EXPECT_LT(m.components[0].linear().bias, best.bias);
       EXPECT_NEAR(r.kept_share * 64, std::round(r.kept_share * 64), 1e-12);
       const auto positives = [&](const Classifier& c) {
         std::vector<std::uint8_t> p(r.candidate.num_rows());
@@ -214,9 +214,9 @@ TEST(TrainGuaranteed, MoveChosenByTheSafetyTestKeepsTheGuarantee) {
       double ppr = 0;
       if (stochastic) {
         for (std::size_t k = 0; k < c.components.size(); ++k)
-          ppr += c.mixture[k] * synthetic_ppr(c.components[k]);
+          ppr += c.mixture[k] * synthetic_ppr(c.components[k].linear());
       } else {
-        ppr = synthetic_ppr(c.components[c.best]);
+        ppr = synthetic_ppr(c.components[c.best].linear());
       }
       if (ppr < 0.45) ++broken;
     }
@@ -398,7 +398,7 @@ TEST(PostprocessGuaranteed, DeterministicFitThatFailsIsMovedTowardAConstant) {
     for (const GroupRule& rule : moved.group_rules)
       EXPECT_EQ(rule.thresholds, std::vector<double>{std::numeric_limits<double>::max()});
   } else {
-    EXPECT_LT(moved.components[0].bias, fit.components[0].bias);
+    EXPECT_LT(moved.components[0].linear().bias, fit.components[0].linear().bias);
     EXPECT_NEAR(after / before, a, 0.05);
   }
   const auto upper = [&](const Classifier& c) {
@@ -429,8 +429,8 @@ TEST(PostprocessGuaranteed, CertifiesWithTheCandidatePartsScoreAndTheSafetyParts
     // The score is the candidate part's own logistic regression, bit for bit.
     const Dataset& cand = r.guarantee.candidate;
     const auto lr = fit_logistic_regression(cand.features(), cand.labels().values, {}, {});
-    EXPECT_EQ(r.base.components[0].weights, lr.model.weights);
-    EXPECT_EQ(r.guarantee.result.classifier.components[0].weights, lr.model.weights);
+    EXPECT_EQ(r.base.components[0].linear().weights, lr.model.weights);
+    EXPECT_EQ(r.guarantee.result.classifier.components[0].linear().weights, lr.model.weights);
     // The thresholds are the kept LP's, the bounds the safety part's.
     EXPECT_EQ(r.postprocess.classifier.to_json(), r.guarantee.result.classifier.to_json());
     MixtureData kept =

@@ -1,0 +1,139 @@
+"""rateopt train --learner gbdt: boosted trees through XGBoost's C API. Unconstrained, against the
+xgboost Python package fitted on the same rows with the same parameters (the oracle for the
+options' mapping and the data passed); rate-constrained, the certified mixture of boosters, its
+constraint met on the training rows as eval recomputes it, the same bytes for 1 and 2 threads;
+errors. Skipped when the build has no XGBoost."""
+import json
+import math
+import random
+
+import pytest
+
+
+def has_gbdt(cli, tmp_path):
+    data = libsvm_file(tmp_path, n=40, name="probe.svm")
+    proc = cli.run("train", "--data", data, "--learner", "gbdt", "--gbdt-rounds", "1",
+                   "--output", tmp_path / "probe.json", check=False)
+    return proc.returncode == 0
+
+
+def rows(n, seed=11):
+    """Integer-valued features (cuts fall between values whatever XGBoost's sketch does), a
+    group column g and a label that depends on both."""
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(n):
+        g = 1 if rnd.random() < 0.4 else 0
+        x = [rnd.randint(0, 9), rnd.randint(-5, 5), rnd.randint(0, 3), g]
+        s = 0.4 * x[0] - 0.3 * abs(x[1]) + (1.0 if x[2] == 2 else 0.0) + 1.6 * g - 1.6
+        y = 1 if rnd.random() < 1 / (1 + math.exp(-s)) else 0
+        out.append((x, y))
+    return out
+
+
+def libsvm_file(tmp_path, n=600, name="d.svm", seed=11):
+    p = tmp_path / name
+    lines = []
+    for x, y in rows(n, seed):
+        # Every feature written, zeros too (the trees read them densely either way).
+        lines.append(f"{y} " + " ".join(f"{j + 1}:{v}" for j, v in enumerate(x)))
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def csv_file(tmp_path, n=1500, name="d.csv", seed=12):
+    p = tmp_path / name
+    lines = ["x0,x1,x2,g,y"]
+    for x, y in rows(n, seed):
+        lines.append(f"{x[0]},{x[1]},{x[2]},{'b' if x[3] else 'a'},{y}")
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def test_gbdt_matches_the_xgboost_package(cli, tmp_path):
+    xgb = pytest.importorskip("xgboost")
+    np = pytest.importorskip("numpy")
+    if not has_gbdt(cli, tmp_path):
+        pytest.skip("rateopt built without XGBoost")
+    data = libsvm_file(tmp_path)
+    model, preds = tmp_path / "m.json", tmp_path / "p.txt"
+    cli.run("train", "--data", data, "--learner", "gbdt", "--gbdt-rounds", "12",
+            "--gbdt-max-depth", "3", "--gbdt-learning-rate", "0.2", "--gbdt-l2", "2",
+            "--gbdt-min-child-weight", "0.5", "--output", model, "--threads", "1")
+    saved = json.loads(model.read_text())
+    assert saved["version"] == 3 and saved["kind"] == "gbdt"
+    assert saved["components"][0]["family"] == "gbdt" and saved["link"] == "logistic"
+    cli.run("predict", "--data", data, "--model", model, "--mode", "probability", "--output",
+            preds)
+    ours = np.array([float(v) for v in preds.read_text().split()])
+    x = np.array([r[0] for r in rows(600)], dtype=np.float32)
+    y = np.array([r[1] for r in rows(600)], dtype=np.float32)
+    booster = xgb.train({"objective": "binary:logistic", "tree_method": "hist", "max_depth": 3,
+                         "eta": 0.2, "lambda": 2.0, "min_child_weight": 0.5, "seed": 0,
+                         "nthread": 1}, xgb.DMatrix(x, label=y), num_boost_round=12)
+    theirs = booster.predict(xgb.DMatrix(x))
+    # XGBoost works in 32-bit floats; rateopt takes the margin and applies the link in doubles.
+    assert np.max(np.abs(ours - theirs)) < 1e-6
+    # The trees learnt something: better than the majority class.
+    acc = np.mean((ours > 0.5) == (y == 1))
+    assert acc > max(y.mean(), 1 - y.mean()) + 0.05
+
+
+def test_gbdt_under_constraints_is_certified_and_deterministic(cli, tmp_path):
+    if not has_gbdt(cli, tmp_path):
+        pytest.skip("rateopt built without XGBoost")
+    data = csv_file(tmp_path)
+    flags = ["--data", data, "--label", "y", "--groups", "g", "--learner", "gbdt",
+             "--gbdt-rounds", "20", "--gbdt-max-depth", "3", "--minimize", "error",
+             "--constraint", "parity(ppr, g) <= 0.01"]
+    one, two, report = tmp_path / "m1.json", tmp_path / "m2.json", tmp_path / "r.json"
+    out = cli.run("train", *flags, "--output", one, "--report", report, "--threads", "1").stdout
+    assert "done: converged (cutting-plane solver" in out
+    cli.run("train", *flags, "--output", two, "--threads", "2", "--quiet")
+    assert one.read_bytes() == two.read_bytes()
+    rep = json.loads(report.read_text())
+    assert rep["status"] == "converged" and rep["gap"] <= 1e-3
+    model = json.loads(one.read_text())
+    assert all(c["family"] == "gbdt" for c in model["components"])
+    assert model["options"]["learner"] == "gbdt" and model["options"]["gbdt_rounds"] == 20
+    # The stochastic model's expected rates on the training rows, recomputed by eval.
+    vals = cli.eval_json("--data", data, "--label", "y", "--groups", "g", "--model", one,
+                         "--mode", "probability", "--metric", "parity(ppr, g)", "--metric",
+                         "error")
+    assert vals["parity(ppr, g)"]["value"] <= 0.01 + 1e-3
+    assert vals["error"]["value"] == pytest.approx(
+        rep["train"]["stochastic"]["objective"], abs=1e-9)
+    # Unconstrained trees on the same rows break the bound (so it binds).
+    free = tmp_path / "free.json"
+    cli.run("train", "--data", data, "--label", "y", "--groups", "g", "--learner", "gbdt",
+            "--gbdt-rounds", "20", "--gbdt-max-depth", "3", "--output", free)
+    gap = cli.eval_json("--data", data, "--label", "y", "--groups", "g", "--model", free,
+                        "--mode", "deterministic", "--metric", "parity(ppr, g)")
+    assert gap["parity(ppr, g)"]["value"] > 0.03
+
+
+def test_gbdt_errors(cli, tmp_path):
+    if not has_gbdt(cli, tmp_path):
+        pytest.skip("rateopt built without XGBoost")
+    data = csv_file(tmp_path, n=200)
+    base = ["train", "--data", data, "--label", "y", "--learner", "gbdt", "--output",
+            tmp_path / "m.json"]
+    proc = cli.run(*base, "--gbdt-rounds", "0", check=False)
+    assert proc.returncode == 2 and "gbdt_rounds (--gbdt-rounds) is '0'" in proc.stderr
+    proc = cli.run(*base, "--gbdt-subsample", "1.5", check=False)
+    assert proc.returncode == 2 and "subsample is 1.5" in proc.stderr
+    proc = cli.run("train", "--data", data, "--label", "y", "--learner", "forest", "--output",
+                   tmp_path / "m.json", check=False)
+    assert proc.returncode == 2 and "logistic, gbdt" in proc.stderr
+    assert not (tmp_path / "m.json").exists()
+    # A tampered booster is blamed on the model file.
+    good = tmp_path / "good.json"
+    cli.run("train", "--data", data, "--label", "y", "--learner", "gbdt", "--gbdt-rounds", "2",
+            "--output", good)
+    m = json.loads(good.read_text())
+    m["components"][0]["booster"] = m["components"][0]["booster"][:-40]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(m))
+    proc = cli.run("predict", "--data", data, "--label", "y", "--model", bad, "--output",
+                   tmp_path / "p.txt", check=False)
+    assert proc.returncode != 0 and "components[0].booster" in proc.stderr
