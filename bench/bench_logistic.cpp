@@ -1,4 +1,4 @@
-// Benchmarks of L2-regularised logistic regression (src/train/logistic.cpp).
+// Benchmarks of L2-regularised logistic regression (src/learners/logistic.cpp).
 //
 //   BM_LogisticFitA9a/<threads>/<solver>  fit on LIBSVM a9a (C = 1, default tol; solver 0 =
 //                                      Newton, 1 = L-BFGS), reports the test accuracy on a9a.t,
@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "learners/logistic_objective.hpp"  // private header (src/): the objective alone
 #include "rateopt/io.hpp"
 #include "rateopt/logistic.hpp"
-#include "train/logistic_objective.hpp"  // private header (src/): the objective alone
 
 namespace {
 

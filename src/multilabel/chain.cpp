@@ -13,9 +13,9 @@
 #include "common/check.hpp"
 #include "common/enum_names.hpp"
 #include "common/parallel.hpp"
+#include "learners/logistic_objective.hpp"
 #include "multilabel/multilabel_impl.hpp"
 #include "rateopt/multilabel.hpp"
-#include "train/logistic_objective.hpp"
 
 namespace rateopt {
 

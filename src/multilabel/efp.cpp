@@ -6,8 +6,8 @@
 
 #include "common/check.hpp"
 #include "common/parallel.hpp"
+#include "learners/logistic_objective.hpp"
 #include "rateopt/multilabel.hpp"
-#include "train/logistic_objective.hpp"
 
 namespace rateopt {
 

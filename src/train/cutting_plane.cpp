@@ -52,10 +52,10 @@
 #include "common/distributed.hpp"
 #include "common/numeric.hpp"
 #include "common/parallel.hpp"
+#include "learners/logistic_objective.hpp"
 #include "rateopt/distributed.hpp"
 #include "rateopt/logistic.hpp"
 #include "train/class_threshold.hpp"
-#include "train/logistic_objective.hpp"
 #include "train/lp_limits.hpp"
 #include "train/train_impl.hpp"
 

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "learners/sdca_qp.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/io.hpp"
 #include "rateopt/metrics.hpp"
 #include "test_util.hpp"
-#include "train/sdca_qp.hpp"
 
 namespace rateopt {
 namespace {

@@ -1,4 +1,4 @@
-// Tests of the weighted-SVM SDCA solver (src/train/sdca.cpp): against an exact QP solved by CLP
+// Tests of the weighted-SVM SDCA solver (src/learners/sdca.cpp): against an exact QP solved by CLP
 // (an independent method), within the certified duality gap; storage kinds, thread counts, warm
 // starts, the linear term, degenerate examples and bad input.
 #include "rateopt/sdca.hpp"
@@ -12,14 +12,14 @@
 #include <vector>
 
 #include "common/csr.hpp"
+#include "learners/sdca_qp.hpp"
 #include "rateopt/error.hpp"
 #include "test_util.hpp"
-#include "train/sdca_qp.hpp"
 
 namespace rateopt {
 namespace {
 
-struct Instance {
+struct SvmInstance {
   std::size_t rows = 0, cols = 0;
   std::vector<double> dense;
   std::vector<SvmExample> examples;
@@ -34,12 +34,12 @@ struct Instance {
 
 // Sparse-ish random rows; labels correlated with a hidden direction; some rows appear twice with
 // opposite labels (as in the ramp reduction), some weights are zero.
-Instance make_instance(std::size_t rows, std::size_t cols, std::uint64_t seed,
-                       double density = 0.6) {
+SvmInstance make_instance(std::size_t rows, std::size_t cols, std::uint64_t seed,
+                          double density = 0.6) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal;
   std::uniform_real_distribution<double> unif(0, 1);
-  Instance in;
+  SvmInstance in;
   in.rows = rows;
   in.cols = cols;
   in.dense.assign(rows * cols, 0.0);
@@ -71,7 +71,7 @@ double model_distance2(const LinearModel& a, const LinearModel& b, double beta) 
 TEST(Sdca, MatchesExactQpWithinCertifiedGap) {
   for (const double beta : {1.0, 0.0}) {
     for (const double lambda : {1e-2, 1e-3}) {
-      const Instance in = make_instance(60, 5, 7);
+      const SvmInstance in = make_instance(60, 5, 7);
       const FeatureMatrix x = in.dense_matrix();
       const FeatureMatrix* const mats[] = {&x};
       WeightedSvmOptions o;
@@ -98,7 +98,7 @@ TEST(Sdca, MatchesExactQpWithinCertifiedGap) {
 }
 
 TEST(Sdca, LinearTermMatchesExactQp) {
-  const Instance in = make_instance(50, 4, 11);
+  const SvmInstance in = make_instance(50, 4, 11);
   const FeatureMatrix x = in.dense_matrix();
   const FeatureMatrix* const mats[] = {&x};
   const std::vector<double> q{0.01, -0.02, 0.005, 0.0};
@@ -120,7 +120,7 @@ TEST(Sdca, LinearTermMatchesExactQp) {
 // and off: every variant brackets the exact QP optimum within its own certified gap, and the
 // dense and CSR runs take the same steps.
 TEST(Sdca, MostlyZeroDenseCsrAndShrinkingMatchTheExactQp) {
-  const Instance in = make_instance(120, 10, 17, 0.2);
+  const SvmInstance in = make_instance(120, 10, 17, 0.2);
   const FeatureMatrix xd = in.dense_matrix();
   const FeatureMatrix xs = in.csr_matrix();
   const double lambda = 2e-3;
@@ -153,7 +153,7 @@ TEST(Sdca, MostlyZeroDenseCsrAndShrinkingMatchTheExactQp) {
 }
 
 TEST(Sdca, DenseAndSparseAgreeAndThreadCountDoesNotMatter) {
-  const Instance in = make_instance(300, 8, 3);
+  const SvmInstance in = make_instance(300, 8, 3);
   const FeatureMatrix xd = in.dense_matrix();
   const FeatureMatrix xs = in.csr_matrix();
   WeightedSvmOptions o;
@@ -176,7 +176,7 @@ TEST(Sdca, DenseAndSparseAgreeAndThreadCountDoesNotMatter) {
 }
 
 TEST(Sdca, SeveralMatricesEqualOneStackedMatrix) {
-  const Instance in = make_instance(80, 5, 5);
+  const SvmInstance in = make_instance(80, 5, 5);
   // Split rows into two matrices.
   const std::size_t half = 40;
   const FeatureMatrix top =
@@ -201,7 +201,7 @@ TEST(Sdca, SeveralMatricesEqualOneStackedMatrix) {
 }
 
 TEST(Sdca, WarmStartReachesTheSameOptimum) {
-  const Instance in = make_instance(400, 6, 9);
+  const SvmInstance in = make_instance(400, 6, 9);
   const FeatureMatrix x = in.csr_matrix();
   const FeatureMatrix* const mats[] = {&x};
   WeightedSvmOptions o;
@@ -221,7 +221,7 @@ TEST(Sdca, WarmStartReachesTheSameOptimum) {
 }
 
 TEST(Sdca, MaxEpochsReportsTheGap) {
-  const Instance in = make_instance(200, 6, 13);
+  const SvmInstance in = make_instance(200, 6, 13);
   const FeatureMatrix x = in.dense_matrix();
   WeightedSvmOptions o;
   o.lambda = 1e-5;

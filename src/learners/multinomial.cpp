@@ -16,8 +16,8 @@
 #include "common/csr.hpp"
 #include "common/parallel.hpp"
 #include "common/row_entries.hpp"
+#include "learners/lbfgs_line_search.hpp"
 #include "rateopt/logistic.hpp"
-#include "train/lbfgs_line_search.hpp"
 
 namespace rateopt {
 

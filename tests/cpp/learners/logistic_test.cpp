@@ -1,6 +1,6 @@
-// Tests of L2-regularised logistic regression (src/train/logistic.cpp): the objective's gradient,
-// an independent Newton-method oracle, invariants (KKT, thread count, storage kind, weights),
-// bad input, and accuracy on a9a against scikit-learn.
+// Tests of L2-regularised logistic regression (src/learners/logistic.cpp): the objective's
+// gradient, an independent Newton-method oracle, invariants (KKT, thread count, storage kind,
+// weights), bad input, and accuracy on a9a against scikit-learn.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,11 +20,11 @@
 #endif
 
 #include "common/csr.hpp"
+#include "learners/logistic_objective.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/io.hpp"
 #include "rateopt/logistic.hpp"
 #include "test_util.hpp"
-#include "train/logistic_objective.hpp"
 
 namespace rateopt {
 namespace {

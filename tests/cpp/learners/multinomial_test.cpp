@@ -1,4 +1,4 @@
-// Tests of multinomial (softmax) logistic regression (src/train/multinomial.cpp), both solvers
+// Tests of multinomial (softmax) logistic regression (src/learners/multinomial.cpp), both solvers
 // (Newton-CG and L-BFGS): optimality of the solution (finite-difference gradient ~0, objective
 // below random perturbations), equivalence with the binary logistic regression at 2 classes,
 // thread-count determinism, dense vs CSR, unseen classes and bad input.

@@ -13,9 +13,9 @@
 #include "common/check.hpp"
 #include "common/csr.hpp"
 #include "common/parallel.hpp"
+#include "learners/lbfgs_line_search.hpp"
+#include "learners/logistic_objective.hpp"
 #include "rateopt/distributed.hpp"
-#include "train/lbfgs_line_search.hpp"
-#include "train/logistic_objective.hpp"
 
 namespace rateopt {
 

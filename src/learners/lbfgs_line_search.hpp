@@ -1,5 +1,5 @@
 // Private: the L-BFGS line search and driver shared by the logistic and multinomial regressions
-// (src/train/logistic.cpp, src/train/multinomial.cpp).
+// (src/learners/logistic.cpp, src/learners/multinomial.cpp).
 //
 // The function object passed to LBFGSpp must provide, besides operator()(x, grad):
 //   void begin_line_search(const Vector& iterate)  the iterate the search starts from;

@@ -1,5 +1,5 @@
 // Exact QP reference for hinge problems via CLP (see sdca_qp.hpp).
-#include "train/sdca_qp.hpp"
+#include "learners/sdca_qp.hpp"
 
 #include <ClpSimplex.hpp>
 #include <CoinPackedMatrix.hpp>
