@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,10 @@ std::mutex& predict_mutex() {
 TreeEnsemble::TreeEnsemble(std::string json, std::size_t num_features)
     : json_(std::move(json)), num_features_(num_features) {
 #if RATEOPT_WITH_XGBOOST
+  // XGBoost reads any text not starting with '{' as its legacy binary format, where a length read
+  // from the wrong bytes asks for an allocation of any size: only a JSON object goes to it.
+  RATEOPT_CHECK(!json_.empty() && json_.front() == '{' && nlohmann::json::accept(json_),
+                "the boosted-tree model is not XGBoost's JSON model (a JSON object)");
   booster_ = new_booster(nullptr, 0);
   check_xgb(XGBoosterLoadModelFromBuffer(booster_.get(), json_.data(), json_.size()),
             "reading a boosted-tree model");

@@ -7,7 +7,9 @@ import warnings
 import numpy as np
 import pytest
 
-import rateopt
+from pyhelpers import import_rateopt
+
+rateopt = import_rateopt()
 
 
 def data(n=2000, seed=0):
