@@ -966,7 +966,7 @@ TrainResult CuttingPlane::run() {
   for (std::size_t i = 0; i < n && !predict_; ++i) {
     if (sr.weights[i] > 0 || i == best) {
       if (i == best) clf.best = clf.components.size();
-      clf.components.push_back(*cols[i].model);
+      clf.components.emplace_back(*cols[i].model);
       clf.mixture.push_back(sr.weights[i]);
     }
   }

@@ -544,7 +544,7 @@ void GameState::assemble_classifier(TrainResult& result, std::span<const double>
   for (std::size_t i = 0; i < cand_models_.size(); ++i) {
     if (weights[i] > 0 || i == best) {
       if (i == best) clf.best = clf.components.size();
-      clf.components.push_back(cand_models_[i]);
+      clf.components.emplace_back(cand_models_[i]);
       clf.mixture.push_back(weights[i]);
     }
   }

@@ -199,7 +199,7 @@ TwoDatasetResult train_two_dataset(const ProblemSpec& spec, const Dataset& data,
   for (std::size_t k = 0; k < answers.size(); ++k) {
     if (r.mixture[k] <= 0 && k != r.best) continue;
     if (k == r.best) c.best = c.components.size();
-    c.components.push_back(answers[k]);
+    c.components.emplace_back(answers[k]);
     c.mixture.push_back(r.mixture[k]);
   }
   t.num_candidates = answers.size();
