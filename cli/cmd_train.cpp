@@ -519,6 +519,17 @@ std::vector<std::int32_t> one_vs_rest_labels(const Labels& labels, std::size_t j
   return y;
 }
 
+// A plain fit's report gains train_accuracy, and validation_accuracy when --validation has
+// binary labels.
+void add_accuracies(nlohmann::json& report, const Classifier& model, const Dataset& ds,
+                    const std::string& validation_path, const ReaderFlags& reader, int threads) {
+  report["train_accuracy"] = accuracy_of(model, ds, threads);
+  if (validation_path.empty()) return;
+  const Dataset valid = load_data_shard(validation_path, reader, &ds.encoding()).data;
+  if (valid.labels().kind == LabelKind::kBinary)
+    report["validation_accuracy"] = accuracy_of(model, valid, threads);
+}
+
 // --learner gbdt without a problem: one booster on the rows (XGBoost's probabilities: the
 // logistic link of its margin); returns the exit code.
 int train_gbdt_cli(const DataShard& shard, const std::string& data_path,
@@ -547,13 +558,8 @@ int train_gbdt_cli(const DataShard& shard, const std::string& data_path,
   nlohmann::json report{{"status", "converged"},
                         {"rounds", g.rounds},
                         {"train_seconds", seconds},
-                        {"train_rows", shard.total_rows},
-                        {"train_accuracy", accuracy_of(model, ds, train.n_threads)}};
-  if (!validation_path.empty()) {
-    const Dataset valid = load_data_shard(validation_path, reader, &ds.encoding()).data;
-    if (valid.labels().kind == LabelKind::kBinary)
-      report["validation_accuracy"] = accuracy_of(model, valid, train.n_threads);
-  }
+                        {"train_rows", shard.total_rows}};
+  add_accuracies(report, model, ds, validation_path, reader, train.n_threads);
   model.report_json = report.dump();
   model.save(output);
   fmt::print("done: {} boosting rounds in {:.3f} s; train accuracy {:.4f}", g.rounds, seconds,
@@ -805,13 +811,8 @@ int run_train(int argc, const char* const* argv) {
                         {"iterations", fit.iterations},
                         {"objective", fit.objective},
                         {"gradient_norm", fit.gradient_norm},
-                        {"train_rows", shard.total_rows},
-                        {"train_accuracy", accuracy_of(model, ds, options.n_threads)}};
-  if (!validation_path.empty()) {
-    const Dataset valid = load_data_shard(validation_path, reader, &ds.encoding()).data;
-    if (valid.labels().kind == LabelKind::kBinary)
-      report["validation_accuracy"] = accuracy_of(model, valid, options.n_threads);
-  }
+                        {"train_rows", shard.total_rows}};
+  add_accuracies(report, model, ds, validation_path, reader, options.n_threads);
   model.report_json = report.dump();
   if (!lead) return fit.status == Termination::kConverged ? 0 : kExitRuntime;
   model.save(output);

@@ -537,11 +537,7 @@ std::optional<ShareLayers> share_layers(const RateRef& r, const NamedData& d,
   levels = detail::gather_to_first_rank(std::move(levels));
   std::sort(levels.begin(), levels.end());
   levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
-  std::vector<std::byte> bytes(levels.size() * sizeof(double));
-  if (!bytes.empty()) std::memcpy(bytes.data(), levels.data(), bytes.size());
-  if (process_group().size() > 1) bytes = detail::broadcast_bytes(process_group(), 0, bytes);
-  levels.resize(bytes.size() / sizeof(double));
-  if (!bytes.empty()) std::memcpy(levels.data(), bytes.data(), bytes.size());
+  broadcast_from(0, levels);
   if (levels.size() > kMaxShareLevels) return std::nullopt;
 
   // The grid: 0, the levels strictly inside (0, 1), 1.

@@ -621,8 +621,9 @@ class TwoGroupSweep {
   }
 
  private:
-  // Per column: each row's part (coef * prefix summed over its entries), the objective's
-  // numerator part and (ratio objectives) its denominator part.
+  // Per constraint row and column (part_[j * columns + c]): the row's part, coef * prefix summed
+  // over the column's entries; per column the objective's numerator part and (ratio objectives)
+  // its denominator part.
   void tabulate() {
     std::vector<std::vector<std::pair<std::size_t, double>>> atom_rows(lp_.atoms);
     for (std::size_t j = 0; j < m_; ++j)
@@ -637,7 +638,7 @@ class TwoGroupSweep {
         const double v = lp_.entry_value[e];
         num_[c] += lp_.atom_cost[a] * v;
         if (lp_.fractional) den_[c] += lp_.den_atom[a] * v;
-        for (const auto& [j, coef] : atom_rows[a]) part_[c * m_ + j] += coef * v;
+        for (const auto& [j, coef] : atom_rows[a]) part_[j * n + c] += coef * v;
       }
   }
   // Whether every row's part never both rises and falls over group g's cuts; direction_ per row:
@@ -647,13 +648,16 @@ class TwoGroupSweep {
     for (std::size_t j = 0; j < m_; ++j) {
       bool up = false, down = false;
       for (std::size_t c = begin_[g] + 1; c < end_[g]; ++c) {
-        up = up || part_[c * m_ + j] > part_[(c - 1) * m_ + j];
-        down = down || part_[c * m_ + j] < part_[(c - 1) * m_ + j];
+        up = up || part(j, c) > part(j, c - 1);
+        down = down || part(j, c) < part(j, c - 1);
       }
       if (up && down) return false;
       direction_[j] = up ? 1 : down ? -1 : 0;
     }
     return true;
+  }
+  [[nodiscard]] double part(std::size_t j, std::size_t c) const {
+    return part_[j * lp_.columns() + c];
   }
   [[nodiscard]] double num_of(const std::array<std::size_t, 2>& p) const {
     return num_[p[0]] + num_[p[1]] + (lp_.fractional ? lp_.t_cost : 0.0);
@@ -673,18 +677,14 @@ class TwoGroupSweep {
     std::vector<double> value(nb);
     for (std::size_t k = 0; k < nb; ++k) value[k] = num_[b0 + k] - lambda * den_[b0 + k];
     const RangeMin range_min(value);
-    std::vector<double> row(nb);
     std::optional<std::array<std::size_t, 2>> best;
     double best_value = std::numeric_limits<double>::infinity();
-    // Each row's parts over b's cuts, kept for the binary searches.
-    std::vector<std::vector<double>> parts(m_, std::vector<double>(nb));
-    for (std::size_t j = 0; j < m_; ++j)
-      for (std::size_t k = 0; k < nb; ++k) parts[j][k] = part_[(b0 + k) * m_ + j];
     for (std::size_t ca = begin_[a]; ca < end_[a]; ++ca) {
       std::size_t lo = 0, hi = nb;
       for (std::size_t j = 0; j < m_ && lo < hi; ++j) {
-        const double room = lp_.rhs[j] + kRuleTolerance - part_[ca * m_ + j];
-        const std::vector<double>& g = parts[j];
+        const double room = lp_.rhs[j] + kRuleTolerance - part(j, ca);
+        // The row's parts over b's cuts, for the binary searches.
+        const std::span<const double> g(part_.data() + j * lp_.columns() + b0, nb);
         if (direction_[j] > 0) {  // a prefix of b's cuts
           hi = std::min<std::size_t>(
               hi, static_cast<std::size_t>(std::upper_bound(g.begin(), g.end(), room) - g.begin()));
