@@ -570,41 +570,61 @@ int train_gbdt_cli(const DataShard& shard, const std::string& data_path,
   return 0;
 }
 
-// --one-vs-rest: one logistic regression per label or class; returns the exit code.
+// --one-vs-rest: one binary model per label or class (logistic regression, or boosted trees with
+// --learner gbdt); returns the exit code.
 int train_one_vs_rest(const Dataset& ds, const std::string& data_path,
-                      const LogisticRegressionOptions& options, const std::string& output) {
+                      const LogisticRegressionOptions& options, const TrainOptions& train,
+                      const std::string& output) {
   const Labels& labels = ds.labels();
   if (labels.kind != LabelKind::kMultilabel && labels.kind != LabelKind::kMulticlass)
     throw InvalidArgument(
         fmt::format("--one-vs-rest needs multi-label or multiclass labels; {} has {} labels",
                     data_path, to_string(labels.kind)));
+  const bool trees = train.learner == Learner::kGbdt;
+  const GbdtOptions g = trees ? gbdt_options(train) : GbdtOptions{};
   const std::size_t n_out = labels.num_outputs();
-  fmt::print(stderr,
-             "training {} one-vs-rest logistic regressions on {} ({} rows, {} features, C={})\n",
-             n_out, data_path, ds.num_rows(), ds.num_features(), options.c);
+  if (trees)
+    fmt::print(stderr,
+               "training {} one-vs-rest boosted tree models on {} ({} rows, {} features, {} "
+               "rounds of depth {})\n",
+               n_out, data_path, ds.num_rows(), ds.num_features(), g.rounds, g.max_depth);
+  else
+    fmt::print(stderr,
+               "training {} one-vs-rest logistic regressions on {} ({} rows, {} features, C={})\n",
+               n_out, data_path, ds.num_rows(), ds.num_features(), options.c);
   OneVsRest model;
   model.label_kind = labels.kind;
   model.names = labels.names;
   model.encoding = ds.encoding();
   bool all_converged = true;
   double seconds = 0;
-  nlohmann::json reports = nlohmann::json::array();
   for (std::size_t j = 0; j < n_out; ++j) {
     const std::vector<std::int32_t> y = one_vs_rest_labels(labels, j);
     const auto start = std::chrono::steady_clock::now();
-    const auto fit = fit_logistic_regression(ds.features(), y, ds.weights(), options);
+    Classifier c;
+    nlohmann::json report;
+    if (trees) {
+      c = Classifier::single(fit_gbdt(ds.features(), y, ds.weights(), g), Link::kLogistic,
+                             ds.encoding());
+      c.kind = "gbdt";
+      c.options_json = train_options_json(train, TrainOptionsJson::kModel);
+      report = {{"status", "converged"}, {"rounds", g.rounds}};
+    } else {
+      const auto fit = fit_logistic_regression(ds.features(), y, ds.weights(), options);
+      all_converged = all_converged && fit.status == Termination::kConverged;
+      c = logistic_regression_model(fit.model, options, ds.encoding());
+      report = {{"status", std::string(to_string(fit.status))},
+                {"iterations", fit.iterations},
+                {"objective", fit.objective}};
+    }
     const double s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     seconds += s;
-    all_converged = all_converged && fit.status == Termination::kConverged;
-    Classifier c = logistic_regression_model(fit.model, options, ds.encoding());
-    nlohmann::json report{{"status", std::string(to_string(fit.status))},
-                          {"iterations", fit.iterations},
-                          {"objective", fit.objective}};
     c.report_json = report.dump();  // no timings: the same data give the same file
-    reports.push_back(report);
-    fmt::print(stderr, "  [{}/{}] {}: {} after {} iterations ({:.2f} s)\n", j + 1, n_out,
-               labels.names[j], to_string(fit.status), fit.iterations, s);
+    fmt::print(stderr, "  [{}/{}] {}: {}{} ({:.2f} s)\n", j + 1, n_out, labels.names[j],
+               report["status"].get<std::string>(),
+               trees ? "" : fmt::format(" after {} iterations", report["iterations"].get<int>()),
+               s);
     model.outputs.push_back(std::move(c));
   }
   model.save(output);
@@ -645,8 +665,9 @@ int run_train(int argc, const char* const* argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_flag("--one-vs-rest", one_vs_rest,
-               "Multi-label or multiclass data: one logistic regression per label or class "
-               "(predict --mode probability then prints one row of probabilities per example)");
+               "Multi-label or multiclass data: one logistic regression per label or class, or "
+               "boosted trees with --learner gbdt (predict --mode probability then prints one "
+               "row of probabilities per example)");
   const char* const pg = "Rate-constrained training";
   app.add_option("--minimize", problem.minimize, "Objective expression to minimise (e.g. error)")
       ->group(pg);
@@ -779,7 +800,7 @@ int run_train(int argc, const char* const* argv) {
   }
   if (multilabel.tune_c || !multilabel.c_grid.empty())
     throw InvalidArgument("--tune-c and --c-grid apply to --multilabel-model");
-  if (one_vs_rest) return train_one_vs_rest(ds, data_path, options, output);
+  if (one_vs_rest) return train_one_vs_rest(ds, data_path, options, problem.train, output);
   if (problem.active())
     return train_rate_constrained_cli(shard, data_path, validation_path, reader, problem,
                                       options.n_threads, output);

@@ -95,20 +95,14 @@ namespace {
 void make_openmp_passive(char** argv) {
 #ifdef __linux__
   // No thread runs yet: getenv and setenv are safe here.
+  // (OMP_DYNAMIC=true, which crashes XGBoost 1.7, is turned off around its calls by the
+  // library: src/learners/gbdt.cpp.)
   if (!rateopt::gbdt_available() ||
+      std::getenv("OMP_WAIT_POLICY") != nullptr ||       // NOLINT(concurrency-mt-unsafe)
       std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr ||  // NOLINT(concurrency-mt-unsafe)
       std::getenv("PMI_RANK") != nullptr)                // NOLINT(concurrency-mt-unsafe)
     return;
-  // OMP_DYNAMIC=true (fewer threads than asked for) crashes XGBoost 1.7's training (measured: a
-  // segmentation fault on Adult): it is turned off the same way.
-  const char* dynamic = std::getenv("OMP_DYNAMIC");  // NOLINT(concurrency-mt-unsafe)
-  const bool dynamic_on = dynamic != nullptr && (std::string_view(dynamic) == "1" ||
-                                                 std::string_view(dynamic) == "true" ||
-                                                 std::string_view(dynamic) == "TRUE");
-  const bool wait_set = std::getenv("OMP_WAIT_POLICY") != nullptr;  // NOLINT(concurrency-mt-unsafe)
-  if (wait_set && !dynamic_on) return;
-  if (!wait_set) setenv("OMP_WAIT_POLICY", "PASSIVE", 1);  // NOLINT(concurrency-mt-unsafe)
-  if (dynamic_on) setenv("OMP_DYNAMIC", "false", 1);       // NOLINT(concurrency-mt-unsafe)
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);  // NOLINT(concurrency-mt-unsafe)
   execv("/proc/self/exe", argv);
 #else
   (void)argv;

@@ -17,6 +17,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -27,6 +28,7 @@
 #include "rateopt/decide.hpp"
 #include "rateopt/error.hpp"
 #include "rateopt/expr.hpp"
+#include "rateopt/gbdt.hpp"
 #include "rateopt/intervals.hpp"
 #include "rateopt/logistic.hpp"
 #include "rateopt/metrics.hpp"
@@ -1400,6 +1402,39 @@ PYBIND11_MODULE(_core, m) {
       "max_iter"_a = LogisticRegressionOptions{}.max_iter,
       "memory"_a = LogisticRegressionOptions{}.memory, "n_threads"_a = 0,
       "feature_names"_a = std::vector<std::string>{});
+
+  m.def("gbdt_available", &gbdt_available,
+        "Whether this build has XGBoost (boosted trees: fit_gbdt, learner='gbdt').");
+  m.def(
+      "fit_gbdt",
+      [](const FeatureMatrix& x, const Array<std::int32_t>& labels, const OptArray& weights,
+         const py::dict& options, std::vector<std::string> feature_names) {
+        // The gbdt_* keys, seed and n_threads of the option table, checked by it.
+        TrainOptions t = train_options_from(options);
+        t.learner = Learner::kGbdt;
+        const GbdtOptions g = gbdt_options(t);
+        const auto y = span_of(labels);
+        const auto w = span_of(weights);
+        const auto start = std::chrono::steady_clock::now();
+        TreeEnsemble trees;
+        {
+          py::gil_scoped_release release;
+          trees = fit_gbdt(x, y, w, g);
+        }
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        Classifier model =
+            Classifier::single(std::move(trees), Link::kLogistic,
+                               Encoding::for_matrix(x.cols(), std::move(feature_names)));
+        model.kind = "gbdt";
+        model.options_json = train_options_json(t, TrainOptionsJson::kModel);
+        return py::dict("model"_a = std::move(model), "seconds"_a = seconds);
+      },
+      "X"_a, "labels"_a, "weights"_a = py::none(), "options"_a = py::dict(),
+      "feature_names"_a = std::vector<std::string>{},
+      "Boosted trees (rateopt/gbdt.hpp): a binary logistic XGBoost booster on 0/1 labels and "
+      "optional weights; options: gbdt_* keys, seed and n_threads of train_options(). Returns "
+      "{'model': Classifier (link logistic), 'seconds'}.");
 
   m.def("train", &rateopt::python::train, "objective"_a, "maximize"_a, "constraints"_a, "data"_a,
         "options"_a, "progress"_a = py::none(), "progress_every"_a = 0,

@@ -19,6 +19,7 @@
 #include "rateopt/error.hpp"
 
 #if RATEOPT_WITH_XGBOOST
+#include <dlfcn.h>
 #include <xgboost/c_api.h>
 #endif
 
@@ -113,6 +114,37 @@ std::mutex& predict_mutex() {
   return m;
 }
 
+// XGBoost 1.7 crashes (a segmentation fault: Adult, constrained training, a loaded 2-core
+// machine, from the CLI and from Python) when OpenMP's dynamic threads give its parallel regions
+// fewer threads than it asked for (OMP_DYNAMIC=true). While it runs, dynamic threads are off for
+// the calling thread (OpenMP's dyn-var is per task; XGBoost's regions start from this thread),
+// and back on afterwards. The switch is looked up at run time: rateopt itself does not link
+// OpenMP (libgomp comes with libxgboost).
+class DynamicThreadsOff {
+ public:
+  DynamicThreadsOff() {
+    using Get = int (*)();
+    using Set = void (*)(int);
+    // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast): dlsym's pointers to functions
+    const auto get = reinterpret_cast<Get>(dlsym(RTLD_DEFAULT, "omp_get_dynamic"));
+    set_ = reinterpret_cast<Set>(dlsym(RTLD_DEFAULT, "omp_set_dynamic"));
+    // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
+    if (get != nullptr && set_ != nullptr && get() != 0) {
+      set_(0);
+      restore_ = true;
+    }
+  }
+  DynamicThreadsOff(const DynamicThreadsOff&) = delete;
+  DynamicThreadsOff& operator=(const DynamicThreadsOff&) = delete;
+  ~DynamicThreadsOff() {
+    if (restore_) set_(1);
+  }
+
+ private:
+  void (*set_)(int) = nullptr;
+  bool restore_ = false;
+};
+
 #endif
 
 }  // namespace
@@ -156,6 +188,7 @@ void TreeEnsemble::scores(const FeatureMatrix& x, std::size_t first, std::span<d
 #if RATEOPT_WITH_XGBOOST
   RATEOPT_CHECK(booster_ != nullptr, "the boosted-tree model is empty");
   const std::lock_guard lock(predict_mutex());
+  const DynamicThreadsOff fixed_threads;
   set_param(booster_, "nthread", std::to_string(detail::resolve_threads(n_threads)));
   constexpr std::size_t kBlock = 65536;
   for (std::size_t at = 0; at < out.size(); at += kBlock) {
@@ -192,6 +225,7 @@ TreeEnsemble fit_gbdt(const FeatureMatrix& x, std::span<const std::int32_t> labe
     RATEOPT_CHECK(std::isfinite(weights[i]) && weights[i] >= 0,
                   "weights[{}] is {}, expected a finite number >= 0", i, weights[i]);
 #if RATEOPT_WITH_XGBOOST
+  const DynamicThreadsOff fixed_threads;
   const Matrix m(dense_floats(x, 0, n, x.cols()), n, x.cols());
   std::vector<float> y(labels.begin(), labels.end());
   check_xgb(XGDMatrixSetFloatInfo(m.handle, "label", y.data(), n), "setting the labels");

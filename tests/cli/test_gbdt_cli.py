@@ -158,3 +158,88 @@ def test_gbdt_errors(cli, tmp_path):
     proc = cli.run("predict", "--data", data, "--label", "y", "--model", bad, "--output",
                    tmp_path / "p.txt", check=False)
     assert proc.returncode != 0 and "components[0].booster" in proc.stderr
+
+
+def test_gbdt_one_vs_rest_matches_the_xgboost_package(cli, tmp_path):
+    """--one-vs-rest --learner gbdt: one booster per class, each the xgboost package's on the
+    same rows with that class as the positive one."""
+    xgb = pytest.importorskip("xgboost")
+    np = pytest.importorskip("numpy")
+    if not has_gbdt(cli, tmp_path):
+        pytest.skip("rateopt built without XGBoost")
+    rnd = random.Random(5)
+    classes = ["blue", "green", "red"]
+    x, y = [], []
+    for _ in range(450):
+        v = [rnd.randint(0, 9), rnd.randint(-4, 4), rnd.randint(0, 2)]
+        s = [0.5 * v[0] - 2, 0.6 * v[1], 1.5 * v[2] - 1.5]
+        k = max(range(3), key=lambda j: s[j] + rnd.gauss(0, 1))
+        x.append(v)
+        y.append(classes[k])
+    data = tmp_path / "mc.csv"
+    data.write_text("a,b,c,colour\n" + "".join(f"{v[0]},{v[1]},{v[2]},{c}\n"
+                                                for v, c in zip(x, y)))
+    model, probs = tmp_path / "ovr.json", tmp_path / "p.txt"
+    cli.run("train", "--data", data, "--label", "colour", "--one-vs-rest", "--learner", "gbdt",
+            "--gbdt-rounds", "8", "--gbdt-max-depth", "3", "--no-standardize", "--output", model,
+            "--threads", "1")
+    saved = json.loads(model.read_text())
+    assert saved["format"] == "rateopt.one_vs_rest"
+    assert all(o["components"][0]["family"] == "gbdt" for o in saved["outputs"])
+    cli.run("predict", "--model", model, "--data", data, "--label", "colour", "--mode",
+            "probability", "--output", probs)
+    got = np.array([[float(t) for t in line.split()] for line in probs.read_text().splitlines()])
+    assert got.shape == (450, 3)
+    xf = np.array(x, dtype=np.float32)
+    for j, name in enumerate(saved["names"]):
+        label = np.array([c == name for c in y], dtype=np.float32)
+        booster = xgb.train({"objective": "binary:logistic", "tree_method": "hist",
+                             "max_depth": 3, "eta": 0.3, "seed": 0, "nthread": 1},
+                            xgb.DMatrix(xf, label=label), num_boost_round=8)
+        assert np.max(np.abs(got[:, j] - booster.predict(xgb.DMatrix(xf)))) < 1e-6
+    # The same bytes with two threads.
+    two = tmp_path / "ovr2.json"
+    cli.run("train", "--data", data, "--label", "colour", "--one-vs-rest", "--learner", "gbdt",
+            "--gbdt-rounds", "8", "--gbdt-max-depth", "3", "--no-standardize", "--output", two,
+            "--threads", "2")
+    assert two.read_bytes() == model.read_bytes()
+
+
+def test_postprocessing_a_boosted_model(cli, tmp_path):
+    """--solver postprocess --base-model takes a boosted model: group thresholds on its margin,
+    the constraint met on the fit rows, predictions the thresholds applied to the booster's
+    probabilities (a monotone map of its margins)."""
+    np = pytest.importorskip("numpy")
+    if not has_gbdt(cli, tmp_path):
+        pytest.skip("rateopt built without XGBoost")
+    data = csv_file(tmp_path)
+    common = ["--data", data, "--label", "y", "--groups", "g"]
+    base, post = tmp_path / "base.json", tmp_path / "post.json"
+    cli.run("train", *common, "--learner", "gbdt", "--gbdt-rounds", "20", "--gbdt-max-depth",
+            "3", "--output", base)
+    free = cli.eval_json(*common, "--model", base, "--mode", "deterministic", "--metric",
+                         "parity(ppr, g)")
+    assert free["parity(ppr, g)"]["value"] > 0.03
+    cli.run("train", *common, "--solver", "postprocess", "--base-model", base,
+            "--postprocess-rule", "deterministic", "--minimize", "error", "--constraint",
+            "parity(ppr, g) <= 0.01", "--output", post)
+    vals = cli.eval_json(*common, "--model", post, "--mode", "deterministic", "--metric",
+                         "parity(ppr, g)")
+    assert vals["parity(ppr, g)"]["value"] <= 0.01 + 1e-9
+    scores = np.array([float(t) for t in cli.run(
+        "predict", *common, "--model", base, "--mode", "probability").stdout.split()])
+    preds = np.array([int(float(t)) for t in cli.run(
+        "predict", *common, "--model", post, "--mode", "deterministic").stdout.split()])
+    rules = json.loads(post.read_text())["groups"]
+    groups = [line.split(",")[3] for line in data.read_text().splitlines()[1:]]
+    assert len(preds) == len(scores) == len(groups)
+    assert 0 < preds.mean() < 1
+    # Each group's predictions are its scores above one cut, and the cut binds somewhere.
+    assert len(rules) == 2
+    for g in ("a", "b"):
+        s = scores[[k == g for k in groups]]
+        p = preds[[k == g for k in groups]]
+        if (p == 1).any() and (p == 0).any():
+            assert s[p == 1].min() > s[p == 0].max()
+    free_preds = (scores > 0.5).astype(int)
+    assert (free_preds != preds).any()

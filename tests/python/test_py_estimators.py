@@ -20,6 +20,8 @@ sparse = pytest.importorskip("scipy.sparse")
 @pytest.mark.filterwarnings("ignore:RampClassifier. training stopped at its iteration limit:sklearn.exceptions.ConvergenceWarning")
 @parametrize_with_checks([
     rateopt.LogisticRegression(),
+    *([rateopt.GradientBoostingClassifier(n_estimators=5)] if rateopt._core.gbdt_available()
+      else []),
     rateopt.BayesOptimalClassifier(rateopt.LogisticRegression()),
     rateopt.BayesOptimalClassifier(SkLogisticRegression()),
     rateopt.RateConstrainedClassifier(iterations=200),
@@ -281,7 +283,8 @@ def test_namespace_lists_the_public_api_and_no_helpers():
     module of the package's own code leaks; a star import gives every name of __all__."""
     names = dir(rateopt)
     for public in ("RateConstrainedClassifier", "RampClassifier", "ThresholdClassifier",
-                   "LogisticRegression", "BayesOptimalClassifier", "ClassifierChain",
+                   "LogisticRegression", "GradientBoostingClassifier", "BayesOptimalClassifier",
+                   "ClassifierChain",
                    "NoSolutionFoundError", "report", "plot", "decide", "evaluate", "metrics",
                    "load_model", "predict_model", "__version__"):
         assert public in names, public

@@ -139,7 +139,7 @@ def predict_model(model: "_typing.Any", X: "_typing.Any", groups: "_typing.Any" 
 
 def __getattr__(name):
     # scikit-learn and matplotlib load only when an estimator or the plot module is used.
-    if name in ("LogisticRegression", "BayesOptimalClassifier"):
+    if name in ("LogisticRegression", "GradientBoostingClassifier", "BayesOptimalClassifier"):
         from . import sklearn as _sk
 
         return getattr(_sk, name)
@@ -175,7 +175,8 @@ def __getattr__(name):
 # star import would load matplotlib), no helper of this file).
 __all__ = ["decide", "Decision", "BatchDecision", "gfm_from_samples", "select_threshold",
            "select_top_k", "tune_threshold", "evaluate", "metrics", "load_model", "predict_model",
-           "LogisticRegression", "BayesOptimalClassifier", "RateConstrainedClassifier",
+           "LogisticRegression", "GradientBoostingClassifier", "BayesOptimalClassifier",
+           "RateConstrainedClassifier",
            "RampClassifier", "ThresholdClassifier", "ClassifierChain", "ExactFPlugin",
            "BinaryRelevance", "NoSolutionFoundError", "report", "Report", "ParseError",
            "NotFoundError", "IoError", "RateoptError", "__version__"]

@@ -2,6 +2,8 @@
 
 * :class:`LogisticRegression`: L2-regularised binary logistic regression fitted by the C++
   L-BFGS solver (the objective of scikit-learn's ``LogisticRegression(penalty="l2")``).
+* :class:`GradientBoostingClassifier`: binary boosted trees fitted by XGBoost through the C++
+  core (``rateopt/gbdt.hpp``; the same booster as ``rateopt train --learner gbdt``).
 * :class:`BayesOptimalClassifier`: wraps any probabilistic classifier and predicts the sets
   that maximise the expected metric (``rateopt.decide``).
 
@@ -23,11 +25,11 @@ from . import _core
 from ._validation import feature_matrix
 from .decide import decide
 
-__all__ = ["LogisticRegression", "BayesOptimalClassifier"]
+__all__ = ["LogisticRegression", "GradientBoostingClassifier", "BayesOptimalClassifier"]
 
 
 class _LinearModelMixin:
-    """Prediction through a fitted ``_core.Classifier`` in ``model_``."""
+    """Prediction through a fitted ``_core.Classifier`` in ``model_`` (linear or boosted)."""
 
     def _features(self, X: Any) -> Any:
         check_is_fitted(self, "model_")
@@ -167,6 +169,195 @@ class LogisticRegression(_LinearModelMixin, ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted classes: ``classes_[1]`` where the score is > 0.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or numeric DataFrame of shape (n, n_features)
+
+        Returns
+        -------
+        numpy.ndarray of shape (n,)
+        """
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int)]
+
+    def _more_tags(self):
+        return {"binary_only": True}
+
+
+# The estimator's parameter names for the core's option and check names in its messages.
+_GBDT_PARAMETER_NAMES = [
+    ("n_estimators", "gbdt_rounds (--gbdt-rounds)"),
+    ("max_depth", "gbdt_max_depth (--gbdt-max-depth)"),
+    ("learning_rate", "gbdt_learning_rate (--gbdt-learning-rate)"),
+    ("l2_regularization", "gbdt_l2 (--gbdt-l2)"),
+    ("min_child_weight", "gbdt_min_child_weight (--gbdt-min-child-weight)"),
+    ("subsample", "gbdt_subsample (--gbdt-subsample)"),
+    ("colsample", "gbdt_colsample (--gbdt-colsample)"),
+    ("random_state", "seed (--seed)"),
+    ("n_threads", "n_threads (--threads)"),
+    ("n_estimators", "gbdt rounds"),
+    ("max_depth", "gbdt max_depth"),
+    ("learning_rate", "gbdt learning_rate"),
+    ("l2_regularization", "gbdt l2"),
+    ("min_child_weight", "gbdt min_child_weight"),
+    ("subsample", "gbdt subsample"),
+    ("colsample", "gbdt colsample"),
+    ("sample_weight[", "weights["),
+]
+
+
+class GradientBoostingClassifier(_LinearModelMixin, ClassifierMixin, BaseEstimator):
+    """Binary gradient-boosted trees: XGBoost (``binary:logistic``, tree method ``hist``) run by
+    the C++ core, no Python callback (docs/models.md).
+
+    The booster is the one ``rateopt train --learner gbdt`` fits with the same options, and the
+    one the ``xgboost`` package fits with ``objective="binary:logistic"``, ``tree_method="hist"``
+    and the parameters below. ``model_`` is a rateopt model: ``model_.save(path)`` writes a file
+    ``rateopt predict`` / ``eval`` read, and it may serve as the base model of
+    ``rateopt train --solver postprocess``. Needs a build with XGBoost (Debian's
+    ``libxgboost-dev``); otherwise ``fit`` raises ValueError saying so.
+
+    Parameters
+    ----------
+    n_estimators : int, default 100
+        Boosting rounds (trees), >= 1.
+    max_depth : int, default 6
+        Depth of each tree, >= 1.
+    learning_rate : float, default 0.3
+        Shrinkage of each tree (XGBoost's ``eta``), in (0, 1].
+    l2_regularization : float, default 1.0
+        L2 penalty on leaf values (XGBoost's ``lambda``), >= 0.
+    min_child_weight : float, default 1.0
+        Least total instance weight (hessian) in a leaf, >= 0.
+    subsample : float, default 1.0
+        Share of rows each tree sees, in (0, 1].
+    colsample : float, default 1.0
+        Share of features each tree sees, in (0, 1].
+    random_state : int or None, default None
+        Seed of row and feature subsampling (None: 0). The fit is deterministic.
+    n_threads : int, default 0
+        Threads (0 = all cores); the fitted model does not depend on it.
+
+    Attributes
+    ----------
+    classes_ : numpy.ndarray of shape (2,)
+        The two classes; ``classes_[1]`` is the positive one.
+    n_features_in_ : int
+    feature_names_in_ : numpy.ndarray of str
+        The column names, when ``X`` was a DataFrame.
+    fit_seconds_ : float
+        Wall time of the boosting.
+    model_ : rateopt._core.Classifier
+        The C++ model (one booster, logistic link).
+
+    Examples
+    --------
+    >>> clf = rateopt.GradientBoostingClassifier(n_estimators=50).fit(X, y)   # doctest: +SKIP
+    >>> clf.predict_proba(X)[:, 1]                                             # doctest: +SKIP
+    """
+
+    def __init__(self, n_estimators: int = 100, max_depth: int = 6, learning_rate: float = 0.3,
+                 l2_regularization: float = 1.0, min_child_weight: float = 1.0,
+                 subsample: float = 1.0, colsample: float = 1.0,
+                 random_state: Optional[int] = None, n_threads: int = 0):
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
+        self.l2_regularization = l2_regularization
+        self.min_child_weight = min_child_weight
+        self.subsample = subsample
+        self.colsample = colsample
+        self.random_state = random_state
+        self.n_threads = n_threads
+
+    def fit(self, X: Any, y: npt.ArrayLike,
+            sample_weight: Optional[npt.ArrayLike] = None) -> "GradientBoostingClassifier":
+        """Fit the booster.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or numeric DataFrame of shape (n, n_features)
+            Sparse entries that are not stored are zeros (not missing values).
+        y : array-like of shape (n,)
+            Two classes (any values); the larger (``classes_[1]``) is the positive class.
+        sample_weight : array-like of shape (n,), optional
+            Row weights (>= 0): XGBoost's instance weights; default 1 each.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            ``y`` with other than 2 classes, non-finite features, negative weights, an option
+            out of its range (named with its value), a build without XGBoost.
+        """
+        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if len(self.classes_) != 2:
+            raise ValueError(f"GradientBoostingClassifier is binary: y needs 2 classes, got "
+                             f"{len(self.classes_)} class(es)")
+        if not _core.gbdt_available():
+            raise ValueError("this build of rateopt has no XGBoost: install libxgboost-dev "
+                             "(scripts/deps.sh) and rebuild (CMake option RATEOPT_XGBOOST)")
+        labels = np.ascontiguousarray(y == self.classes_[1], dtype=np.int32)
+        w = None
+        if sample_weight is not None:
+            w = np.ascontiguousarray(_check_sample_weight(sample_weight, X), dtype=np.float64)
+        options = {"gbdt_rounds": self.n_estimators, "gbdt_max_depth": self.max_depth,
+                   "gbdt_learning_rate": self.learning_rate,
+                   "gbdt_l2": self.l2_regularization,
+                   "gbdt_min_child_weight": self.min_child_weight,
+                   "gbdt_subsample": self.subsample, "gbdt_colsample": self.colsample,
+                   "seed": 0 if self.random_state is None else self.random_state,
+                   "n_threads": self.n_threads}
+        names = [str(c) for c in getattr(self, "feature_names_in_", [])]
+        try:
+            r = _core.fit_gbdt(feature_matrix(X), labels, w, options=options,
+                               feature_names=names)
+        except ValueError as e:  # the core names its options; say this estimator's names
+            message = str(e)
+            for ours, theirs in _GBDT_PARAMETER_NAMES:
+                message = message.replace(theirs, ours)
+            raise ValueError(message) from None
+        self.model_ = r["model"]
+        self.fit_seconds_ = r["seconds"]
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """The booster's margin (log-odds; > 0 predicts ``classes_[1]``).
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or numeric DataFrame of shape (n, n_features)
+
+        Returns
+        -------
+        numpy.ndarray of shape (n,)
+        """
+        return super().decision_function(X)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities (the logistic function of the margin).
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or numeric DataFrame of shape (n, n_features)
+
+        Returns
+        -------
+        numpy.ndarray of shape (n, 2)
+            ``[P(classes_[0]), P(classes_[1])]`` per row.
+        """
+        fm = self._features(X)
+        p = self.model_.predict(fm, mode="probability", n_threads=self.n_threads)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted classes: ``classes_[1]`` where the margin is > 0.
 
         Parameters
         ----------
