@@ -43,6 +43,7 @@ import os
 import platform
 import resource
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -733,6 +734,8 @@ def main():
     with open(args.out + ".json", "w") as f:
         json.dump(blob, f, indent=1)
     write_report(blob, args.out)
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
     print(f"run took {run_min:.1f} min", file=sys.stderr)
     return 0
 
