@@ -198,6 +198,7 @@ int run_eval(int argc, const char* const* argv) {
       ->capture_default_str()
       ->needs(ci_opt);
   add_reader_flags(app, reader);
+  add_part_bytes_flag(app, reader);
   add_scores_flag(app, reader, "Reading data");
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
   const bool with_ci = ci_opt->count() > 0;

@@ -760,6 +760,7 @@ int run_train(int argc, const char* const* argv) {
   MultilabelTrainFlags multilabel;
   add_multilabel_train_flags(app, multilabel);
   add_reader_flags(app, reader);
+  add_part_bytes_flag(app, reader);
   add_scores_flag(app, reader, "Reading data");
   if (const int rc = parse_args(app, argc, argv); rc >= 0) return rc;
   collect_given_flags(app, problem);

@@ -85,6 +85,16 @@ void add_reader_flags(CLI::App& app, ReaderFlags& f) {
       ->group(group);
 }
 
+void add_part_bytes_flag(CLI::App& app, ReaderFlags& flags) {
+  app.add_option("--part-bytes", flags.part_bytes,
+                 "CSV and LIBSVM: read each --data file in parts of this many bytes (a record "
+                 "belongs to the part it starts in): how MPI ranks share fewer files than there "
+                 "are ranks (then 16 MiB by default; otherwise 0: whole files). One process "
+                 "given the same value gives the same model and values, bit for bit, as any "
+                 "number of ranks (docs/scale.md)")
+      ->group("Reading data");
+}
+
 void add_scores_flag(CLI::App& app, ReaderFlags& flags, const std::string& group) {
   app.add_option("--scores", flags.scores_file,
                  "File of one score (or probability) per row of --data, from any model: the "
@@ -149,6 +159,8 @@ ReadOptions to_read_options(const ReaderFlags& f) {
   if (f.format == "libsvm") o.format = FileFormat::kLibsvm;
   if (f.format == "arff") o.format = FileFormat::kArff;
   o.keep_columns = f.keep_columns;
+  o.part = f.read_part;
+  o.part_bytes = f.read_part_bytes;
   o.csv.label_column = f.label;
   o.csv.positive_values = f.positive;
   o.csv.group_columns = f.groups;
@@ -209,7 +221,23 @@ void warn_if_one_class(const Dataset& ds, const std::string& path) {
     fmt::print(stderr, "warning: {}; rates that need labels are 0 or undefined\n", *problem);
 }
 
-Dataset load_dataset(const std::string& path, const ReaderFlags& flags, const Encoding* encoding) {
+void print_read_notes(const std::string& path, const ReadStats& stats) {
+  if (stats.rows_dropped_missing > 0)
+    fmt::print(stderr, "note: {}: dropped {} rows with missing values (--missing drop)\n", path,
+               stats.rows_dropped_missing);
+  if (stats.rows_imputed_missing > 0)
+    fmt::print(stderr,
+               "note: {}: imputed missing values in {} rows (numeric: the training mean, "
+               "categorical: no level)\n",
+               path, stats.rows_imputed_missing);
+  for (const auto& w : stats.warnings) fmt::print(stderr, "warning: {}\n", w);
+  if (stats.unseen_levels > 0)
+    fmt::print(stderr, "note: {}: {} categorical values unseen in training encode as zero\n", path,
+               stats.unseen_levels);
+}
+
+Dataset load_dataset(const std::string& path, const ReaderFlags& flags, const Encoding* encoding,
+                     ReadStats* stats) {
   // A pattern where one file is read: say so, rather than that no file has that name.
   std::error_code ec;
   if (path.find_first_of("*?[") != std::string::npos && !std::filesystem::exists(path, ec)) {
@@ -258,20 +286,16 @@ Dataset load_dataset(const std::string& path, const ReaderFlags& flags, const En
   options.encoding = encoding;
   if (encoding != nullptr && encoding->format == "libsvm" && options.libsvm.num_features == 0)
     options.libsvm.num_features = encoding->num_features;
-  ReadStats stats;
-  Dataset ds = read_dataset(path, options, &stats);
-  if (stats.rows_dropped_missing > 0)
-    fmt::print(stderr, "note: {}: dropped {} rows with missing values (--missing drop)\n", path,
-               stats.rows_dropped_missing);
-  if (stats.rows_imputed_missing > 0)
-    fmt::print(stderr,
-               "note: {}: imputed missing values in {} rows (numeric: the training mean, "
-               "categorical: no level)\n",
-               path, stats.rows_imputed_missing);
-  for (const auto& w : stats.warnings) fmt::print(stderr, "warning: {}\n", w);
-  if (stats.unseen_levels > 0)
-    fmt::print(stderr, "note: {}: {} categorical values unseen in training encode as zero\n", path,
-               stats.unseen_levels);
+  ReadStats read;
+  Dataset ds = read_dataset(path, options, &read);
+  if (stats == nullptr) {
+    print_read_notes(path, read);
+  } else {
+    stats->rows_dropped_missing += read.rows_dropped_missing;
+    stats->rows_imputed_missing += read.rows_imputed_missing;
+    stats->unseen_levels += read.unseen_levels;
+    for (std::string& w : read.warnings) stats->warnings.push_back(std::move(w));
+  }
   if (!flags.baseline_column.empty()) {
     Column c = ds.column(flags.baseline_column);
     c.name = "baseline";
@@ -355,6 +379,28 @@ void check_distinct_stems(const std::vector<std::string>& files) {
 }
 
 Encoding shared_encoding(const std::vector<std::string>& files, const ReaderFlags& flags) {
+  std::vector<DataUnit> units;
+  units.reserve(files.size());
+  for (const std::string& f : files) units.push_back({f});
+  return shared_encoding(units, flags);
+}
+
+namespace {
+
+// `flags` reading only `unit`.
+ReaderFlags unit_flags(const ReaderFlags& flags, const DataUnit& unit) {
+  ReaderFlags f = flags;
+  f.read_part = unit.part;
+  f.read_part_bytes = unit.part_bytes;
+  return f;
+}
+
+}  // namespace
+
+Encoding shared_encoding(const std::vector<DataUnit>& units, const ReaderFlags& flags) {
+  std::vector<std::string> files;
+  files.reserve(units.size());
+  for (const DataUnit& u : units) files.push_back(u.file);
   // Binary datasets (rateopt convert) carry their encoding: read it without the arrays, on every
   // rank, and require one encoding for all of them. Whether the files are binary is agreed first,
   // so that every rank takes the same path (the paths' collectives differ).
@@ -394,11 +440,47 @@ Encoding shared_encoding(const std::vector<std::string>& files, const ReaderFlag
   // CSV files with --positive are inferred chunk by chunk (infer_encoding_parts), so that this
   // pass holds one chunk, not a whole file.
   std::vector<InferredEncoding> mine;
-  const ReadOptions options = to_read_options(flags);
-  for (const std::string& f : files)
-    for (InferredEncoding& e : infer_encoding_parts(f, options)) mine.push_back(std::move(e));
+  for (const DataUnit& u : units) {
+    const ReadOptions options = to_read_options(unit_flags(flags, u));
+    for (InferredEncoding& e : infer_encoding_parts(u.file, options)) mine.push_back(std::move(e));
+  }
   return agree_encoding_over_ranks(mine, !flags.no_standardize);
 }
+
+namespace {
+
+// The units `files` are read in: whole files, or parts of part_bytes bytes of each text file
+// (binary datasets stay whole). part_bytes: --part-bytes, else kAutoPartBytes when the files are
+// fewer than the ranks, else 0 (whole files).
+std::vector<DataUnit> data_units(const std::vector<std::string>& files, const ReaderFlags& flags,
+                                 const std::string& pattern) {
+  const auto ranks = static_cast<std::size_t>(process_group().size());
+  const std::size_t part_bytes =
+      flags.part_bytes > 0 ? flags.part_bytes : (files.size() < ranks ? kAutoPartBytes : 0);
+  std::vector<DataUnit> units;
+  std::uintmax_t split_bytes = 0;  // bytes of the files read in parts
+  for (const std::string& f : files) {
+    if (part_bytes == 0 || is_dataset_binary(f)) {
+      units.push_back({f});
+      continue;
+    }
+    const std::size_t parts = file_part_count(f, part_bytes);
+    std::error_code ec;
+    split_bytes += std::filesystem::file_size(f, ec);
+    for (std::size_t k = 0; k < parts; ++k) units.push_back({f, k, part_bytes});
+  }
+  if (units.size() < ranks && part_bytes > 0)
+    throw InvalidArgument(fmt::format(
+        "--data '{}' is read in {} part{} of {} bytes (--part-bytes{}) for {} ranks: give at "
+        "least one part per rank, e.g. --part-bytes {} (any size gives the same model over any "
+        "number of ranks, and in one process given the same --part-bytes)",
+        pattern, units.size(), units.size() == 1 ? "" : "s", part_bytes,
+        flags.part_bytes > 0 ? "" : ", by default when the files are fewer than the ranks", ranks,
+        std::max<std::uintmax_t>(1, split_bytes / ranks)));
+  return units;
+}
+
+}  // namespace
 
 DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
                           const Encoding* encoding) {
@@ -406,9 +488,10 @@ DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
   const std::vector<std::string> all = expand_data_pattern(pattern);
   const auto ranks = static_cast<std::size_t>(process_group().size());
   const auto rank = static_cast<std::size_t>(process_group().rank());
-  shard.total_files = all.size();
-  const auto [first, last] = rank_file_range(all.size(), pattern);
-  if (all.size() == 1 && ranks == 1) {
+  const std::vector<DataUnit> units = data_units(all, flags, pattern);
+  shard.total_files = units.size();
+  const auto [first, last] = rank_file_range(units.size(), pattern);
+  if (units.size() == 1 && units[0].part_bytes == 0 && ranks == 1) {
     shard.files = all;
     shard.data = load_dataset(all[0], flags, encoding);
     shard.total_rows = shard.data.num_rows();
@@ -417,24 +500,31 @@ DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
   }
   if (!flags.baseline_file.empty())
     throw InvalidArgument(
-        "--baseline FILE needs --data to be one file read by one process; with several files "
-        "or ranks, put the baseline in a column (--baseline-column)");
+        "--baseline FILE needs --data to be one file read by one process; with several files, "
+        "parts or ranks, put the baseline in a column (--baseline-column)");
   if (!flags.scores_file.empty() || (encoding != nullptr && encoding->format == "scores"))
     throw InvalidArgument(
-        "--scores FILE needs --data to be one file read by one process (one score per row of "
-        "that file)");
+        "--scores FILE needs --data to be one file read whole by one process (one score per row "
+        "of that file)");
   shard.first_file = first;
-  shard.files.assign(all.begin() + static_cast<std::ptrdiff_t>(first),
-                     all.begin() + static_cast<std::ptrdiff_t>(last));
+  const std::vector<DataUnit> mine(units.begin() + static_cast<std::ptrdiff_t>(first),
+                                   units.begin() + static_cast<std::ptrdiff_t>(last));
+  for (const DataUnit& u : mine) shard.files.push_back(u.file);
   Encoding shared;
   if (encoding == nullptr) {
-    shared = shared_encoding(shard.files, flags);
+    shared = shared_encoding(mine, flags);
     encoding = &shared;
   }
   std::vector<Dataset> parts;
-  for (const std::string& f : shard.files) {
-    parts.push_back(load_dataset(f, flags, encoding));
+  ReadStats file_stats;  // the notes of a file's parts, printed once
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    const DataUnit& u = mine[k];
+    parts.push_back(load_dataset(u.file, unit_flags(flags, u), encoding, &file_stats));
     shard.file_rows.push_back(parts.back().num_rows());
+    if (k + 1 == mine.size() || mine[k + 1].file != u.file) {
+      print_read_notes(u.file, file_stats);
+      file_stats = ReadStats{};
+    }
   }
   shard.data = concat_rows(std::move(parts));
   // One storage kind on every rank, as one process holding every file would have (concat_rows:

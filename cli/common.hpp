@@ -50,9 +50,21 @@ struct ReaderFlags {
   std::string scores_file;
   // Not a flag: the slice columns the command needs (keep_slice_columns); unset keeps every one.
   std::optional<std::vector<std::string>> keep_columns;
+  // --part-bytes: read CSV and LIBSVM files of --data in parts of this many bytes (0: whole,
+  // or kAutoPartBytes when there are fewer files than MPI ranks); load_data_shard splits.
+  std::size_t part_bytes = 0;
+  // Not flags: the one part load_dataset reads (ReadOptions::part, part_bytes; 0: whole).
+  std::size_t read_part = 0;
+  std::size_t read_part_bytes = 0;
 };
 
+// The part size of files shared by more ranks than there are files, without --part-bytes.
+inline constexpr std::size_t kAutoPartBytes = std::size_t{16} << 20;
+
 void add_reader_flags(CLI::App& app, ReaderFlags& flags);
+// Registers --part-bytes (ReaderFlags::part_bytes) for the commands that read --data through
+// load_data_shard: train and eval.
+void add_part_bytes_flag(CLI::App& app, ReaderFlags& flags);
 // Registers --scores (ReaderFlags::scores_file) for train, predict and eval.
 void add_scores_flag(CLI::App& app, ReaderFlags& flags, const std::string& group);
 // The encoding of a model post-processed from outside scores (train --solver postprocess
@@ -85,8 +97,12 @@ void require_two_classes(const Dataset& ds, const std::string& path);
 // Rate-constrained training may have one class (constraints on ppr need no labels): a warning.
 void warn_if_one_class(const Dataset& ds, const std::string& path);
 
+// Reads one file (or the part of it flags.read_part_bytes names) and prints the reader's notes
+// and warnings on stderr; with `stats`, they are added to *stats instead (print_read_notes).
 [[nodiscard]] Dataset load_dataset(const std::string& path, const ReaderFlags& flags,
-                                   const Encoding* encoding = nullptr);
+                                   const Encoding* encoding = nullptr, ReadStats* stats = nullptr);
+// The notes of a read (rows dropped or imputed, unseen levels, warnings) on stderr.
+void print_read_notes(const std::string& path, const ReadStats& stats);
 
 // `--data` given as one file or as a glob pattern ('shards/part-*.csv', files in name order),
 // and under mpirun this rank's share of it (docs/scale.md): rank r of n reads files
@@ -113,6 +129,15 @@ void check_distinct_stems(const std::vector<std::string>& files);
 // files, the encoding one reader would infer from every rank's files in order; for binary
 // datasets (rateopt convert), the encoding they carry, which must be the same for all.
 [[nodiscard]] Encoding shared_encoding(const std::vector<std::string>& files,
+                                       const ReaderFlags& flags);
+// What one load reads: a whole file, or one part of it (ReadOptions::part_bytes).
+struct DataUnit {
+  std::string file;
+  std::size_t part = 0;
+  std::size_t part_bytes = 0;  // 0: the whole file
+};
+// The same over units (parts of files among them).
+[[nodiscard]] Encoding shared_encoding(const std::vector<DataUnit>& units,
                                        const ReaderFlags& flags);
 [[nodiscard]] DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
                                         const Encoding* encoding = nullptr);

@@ -94,7 +94,20 @@ struct ReadOptions {
   // checked and dropped, binary datasets' one at a time): the columns a command's expressions
   // name (slice_columns in rateopt/expr.hpp). Not set: every column.
   std::optional<std::vector<std::string>> keep_columns;
+  // When part_bytes > 0, only part `part` of a CSV or LIBSVM file is read: the records that
+  // start at a byte offset in [part * part_bytes, (part + 1) * part_bytes) of its text (a CSV's
+  // skipped lines and header as well; a quoted line break does not end a record, as for the
+  // chunked reader). Errors name the file's own line numbers. Read in order, the parts of a file
+  // (file_part_count) hold each of its records once: how MPI ranks share one file
+  // (docs/scale.md). ARFF files and binary datasets are read whole (InvalidArgument).
+  std::size_t part_bytes = 0;
+  std::size_t part = 0;
 };
+
+// The number of parts of `part_bytes` bytes (> 0) a file is read in (ReadOptions::part_bytes):
+// ceil(size / part_bytes), at least 1. InvalidArgument for a gzip-compressed file (its size is
+// not its text's: decompress it, or split or convert it), IoError when it cannot be read.
+[[nodiscard]] std::size_t file_part_count(const std::string& path, std::size_t part_bytes);
 
 // Count, mean and sum of squared deviations (Welford's M2) of one numeric feature's raw values,
 // as a reader inferring an encoding computed them: what merge_encodings needs to standardise

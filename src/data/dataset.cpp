@@ -539,10 +539,38 @@ FeatureMatrix stack_features(std::vector<Dataset>& parts, bool sparse) {
 
 // The labels of `parts` stacked; each part's values are given back as they are copied (never read
 // again).
+// The part whose labels speak for all: the first with rows (a part without rows, such as an empty
+// part of a file, has no label kind of its own), else the first.
+const Dataset& label_reference(const std::vector<Dataset>& parts) {
+  for (const Dataset& p : parts)
+    if (p.num_rows() > 0) return p;
+  return parts.front();
+}
+
 Labels stack_labels(std::vector<Dataset>& parts) {
   Labels out;
-  out.kind = parts.front().labels().kind;
-  out.names = parts.front().labels().names;
+  out.kind = label_reference(parts).labels().kind;
+  out.names = label_reference(parts).labels().names;
+  // Binary labels from a positive value: a part names the negative class by the negative value
+  // it saw (one) or "not POSITIVE" (several, or none); parts whose negatives are named
+  // differently saw different values, and the whole text names the class as a reader seeing
+  // several does.
+  if (out.kind == LabelKind::kBinary && out.names.size() == 2) {
+    bool named = false;
+    for (const Dataset& p : parts) {
+      const std::vector<std::string>& n = p.labels().names;
+      if (n.size() != 2 || n[1] != out.names[1] ||
+          std::ranges::find(p.labels().values, 0) == p.labels().values.end())
+        continue;  // another coding, or no negative row: says nothing of the negative's name
+      if (!named) {
+        out.names[0] = n[0];
+        named = true;
+      } else if (n[0] != out.names[0]) {
+        out.names[0] = "not " + out.names[1];
+        break;
+      }
+    }
+  }
   if (out.kind == LabelKind::kMultilabel) out.set_indptr.push_back(0);
   std::size_t rows = 0;
   for (const Dataset& p : parts) rows += p.labels().values.size();
@@ -612,11 +640,14 @@ Dataset concat_rows(std::vector<Dataset> parts, ConcatStorage storage) {
     RATEOPT_CHECK(p.num_features() == first.num_features(),
                   "{} has {} features, but {} has {}: read every part with one encoding", name(p),
                   p.num_features(), name(first), first.num_features());
-    RATEOPT_CHECK(p.labels().kind == first.labels().kind, "{} has {} labels, but {} has {} labels",
-                  name(p), to_string(p.labels().kind), name(first), to_string(first.labels().kind));
-    RATEOPT_CHECK(p.labels().kind == LabelKind::kBinary || p.labels().names == first.labels().names,
-                  "{} names its {} labels differently from {}", name(p), to_string(p.labels().kind),
-                  name(first));
+    const Dataset& ref = label_reference(parts);
+    if (p.num_rows() > 0) {
+      RATEOPT_CHECK(p.labels().kind == ref.labels().kind, "{} has {} labels, but {} has {} labels",
+                    name(p), to_string(p.labels().kind), name(ref), to_string(ref.labels().kind));
+      RATEOPT_CHECK(p.labels().kind == LabelKind::kBinary || p.labels().names == ref.labels().names,
+                    "{} names its {} labels differently from {}", name(p),
+                    to_string(p.labels().kind), name(ref));
+    }
     RATEOPT_CHECK(p.columns().size() == first.columns().size(),
                   "{} has {} slice columns, but {} has {}", name(p), p.columns().size(),
                   name(first), first.columns().size());

@@ -533,12 +533,13 @@ class CsvReader {
 
   void infer_levels(CsvFeature& f) const {
     f.spec.kind = FeatureSpec::Kind::kOneHot;
-    std::unordered_map<std::string_view, std::int32_t> seen;
+    LevelIndex seen;
     for (std::size_t r : kept_) {
       if (missing_at(r, f.column)) continue;
       const std::string_view v = field(r, f.column);
-      if (seen.emplace(v, static_cast<std::int32_t>(seen.size())).second)
-        f.spec.levels.emplace_back(v);
+      bool inserted = false;
+      (void)seen.find_or_add(v, inserted);
+      if (inserted) f.spec.levels.emplace_back(v);
     }
   }
 
@@ -835,6 +836,41 @@ void for_each_csv_chunk(const std::string& path, const CsvOptions& options, std:
   }
   if (!text.empty() || !any) flush();
 }
+
+}  // namespace
+
+std::string csv_part_text(const std::string& path, const CsvOptions& options, std::size_t part,
+                          std::size_t part_bytes) {
+  RATEOPT_CHECK(part_bytes > 0, "part_bytes is 0, expected a positive size");
+  const char delim = pick_delimiter(options, path);
+  std::string text;
+  std::size_t offset = 0;  // of the line's first byte in the file
+  std::size_t to_skip = options.skip_lines;
+  bool header = options.has_header;  // the header record is still to come or open
+  std::size_t records = 0;
+  bool in_quotes = false;
+  bool keep = false;  // the current record is the part's (or the header)
+  LineReader reader(path);
+  std::string_view line;
+  while (reader.next_raw(line)) {
+    const std::size_t start = offset;
+    offset += line.size() + 1;
+    if (reader.line_number() == 1) line = skip_bom(line);
+    if (to_skip > 0) {
+      --to_skip;
+      text.append(line).push_back('\n');
+      continue;
+    }
+    if (!in_quotes) keep = header || start / part_bytes == part;  // a record may start here
+    scan_csv_line(line, delim, options.comment_prefix, in_quotes, records);
+    if (keep) text.append(line);
+    text.push_back('\n');
+    if (header && records > 0 && !in_quotes) header = false;
+  }
+  return text;
+}
+
+namespace {
 
 void check_csv_options(const CsvOptions& options) {
   RATEOPT_CHECK(options.has_header || !options.column_names.empty(),

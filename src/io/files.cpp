@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -222,9 +223,32 @@ Dataset read_arff(const std::string& path, const ArffOptions& options, ReadStats
 
 namespace {
 
+// One part of a CSV or LIBSVM file (ReadOptions::part_bytes).
+Dataset read_dataset_part(const std::string& path, FileFormat format, const ReadOptions& options,
+                          ReadStats* stats) {
+  Dataset ds;
+  if (format == FileFormat::kCsv) {
+    const std::string text =
+        io_detail::csv_part_text(path, options.csv, options.part, options.part_bytes);
+    ds = io_detail::parse_csv_impl(text, options.csv, path, options.encoding, stats);
+  } else if (format == FileFormat::kArff) {
+    throw InvalidArgument(fmt::format(
+        "{}: an ARFF file is read whole; parts of a file (--part-bytes, or one file over several "
+        "MPI ranks) are read from CSV and LIBSVM files (split it into one file per rank, or "
+        "rateopt convert it)",
+        path));
+  } else {
+    const std::string text = io_detail::libsvm_part_text(path, options.part, options.part_bytes);
+    ds = io_detail::parse_libsvm_impl(text, options.libsvm, path, options.encoding, stats);
+  }
+  ds.set_source(path);
+  return ds;
+}
+
 Dataset read_dataset_text(const std::string& path, const ReadOptions& options, ReadStats* stats) {
   FileFormat format = options.format;
   if (format == FileFormat::kAuto) format = format_from_name(path);
+  if (options.part_bytes > 0) return read_dataset_part(path, format, options, stats);
   switch (format) {
     case FileFormat::kCsv:
       return read_csv_keeping(path, options.csv, options.encoding, stats,
@@ -253,7 +277,7 @@ std::vector<InferredEncoding> infer_encoding_parts(const std::string& path,
                                                    const ReadOptions& options) {
   const FileFormat format =
       options.format == FileFormat::kAuto ? format_from_name(path) : options.format;
-  if (format == FileFormat::kCsv && options.encoding == nullptr &&
+  if (format == FileFormat::kCsv && options.encoding == nullptr && options.part_bytes == 0 &&
       io_detail::csv_reads_in_chunks(options.csv) && !is_dataset_binary(path)) {
     if (auto parts = io_detail::infer_csv_chunked(path, options.csv, io_detail::kCsvChunkBytes))
       return std::move(*parts);
@@ -268,9 +292,34 @@ std::vector<InferredEncoding> infer_encoding_parts(const std::string& path,
   return {std::move(e)};
 }
 
+std::size_t file_part_count(const std::string& path, std::size_t part_bytes) {
+  RATEOPT_CHECK(part_bytes > 0, "part_bytes is 0, expected a positive size");
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  if (!file) throw IoError(fmt::format("cannot open '{}': {}", path, errno_text()));
+  std::array<char, 2> magic{};
+  const std::size_t got = std::fread(magic.data(), 1, magic.size(), file.get());
+  if (has_gzip_magic(std::string_view(magic.data(), got)))
+    throw InvalidArgument(fmt::format(
+        "{} is gzip-compressed: a compressed file is read whole, so it cannot be shared by MPI "
+        "ranks or read in parts; decompress it (gunzip -k) or split it into one file per rank",
+        path));
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw IoError(fmt::format("cannot read the size of '{}': {}", path, ec.message()));
+  return std::max<std::size_t>(1, (static_cast<std::size_t>(size) + part_bytes - 1) / part_bytes);
+}
+
 Dataset read_dataset(const std::string& path, const ReadOptions& options, ReadStats* stats) {
   const std::vector<std::string>* keep = options.keep_columns ? &*options.keep_columns : nullptr;
-  if (is_dataset_binary(path)) return read_dataset_binary(path, options.encoding, keep);
+  if (is_dataset_binary(path)) {
+    if (options.part_bytes > 0)
+      throw InvalidArgument(fmt::format(
+          "{} is a binary dataset: it is read whole (parts of a file, --part-bytes or one file "
+          "over several MPI ranks, are read from CSV and LIBSVM files); give each rank its own "
+          "file (rateopt convert --data 'PATTERN' -o 'DIR/{{}}.rods')",
+          path));
+    return read_dataset_binary(path, options.encoding, keep);
+  }
   Dataset ds = read_dataset_text(path, options, stats);
   if (keep != nullptr) ds.keep_columns(*keep);
   return ds;

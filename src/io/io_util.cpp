@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <system_error>
 
 #include "common/check.hpp"
@@ -180,6 +181,45 @@ void check_encoding(const Encoding& encoding, std::string_view format) {
                   "the encoding's feature specs overlap at feature {}", ranges[k].first);
 }
 
+// ---- LevelIndex ---------------------------------------------------------------------------------
+
+void LevelIndex::rehash(std::size_t slots) {
+  slots_.assign(slots, Slot{});
+  const std::size_t mask = slots - 1;
+  for (std::size_t code = 0; code < keys_.size(); ++code) {
+    std::size_t i = hashes_[code] & mask;
+    while (slots_[i].code >= 0) i = (i + 1) & mask;
+    slots_[i] = {static_cast<std::uint32_t>(hashes_[code]), static_cast<std::int32_t>(code)};
+  }
+}
+
+std::int32_t LevelIndex::find_or_add(std::string_view value, bool& inserted) {
+  if (slots_.empty()) rehash(16);
+  const std::size_t h = std::hash<std::string_view>{}(value);
+  const auto low = static_cast<std::uint32_t>(h);
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t i = h & mask;
+  for (;;) {
+    const Slot slot = slots_[i];
+    if (slot.code < 0) break;
+    if (slot.hash == low && keys_[static_cast<std::size_t>(slot.code)] == value) {
+      inserted = false;
+      return slot.code;
+    }
+    i = (i + 1) & mask;
+  }
+  inserted = true;
+  const auto code = static_cast<std::int32_t>(keys_.size());
+  keys_.push_back(value);
+  hashes_.push_back(h);
+  if (2 * keys_.size() > slots_.size()) {
+    rehash(2 * slots_.size());
+  } else {
+    slots_[i] = {low, code};
+  }
+  return code;
+}
+
 // ---- ColumnBuilder ------------------------------------------------------------------------------
 
 ColumnBuilder::ColumnBuilder(std::string name, std::size_t expected_rows) {
@@ -194,9 +234,10 @@ void ColumnBuilder::push(std::string_view value, bool missing) {
     if (numeric_) column_.numeric.push_back(std::nan(""));
     return;
   }
-  auto [it, inserted] = index_.try_emplace(value, static_cast<std::int32_t>(index_.size()));
+  bool inserted = false;
+  const std::int32_t code = index_.find_or_add(value, inserted);
   if (inserted) column_.levels.emplace_back(value);
-  column_.codes.push_back(it->second);
+  column_.codes.push_back(code);
   if (numeric_) {
     double x = 0;
     if (parse_double(trim(value), x) == NumberKind::kFinite) {
@@ -210,9 +251,10 @@ void ColumnBuilder::push(std::string_view value, bool missing) {
 }
 
 void ColumnBuilder::push_number(std::string_view value, double number) {
-  auto [it, inserted] = index_.try_emplace(value, static_cast<std::int32_t>(index_.size()));
+  bool inserted = false;
+  const std::int32_t code = index_.find_or_add(value, inserted);
   if (inserted) column_.levels.emplace_back(value);
-  column_.codes.push_back(it->second);
+  column_.codes.push_back(code);
   if (numeric_) column_.numeric.push_back(number);
 }
 

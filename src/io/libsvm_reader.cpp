@@ -248,4 +248,19 @@ Dataset parse_libsvm_impl(std::string_view text, const LibsvmOptions& options,
   return ds;
 }
 
+std::string libsvm_part_text(const std::string& path, std::size_t part, std::size_t part_bytes) {
+  RATEOPT_CHECK(part_bytes > 0, "part_bytes is 0, expected a positive size");
+  std::string text;
+  std::size_t offset = 0;  // of the line's first byte in the file
+  LineReader reader(path);
+  std::string_view line;
+  while (reader.next_raw(line)) {
+    const std::size_t start = offset;
+    offset += line.size() + 1;
+    if (start / part_bytes == part) text.append(line);  // one record per line
+    text.push_back('\n');
+  }
+  return text;
+}
+
 }  // namespace rateopt::io_detail

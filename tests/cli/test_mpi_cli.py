@@ -9,6 +9,7 @@ otherwise, unless RATEOPT_REQUIRE_MPI=1 (CI) makes that a failure."""
 import gzip
 import json
 import os
+import random
 import shutil
 import subprocess
 import time
@@ -310,10 +311,16 @@ def test_validation_shards_over_ranks(cli, mpirun, train_shards, shards, tmp_pat
         assert two.read_bytes() == one.read_bytes()
         report = json.loads(one.read_text())["report"]
         assert "validation_accuracy" in report or "validation" in report
-    # One validation file for two ranks: each rank needs a file of its own.
+    # One validation file for two ranks: each rank needs a part of its own; in parts, the same
+    # model as one process given the same parts.
     proc = mpirun(2, "train", "--data", pattern, "--validation", shards / "whole.csv", *ADULT,
                   "--output", tmp_path / "m.json", check=False)
-    assert proc.returncode == 2 and "names 1 file for 2 ranks" in proc.stderr
+    assert proc.returncode == 2 and "is read in 1 part of 16777216 bytes" in proc.stderr
+    one, two = tmp_path / "one-v.json", tmp_path / "two-v.json"
+    parted = ["--validation", shards / "whole.csv", "--part-bytes", 500000, *ADULT]
+    cli.run("train", "--data", pattern, *parted, "--output", one)
+    mpirun(2, "train", "--data", pattern, *parted, "--output", two)
+    assert two.read_bytes() == one.read_bytes()
 
 
 def test_a_small_dense_shard_beside_large_sparse_ones(cli, mpirun, tmp_path):
@@ -455,9 +462,10 @@ def test_predict_one_output_per_shard_or_one_ordered_file(cli, mpirun, shards, m
 
 
 def test_ranks_need_a_file_each_and_distributed_commands_only(cli, mpirun, shards, model):
+    # One file of 2 MB: one part of the default 16 MiB for 2 ranks.
     proc = mpirun(2, *eval_args(shards / "whole.csv", "--model", model), check=False)
     assert proc.returncode == 2
-    assert "names 1 file for 2 ranks" in proc.stderr
+    assert "is read in 1 part of 16777216 bytes" in proc.stderr
     proc = mpirun(2, "info", "--data", shards / "whole.csv", check=False)
     assert proc.returncode == 2
     assert "only `rateopt eval`, `train`, `predict` and `convert` are distributed" in proc.stderr
@@ -515,3 +523,101 @@ def test_postprocess_gives_the_same_model_file_for_1_to_3_ranks(cli, mpirun, tra
             proc = mpirun(ranks, "train", "--data", pattern, *ADULT, *problem, "--output", out)
             assert out.read_bytes() == one.read_bytes(), (name, ranks)
             assert proc.stdout.count("model written to") == 1
+
+
+def quoted_adult_csv(source_dir, path):
+    """Adult's training rows as one uncompressed CSV with a quoted `note` column whose values
+    hold commas, doubled quotes and line breaks (every 5th row: two or three physical lines), so
+    that part boundaries fall inside quoted fields. Returns the byte ranges of the quoted
+    fields."""
+    lines = gzip.open(source_dir / "data/adult/adult-train.csv.gz", "rt").read().splitlines()
+    out = [lines[0] + ",note"]
+    for k, row in enumerate(lines[1:]):
+        note = f'"row {k}, ""quoted""\nsecond line\nthird"' if k % 5 == 0 else f"plain {k % 7}"
+        out.append(f"{row},{note}")
+    text = "\n".join(out) + "\n"
+    path.write_bytes(text.encode())
+    spans, at = [], 0
+    while True:
+        start = text.find('"row ', at)
+        if start < 0:
+            break
+        end = text.find('third"', start) + len('third"')
+        spans.append((start, end))
+        at = end
+    return spans
+
+
+def test_one_file_in_parts_gives_the_same_model_for_1_to_4_ranks(cli, mpirun, source_dir,
+                                                                 tmp_path):
+    """Issue 29: one CSV file shared by 1-4 ranks, each reading its parts (byte ranges split at
+    record starts, quoted line breaks honoured): the same model file, byte for byte, as one
+    process with the same --part-bytes; the parts hold every row once (the whole file's row
+    count, the same error to 1e-6 as reading it whole)."""
+    data = tmp_path / "adult.csv"
+    spans = quoted_adult_csv(source_dir, data)
+    size = data.stat().st_size
+    # A part size whose cuts fall inside quoted multi-line fields.
+    part = next(p for p in range(size // 9, size // 5)
+                if sum(any(s < k * p < e for s, e in spans) for k in range(1, size // p + 1)) >= 3)
+    flags = [*ADULT, "--ignore", "note", "--minimize", "error", "--constraint",
+             "ppr[sex=Female] >= 0.8 * ppr[sex=Male]", "--quiet"]
+    whole, one = tmp_path / "whole.json", tmp_path / "one.json"
+    cli.run("train", "--data", data, *flags, "--output", whole)
+    cli.run("train", "--data", data, *flags, "--part-bytes", part, "--output", one)
+    w, o = json.loads(whole.read_text()), json.loads(one.read_text())
+    assert o["report"]["train_rows"] == w["report"]["train_rows"] == 30162
+    assert o["report"]["train"]["stochastic"]["objective"] == pytest.approx(
+        w["report"]["train"]["stochastic"]["objective"], abs=1e-4)
+    for ranks in (1, 2, 3, 4):
+        out = tmp_path / f"ranks-{ranks}.json"
+        mpirun(ranks, "train", "--data", data, *flags, "--part-bytes", part, "--output", out)
+        assert out.read_bytes() == one.read_bytes(), ranks
+    # eval over ranks reads the parts too: every row once, the values of one process.
+    got = values(mpirun(3, *eval_args(data, "--model", one, "--ignore", "note", "--part-bytes",
+                                      part)).stdout)
+    want = values(cli.run(*eval_args(data, "--model", one, "--ignore", "note")).stdout)
+    assert got[0] == want[0] == 30162
+    for k, v in want[1].items():
+        assert got[1][k] == pytest.approx(v, abs=1e-12), k
+
+
+def test_one_libsvm_file_in_parts_over_ranks(cli, mpirun, tmp_path):
+    rng = random.Random(3)
+    data = tmp_path / "d.svm"
+    rows = []
+    for _ in range(3000):
+        x = [rng.gauss(0, 1) for _ in range(6)]
+        y = 1 if x[0] - 0.5 * x[1] + rng.gauss(0, 1) > 0 else 0
+        rows.append(f"{y} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(x) if j % 5 or v > 0))
+    data.write_text("\n".join(rows) + "\n")
+    one = tmp_path / "one.json"
+    cli.run("train", "--data", data, "--part-bytes", 20000, "--output", one)
+    assert json.loads(one.read_text())["report"]["train_rows"] == 3000
+    for ranks in (2, 3):
+        out = tmp_path / f"r{ranks}.json"
+        mpirun(ranks, "train", "--data", data, "--part-bytes", 20000, "--output", out)
+        assert out.read_bytes() == one.read_bytes(), ranks
+
+
+def test_one_file_over_ranks_errors(cli, mpirun, source_dir, shards, model, tmp_path):
+    # Compressed: read whole, so not shared.
+    proc = mpirun(2, *eval_args(source_dir / "data/adult/adult-test.csv.gz", "--model", model),
+                  check=False)
+    assert proc.returncode == 2 and "is gzip-compressed" in proc.stderr
+    assert "decompress it" in proc.stderr
+    # Fewer parts than ranks: the size that would do.
+    proc = mpirun(3, *eval_args(shards / "whole.csv", "--model", model, "--part-bytes",
+                                10 ** 9), check=False)
+    assert proc.returncode == 2 and "is read in 1 part of 1000000000 bytes" in proc.stderr
+    assert "e.g. --part-bytes" in proc.stderr
+    # A malformed line in a later part is named by its line in the file, over ranks and in one
+    # process.
+    lines = (shards / "whole.csv").read_text().splitlines()
+    lines[12000] = lines[12000] + ",extra"
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join(lines) + "\n")
+    proc = mpirun(2, *eval_args(bad, "--model", model, "--part-bytes", 300000), check=False)
+    assert proc.returncode == 2 and "bad.csv:12001: expected 15 fields, found 16" in proc.stderr
+    proc = cli.run(*eval_args(bad, "--model", model, "--part-bytes", 300000), check=False)
+    assert proc.returncode == 2 and "bad.csv:12001: expected 15 fields, found 16" in proc.stderr

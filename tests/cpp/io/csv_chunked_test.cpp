@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -232,6 +234,126 @@ TEST(CsvChunked, InferredChunksMergeToTheWholeTextsEncoding) {
   for (int i = 0; i < 300; ++i)
     stray += fmt::format("{},yes\n", i == 150 ? std::string("x") : std::to_string(i));
   EXPECT_FALSE(io_detail::infer_csv_chunked(write_temp("stray.csv", stray), o, 100).has_value());
+}
+
+// Parts of a file (ReadOptions::part_bytes): read in order, the parts of a tricky CSV (quoted
+// line breaks, comments, a BOM, skipped lines, CRLF) and of a LIBSVM file hold the whole file's
+// rows once each, in order, with its encoding: the concatenation equals the whole read, for part
+// sizes from 1 byte to more than the file.
+TEST(FileParts, ConcatenatedPartsEqualTheWholeFile) {
+  for (const bool crlf : {false, true}) {
+    const std::string text = tricky_csv(crlf ? 13 : 17, 300, crlf);
+    const std::string path = write_temp("parts.csv", text);
+    ReadOptions o;
+    o.csv = tricky_options(MissingPolicy::kZero);
+    const Dataset trained = parse_csv(tricky_csv(3, 40, crlf), o.csv, "train.csv");
+    o.encoding = &trained.encoding();
+    const Dataset whole = read_dataset(path, o);
+    ASSERT_GT(whole.num_rows(), 250u);
+    for (const std::size_t bytes :
+         {std::size_t{1}, std::size_t{37}, std::size_t{500}, std::size_t{4096}, text.size() + 1}) {
+      ReadOptions part = o;
+      part.part_bytes = bytes;
+      const std::size_t count = file_part_count(path, bytes);
+      EXPECT_EQ(count, (text.size() + bytes - 1) / bytes);
+      std::vector<Dataset> parts;
+      for (std::size_t k = 0; k < count; ++k) {
+        part.part = k;
+        parts.push_back(read_dataset(path, part));
+      }
+      Dataset joined = concat_rows(std::move(parts));
+      joined.set_row_parts({});
+      joined.set_source(whole.source());
+      SCOPED_TRACE(fmt::format("crlf {} part bytes {}", crlf, bytes));
+      test::expect_same_dataset(whole, joined);
+    }
+  }
+  // LIBSVM, blank and comment lines among the records.
+  std::string svm;
+  std::mt19937 rng(5);
+  for (int i = 0; i < 200; ++i) {
+    if (i % 23 == 0) svm += "\n";
+    svm += fmt::format("{} 1:{} {}:{}\n", rng() % 2, static_cast<int>(rng() % 9) - 4, 2 + rng() % 5,
+                       static_cast<int>(rng() % 100) / 10.0);
+  }
+  const std::string svm_path = write_temp("parts.svm", svm);
+  ReadOptions lo;
+  lo.format = FileFormat::kLibsvm;
+  lo.libsvm.num_features = 6;
+  const Dataset whole = read_dataset(svm_path, lo);
+  for (const std::size_t bytes : {std::size_t{1}, std::size_t{64}, std::size_t{999}}) {
+    lo.part_bytes = bytes;
+    std::vector<Dataset> parts;
+    for (std::size_t k = 0; k < file_part_count(svm_path, bytes); ++k) {
+      lo.part = k;
+      parts.push_back(read_dataset(svm_path, lo));
+    }
+    Dataset joined = concat_rows(std::move(parts));
+    joined.set_row_parts({});
+    SCOPED_TRACE(fmt::format("libsvm part bytes {}", bytes));
+    ASSERT_EQ(joined.num_rows(), whole.num_rows());
+    ASSERT_EQ(joined.num_features(), whole.num_features());
+    EXPECT_EQ(joined.labels().values, whole.labels().values);
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < whole.num_rows(); ++i)
+      for (std::size_t j = 0; j < whole.num_features(); ++j)
+        differ += joined.features().at(i, j) == whole.features().at(i, j) ? 0 : 1;
+    EXPECT_EQ(differ, 0u);
+  }
+}
+
+TEST(FileParts, ErrorsNameTheFileAndTheFilesLine) {
+  std::string text = "a,b,y\n";
+  for (int i = 0; i < 100; ++i) text += fmt::format("{},\"x\ny\",{}\n", i, i % 2);
+  text += "1,2,3,4\n";  // line 202
+  const std::string path = write_temp("bad_parts.csv", text);
+  ReadOptions o;
+  o.csv.label_column = "y";
+  o.part_bytes = 40;
+  o.part = file_part_count(path, 40) - 1;
+  EXPECT_THROW(
+      {
+        try {
+          (void)read_dataset(path, o);
+        } catch (const ParseError& e) {
+          EXPECT_NE(std::string(e.what()).find("bad_parts.csv:202"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      ParseError);
+  o.format = FileFormat::kArff;
+  EXPECT_THROW((void)read_dataset(path, o), InvalidArgument);
+  const std::string gz = write_temp("parts.csv.gz", std::string("\x1f\x8b rest"));
+  EXPECT_THROW((void)file_part_count(gz, 10), InvalidArgument);
+}
+
+// LevelIndex (the readers' table of a column's distinct values): codes in order of first
+// appearance, as a std::map from value to first position gives them, through growth from 16
+// slots to 2^18.
+TEST(LevelIndex, CodesInOrderOfFirstAppearanceLikeAMap) {
+  std::mt19937_64 rng(7);
+  std::vector<std::string> texts;
+  for (int k = 0; k < 200000; ++k) {
+    // Mostly distinct numbers, some repeats, the empty string, and short category-like values.
+    const auto pick = rng() % 10;
+    if (pick == 0)
+      texts.emplace_back();
+    else if (pick < 4)
+      texts.push_back("k" + std::to_string(rng() % 37));
+    else
+      texts.push_back(std::to_string(static_cast<double>(rng() % 150000) / 7.0));
+  }
+  io_detail::LevelIndex index;
+  std::map<std::string, std::int32_t, std::less<>> oracle;
+  for (const std::string& t : texts) {
+    bool inserted = false;
+    const std::int32_t code = index.find_or_add(t, inserted);
+    const auto [it, fresh] = oracle.try_emplace(t, static_cast<std::int32_t>(oracle.size()));
+    ASSERT_EQ(inserted, fresh) << t;
+    ASSERT_EQ(code, it->second) << t;
+  }
+  EXPECT_EQ(index.size(), oracle.size());
+  EXPECT_GT(oracle.size(), 80000u);  // the table grew to 2^18 slots
 }
 
 }  // namespace
