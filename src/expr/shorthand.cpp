@@ -122,6 +122,12 @@ std::string parse_column(std::string_view text, std::string_view call, std::stri
                    col));
 }
 
+// parity written pairwise (training, intervals) over at most this many values: 499,500 pairs;
+// post-processing over 1,000 groups took 227 s of CPU time and 3.9 GB
+// (docs/results/postprocess-groups.md), and the cost grows with the square of the values.
+constexpr std::size_t kMaxParityValues = 1000;
+constexpr std::size_t kMaxParityPairs = kMaxParityValues * (kMaxParityValues - 1) / 2;
+
 std::string expand_call(std::string_view text, std::string_view call, std::string_view rate_arg,
                         std::string_view column_arg, const ColumnLevels& levels,
                         ParityForm parity) {
@@ -154,6 +160,17 @@ std::string expand_call(std::string_view text, std::string_view call, std::strin
     return fmt::format("(max({}) - min({}))", list, list);
   }
   if (call == "parity") {
+    const std::size_t k = rates.size();
+    if (k * (k - 1) / 2 > kMaxParityPairs)
+      throw InvalidArgument(fmt::format(
+          "{}({}, {}): column '{}' takes {} values; to train on parity (or give it --ci "
+          "intervals) each pair of values is a constraint, {} pairs, more than the {} ({} "
+          "values) this can serve; bound every group's rate instead: max_over({}, {}) <= A and "
+          "min_over({}, {}) >= B with A - B <= the bound (2 x {} constraints), or merge the "
+          "values into fewer groups (rateopt eval evaluates parity over any number of values; "
+          "in '{}')",
+          call, rate_arg, column_arg, column, k, k * (k - 1) / 2, kMaxParityPairs, kMaxParityValues,
+          rate_arg, column_arg, rate_arg, column_arg, k, text));
     for (std::size_t a = 0; a < rates.size(); ++a)
       for (std::size_t b = a + 1; b < rates.size(); ++b)
         add(fmt::format("abs({} - {})", rates[a], rates[b]));

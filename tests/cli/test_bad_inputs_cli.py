@@ -115,6 +115,8 @@ def _truncated_gzip():
 
 
 FILES["truncated.csv.gz"] = _truncated_gzip()
+# A group column with 3,003 values: parity over it is too large to train on pairwise.
+FILES["manygroups.csv"] = "x,g,y\n" + "".join(f"{i % 17},v{i},{i % 2}\n" for i in range(3003))
 
 TRAIN = ["train", "--label", "y", "--quiet", "--output", "{out}"]
 RATE = TRAIN + ["--groups", "g", "--minimize", "error"]
@@ -133,6 +135,9 @@ CASES = [
     ("train-unknown-flag", ["train", "--data", "{good}", "--bogus", "-o", "{out}"], 2,
      ["--bogus"]),
     ("train-bad-solver", RATE + ["--data", "{good}", "--solver", "magic"], 2, ["magic"]),
+    ("train-parity-too-many-groups", RATE + ["--data", "{manygroups.csv}", "--constraint",
+                                             "parity(ppr, g) <= 0.1"], 2,
+     ["takes 3003 values", "4507503 pairs", "max_over(ppr, g) <= A"]),
     ("train-neg-iterations", RATE + ["--data", "{good}", "--iterations", "-3"], 2,
      ["--iterations"]),
     ("train-both-objectives", RATE + ["--data", "{good}", "--maximize", "f1"], 2,
