@@ -90,9 +90,10 @@ struct ReadOptions {
   // of one inferred from the file: the way to read a test file for a trained model. Unseen
   // categorical levels encode as all-zero.
   const Encoding* encoding = nullptr;
-  // When set, only these slice columns are kept (Dataset::keep_columns; the others are read,
-  // checked and dropped, binary datasets' one at a time): the columns a command's expressions
-  // name (slice_columns in rateopt/expr.hpp). Not set: every column.
+  // When set, only these slice columns are kept (Dataset::keep_columns; the others are read and
+  // checked, but CSV readers build no slice column for them, and binary datasets drop them one
+  // at a time): the columns a command's expressions name (slice_columns in rateopt/expr.hpp).
+  // Not set: every column.
   std::optional<std::vector<std::string>> keep_columns;
   // When part_bytes > 0, only part `part` of a CSV or LIBSVM file is read: the records that
   // start at a byte offset in [part * part_bytes, (part + 1) * part_bytes) of its text (a CSV's

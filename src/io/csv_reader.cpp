@@ -225,14 +225,18 @@ char pick_delimiter(const CsvOptions& o, const std::string& name) {
 // missing-value policy, and from them the encoding, features, labels, weights and columns.
 class CsvReader {
  public:
+  // keep: when set, the slice columns to build (the others are dropped unread, as
+  // Dataset::keep_columns would drop them).
   CsvReader(const CsvOptions& options, const std::string& name, const Encoding* encoding,
-            ReadStats& stats, CsvChunkState* chunk = nullptr)
+            ReadStats& stats, CsvChunkState* chunk = nullptr,
+            const std::vector<std::string>* keep = nullptr)
       : o_(options),
         name_(name),
         encoding_(encoding),
         st_(stats),
         missing_(o_.missing_values),
-        chunk_(chunk) {}
+        chunk_(chunk),
+        keep_(keep) {}
 
   Dataset read(std::string_view text) {
     tokenize(text);
@@ -247,7 +251,8 @@ class CsvReader {
     if (label_col_ < ncols_) read_labels(labels, enc);
     Dataset ds(std::move(matrix), std::move(labels));
     if (weight_col_ < ncols_) read_weights(ds);
-    add_columns(ds);
+    const std::vector<std::string> skipped = add_columns(ds);
+    if (keep_ != nullptr) ds.keep_columns(*keep_, skipped);
     finish_dataset(ds, std::move(enc), name_);
     return ds;
   }
@@ -710,12 +715,18 @@ class CsvReader {
     ds.set_weights(std::move(w));
   }
 
-  void add_columns(Dataset& ds) const {
+  // The slice columns; returns the names of those left out (keep_), in column order.
+  std::vector<std::string> add_columns(Dataset& ds) const {
     std::vector<const std::vector<double>*> numbers_of(ncols_, nullptr);
     for (const auto& f : features_)
       if (!f.numbers.empty()) numbers_of[f.column] = &f.numbers;
+    std::vector<std::string> skipped;
     for (std::size_t j = 0; j < ncols_; ++j) {
       if (role_[j] == Role::kIgnored) continue;
+      if (keep_ != nullptr && std::ranges::find(*keep_, names_[j]) == keep_->end()) {
+        skipped.push_back(names_[j]);
+        continue;
+      }
       ColumnBuilder b(names_[j], n_);
       for (std::size_t k = 0; k < n_; ++k) {
         const std::size_t r = kept_[k];
@@ -727,6 +738,7 @@ class CsvReader {
       }
       ds.add_column(std::move(b).finish());
     }
+    return skipped;
   }
 
   const CsvOptions& o_;
@@ -735,7 +747,8 @@ class CsvReader {
   ReadStats& st_;
   MissingTokens missing_;
   CsvChunkState* chunk_ = nullptr;  // set when the text is one chunk of a file
-  TextArena arena_;                 // unescaped fields
+  const std::vector<std::string>* keep_ = nullptr;
+  TextArena arena_;  // unescaped fields
   std::vector<std::string> names_;
   std::size_t ncols_ = 0;
   std::vector<std::string_view> fields_;  // record r, column c at r * ncols_ + c
@@ -896,8 +909,7 @@ Dataset read_csv_chunked(const std::string& path, const CsvOptions& options,
       path, options, chunk_bytes, state, [&](const std::string& text, std::size_t text_lines) {
         ReadStats chunk_stats;
         chunk_stats.lines = text_lines;
-        Dataset part = CsvReader(options, path, &encoding, chunk_stats, &state).read(text);
-        if (keep != nullptr) part.keep_columns(*keep);
+        Dataset part = CsvReader(options, path, &encoding, chunk_stats, &state, keep).read(text);
         label_names = part.labels().names;
         st.lines += text_lines;
         st.rows_dropped_missing += chunk_stats.rows_dropped_missing;
@@ -966,14 +978,15 @@ std::optional<std::vector<InferredEncoding>> infer_csv_chunked(const std::string
 }
 
 Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const std::string& name,
-                       const Encoding* encoding, ReadStats* stats) {
+                       const Encoding* encoding, ReadStats* stats,
+                       const std::vector<std::string>* keep) {
   text = skip_bom(text);
   ReadStats local_stats;
   ReadStats& st = begin_stats(stats, local_stats, text);
   if (encoding != nullptr) check_encoding(*encoding, "csv");
   RATEOPT_CHECK(options.has_header || !options.column_names.empty(),
                 "CsvOptions: a file without a header row needs column_names");
-  return CsvReader(options, name, encoding, st).read(text);
+  return CsvReader(options, name, encoding, st, nullptr, keep).read(text);
 }
 
 }  // namespace rateopt::io_detail

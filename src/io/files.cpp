@@ -180,7 +180,7 @@ Dataset read_csv_keeping(const std::string& path, const CsvOptions& options,
                                      io_detail::kCsvChunkBytes);
   } else {
     const std::string text = read_text_file(path);
-    ds = io_detail::parse_csv_impl(text, options, path, encoding, stats);
+    ds = io_detail::parse_csv_impl(text, options, path, encoding, stats, keep);
   }
   ds.set_source(path);
   return ds;
@@ -230,7 +230,8 @@ Dataset read_dataset_part(const std::string& path, FileFormat format, const Read
   if (format == FileFormat::kCsv) {
     const std::string text =
         io_detail::csv_part_text(path, options.csv, options.part, options.part_bytes);
-    ds = io_detail::parse_csv_impl(text, options.csv, path, options.encoding, stats);
+    ds = io_detail::parse_csv_impl(text, options.csv, path, options.encoding, stats,
+                                   options.keep_columns ? &*options.keep_columns : nullptr);
   } else if (format == FileFormat::kArff) {
     throw InvalidArgument(fmt::format(
         "{}: an ARFF file is read whole; parts of a file (--part-bytes, or one file over several "

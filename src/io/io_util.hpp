@@ -123,10 +123,12 @@ void check_encoding(const Encoding& encoding, std::string_view format);
 // Stable storage for unescaped field text; views into it stay valid while it lives.
 using TextArena = std::deque<std::string>;
 
-// Internal entry points (the public ones forward here with stats = nullptr).
+// Internal entry points (the public ones forward here with stats = nullptr). keep: when set, only
+// these slice columns are built (ReadOptions::keep_columns).
 [[nodiscard]] Dataset parse_csv_impl(std::string_view text, const CsvOptions& options,
                                      const std::string& name, const Encoding* encoding,
-                                     ReadStats* stats);
+                                     ReadStats* stats,
+                                     const std::vector<std::string>* keep = nullptr);
 [[nodiscard]] Dataset parse_libsvm_impl(std::string_view text, const LibsvmOptions& options,
                                         const std::string& name, const Encoding* encoding,
                                         ReadStats* stats);
