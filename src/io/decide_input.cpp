@@ -718,87 +718,85 @@ bool fast_fields(std::string_view line, FastFields& f) {
   return sc.eat('}') && sc.at_end();
 }
 
-// The record of fast_fields' line, or false wherever the reference reader would reject the line
-// (or might read it differently).
-bool fast_record(FastFields& f, const GfmLimits& limits, GfmRecord& rec) {
-  const int forms = static_cast<int>(f.p) + static_cast<int>(f.sparse) +
-                    static_cast<int>(f.samples) + static_cast<int>(f.indicators);
-  if (forms != 1) return false;
-  if (f.format && (!f.samples || (f.format_value != "indicator" && f.format_value != "indices")))
-    return false;
-  if (f.p || f.sparse) {
-    if (!f.p0) return false;
-    GfmInput& in = rec.matrix;
-    if (f.p) {
-      const std::size_t m = f.row_end.size();
-      if (m > limits.max_labels) return false;
-      const std::size_t width = m == 0 ? 0 : f.row_end[0];
-      if (width > m) return false;
-      in.m = m;
+// P given as a matrix (m x m or m x S, "P") or as entries ("P_sparse"), with p0: the record, or
+// false as fast_record.
+bool fast_matrix_record(FastFields& f, const GfmLimits& limits, GfmRecord& rec) {
+  if (!f.p0) return false;
+  GfmInput& in = rec.matrix;
+  if (f.p) {
+    const std::size_t m = f.row_end.size();
+    if (m > limits.max_labels) return false;
+    const std::size_t width = m == 0 ? 0 : f.row_end[0];
+    if (width > m) return false;
+    in.m = m;
+    for (std::size_t i = 0; i < m; ++i) {
+      const std::size_t begin = i == 0 ? 0 : f.row_end[i - 1];
+      if (f.row_end[i] - begin != width) return false;
+    }
+    if (width == m) {
+      in.p.swap(f.values);  // already m x m, row-major (both buffers stay with their thread)
+    } else {
+      in.p.assign(m * m, 0.0);
       for (std::size_t i = 0; i < m; ++i) {
         const std::size_t begin = i == 0 ? 0 : f.row_end[i - 1];
-        if (f.row_end[i] - begin != width) return false;
-      }
-      if (width == m) {
-        in.p.swap(f.values);  // already m x m, row-major (both buffers stay with their thread)
-      } else {
-        in.p.assign(m * m, 0.0);
-        for (std::size_t i = 0; i < m; ++i) {
-          const std::size_t begin = i == 0 ? 0 : f.row_end[i - 1];
-          std::copy(f.values.begin() + static_cast<std::ptrdiff_t>(begin),
-                    f.values.begin() + static_cast<std::ptrdiff_t>(f.row_end[i]),
-                    in.p.begin() + static_cast<std::ptrdiff_t>(i * m));
-        }
-      }
-    } else {
-      if (!f.m || f.m_value > limits.max_labels) return false;
-      const auto m = static_cast<std::size_t>(f.m_value);
-      in.m = m;
-      in.p.assign(m * m, 0.0);
-      std::vector<char> seen(m * m, 0);
-      for (std::size_t k = 0; k < f.values.size(); ++k) {
-        const std::uint64_t i = f.labels[2 * k];
-        const std::uint64_t s = f.labels[2 * k + 1];
-        if (i >= m || s >= m) return false;
-        const std::size_t at = static_cast<std::size_t>(i) * m + static_cast<std::size_t>(s);
-        if (seen[at] != 0) return false;
-        seen[at] = 1;
-        in.p[at] = f.values[k];
+        std::copy(f.values.begin() + static_cast<std::ptrdiff_t>(begin),
+                  f.values.begin() + static_cast<std::ptrdiff_t>(f.row_end[i]),
+                  in.p.begin() + static_cast<std::ptrdiff_t>(i * m));
       }
     }
-    in.p_zero = f.p0_value;
-    if (f.sparse) {
-      // Entries in row-major order (as P_sparse is usually written): check those; else all of P.
-      bool ordered = true;
-      for (std::size_t k = 1; k < f.values.size() && ordered; ++k)
-        ordered =
-            f.labels[2 * k - 2] < f.labels[2 * k] ||
-            (f.labels[2 * k - 2] == f.labels[2 * k] && f.labels[2 * k - 1] < f.labels[2 * k + 1]);
-      if (!ordered) return check_gfm_distribution(in).empty();
-      return check_gfm_entries(
-                 in.p_zero,
-                 [&](const auto& visit) {
-                   for (std::size_t k = 0; k < f.values.size(); ++k)
-                     if (f.values[k] != 0 &&
-                         !visit(static_cast<std::size_t>(f.labels[2 * k]),
-                                static_cast<std::size_t>(f.labels[2 * k + 1]), f.values[k]))
-                       return;
-                 })
-          .empty();
+  } else {
+    if (!f.m || f.m_value > limits.max_labels) return false;
+    const auto m = static_cast<std::size_t>(f.m_value);
+    in.m = m;
+    in.p.assign(m * m, 0.0);
+    std::vector<char> seen(m * m, 0);
+    for (std::size_t k = 0; k < f.values.size(); ++k) {
+      const std::uint64_t i = f.labels[2 * k];
+      const std::uint64_t s = f.labels[2 * k + 1];
+      if (i >= m || s >= m) return false;
+      const std::size_t at = static_cast<std::size_t>(i) * m + static_cast<std::size_t>(s);
+      if (seen[at] != 0) return false;
+      seen[at] = 1;
+      in.p[at] = f.values[k];
     }
-    // P's non-zeros as read (P[i][s] at k = i * width + s of the line), in row-major order.
-    const std::size_t m = in.m;
-    const std::size_t width = m == 0 ? 0 : f.row_end[0];
-    return check_gfm_entries(in.p_zero,
-                             [&](const auto& visit) {
-                               for (const std::size_t k : f.nonzero) {
-                                 const std::size_t i = k / width;
-                                 const std::size_t s = k % width;
-                                 if (!visit(i, s, in.p[i * m + s])) return;
-                               }
-                             })
+  }
+  in.p_zero = f.p0_value;
+  if (f.sparse) {
+    // Entries in row-major order (as P_sparse is usually written): check those; else all of P.
+    bool ordered = true;
+    for (std::size_t k = 1; k < f.values.size() && ordered; ++k)
+      ordered =
+          f.labels[2 * k - 2] < f.labels[2 * k] ||
+          (f.labels[2 * k - 2] == f.labels[2 * k] && f.labels[2 * k - 1] < f.labels[2 * k + 1]);
+    if (!ordered) return check_gfm_distribution(in).empty();
+    return check_gfm_entries(
+               in.p_zero,
+               [&](const auto& visit) {
+                 for (std::size_t k = 0; k < f.values.size(); ++k)
+                   if (f.values[k] != 0 &&
+                       !visit(static_cast<std::size_t>(f.labels[2 * k]),
+                              static_cast<std::size_t>(f.labels[2 * k + 1]), f.values[k]))
+                     return;
+               })
         .empty();
   }
+  // P's non-zeros as read (P[i][s] at k = i * width + s of the line), in row-major order.
+  const std::size_t m = in.m;
+  const std::size_t width = m == 0 ? 0 : f.row_end[0];
+  return check_gfm_entries(in.p_zero,
+                           [&](const auto& visit) {
+                             for (const std::size_t k : f.nonzero) {
+                               const std::size_t i = k / width;
+                               const std::size_t s = k % width;
+                               if (!visit(i, s, in.p[i * m + s])) return;
+                             }
+                           })
+      .empty();
+}
+
+// Label sets ("samples" as indices or indicators, optional weights): the record, or false as
+// fast_record.
+bool fast_samples_record(FastFields& f, const GfmLimits& limits, GfmRecord& rec) {
   rec.is_samples = true;
   const std::size_t n = f.row_end.size();
   const auto row = [&](std::size_t k) {
@@ -858,6 +856,17 @@ bool fast_record(FastFields& f, const GfmLimits& limits, GfmRecord& rec) {
   double total = 0;
   for (std::size_t j = 0; j < n; ++j) total += rec.weights.empty() ? 1.0 : rec.weights[j];
   return total > 0 && std::isfinite(total);
+}
+
+// The record of fast_fields' line, or false wherever the reference reader would reject the line
+// (or might read it differently).
+bool fast_record(FastFields& f, const GfmLimits& limits, GfmRecord& rec) {
+  const int forms = static_cast<int>(f.p) + static_cast<int>(f.sparse) +
+                    static_cast<int>(f.samples) + static_cast<int>(f.indicators);
+  if (forms != 1) return false;
+  if (f.format && (!f.samples || (f.format_value != "indicator" && f.format_value != "indices")))
+    return false;
+  return f.p || f.sparse ? fast_matrix_record(f, limits, rec) : fast_samples_record(f, limits, rec);
 }
 
 }  // namespace
