@@ -28,7 +28,7 @@ from .decide import decide
 __all__ = ["LogisticRegression", "GradientBoostingClassifier", "BayesOptimalClassifier"]
 
 
-class _LinearModelMixin:
+class _CoreModelMixin:
     """Prediction through a fitted ``_core.Classifier`` in ``model_`` (linear or boosted)."""
 
     def _features(self, X: Any) -> Any:
@@ -52,7 +52,7 @@ class _LinearModelMixin:
         return self.model_.decision_function(fm, n_threads=self.n_threads)
 
 
-class LogisticRegression(_LinearModelMixin, ClassifierMixin, BaseEstimator):
+class LogisticRegression(_CoreModelMixin, ClassifierMixin, BaseEstimator):
     """Binary L2-regularised logistic regression (C++ L-BFGS, docs/models.md).
 
     Minimises ``C * sum_i w_i log(1 + exp(-t_i (x_i . coef + b))) + 0.5 |coef|^2`` with the
@@ -207,7 +207,7 @@ _GBDT_PARAMETER_NAMES = [
 ]
 
 
-class GradientBoostingClassifier(_LinearModelMixin, ClassifierMixin, BaseEstimator):
+class GradientBoostingClassifier(_CoreModelMixin, ClassifierMixin, BaseEstimator):
     """Binary gradient-boosted trees: XGBoost (``binary:logistic``, tree method ``hist``) run by
     the C++ core, no Python callback (docs/models.md).
 
