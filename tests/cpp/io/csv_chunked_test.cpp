@@ -239,19 +239,19 @@ TEST(CsvChunked, InferredChunksMergeToTheWholeTextsEncoding) {
 // Parts of a file (ReadOptions::part_bytes): read in order, the parts of a tricky CSV (quoted
 // line breaks, comments, a BOM, skipped lines, CRLF) and of a LIBSVM file hold the whole file's
 // rows once each, in order, with its encoding: the concatenation equals the whole read, for part
-// sizes from 1 byte to more than the file.
+// sizes from 16 or 29 bytes (cuts inside most records and quoted fields) to more than the file.
 TEST(FileParts, ConcatenatedPartsEqualTheWholeFile) {
   for (const bool crlf : {false, true}) {
-    const std::string text = tricky_csv(crlf ? 13 : 17, 300, crlf);
+    const std::string text = tricky_csv(crlf ? 13 : 17, 150, crlf);
     const std::string path = write_temp("parts.csv", text);
     ReadOptions o;
     o.csv = tricky_options(MissingPolicy::kZero);
     const Dataset trained = parse_csv(tricky_csv(3, 40, crlf), o.csv, "train.csv");
     o.encoding = &trained.encoding();
     const Dataset whole = read_dataset(path, o);
-    ASSERT_GT(whole.num_rows(), 250u);
+    ASSERT_GT(whole.num_rows(), 120u);
     for (const std::size_t bytes :
-         {std::size_t{1}, std::size_t{37}, std::size_t{500}, std::size_t{4096}, text.size() + 1}) {
+         {std::size_t{29}, std::size_t{500}, std::size_t{4096}, text.size() + 1}) {
       ReadOptions part = o;
       part.part_bytes = bytes;
       const std::size_t count = file_part_count(path, bytes);
@@ -281,7 +281,7 @@ TEST(FileParts, ConcatenatedPartsEqualTheWholeFile) {
   lo.format = FileFormat::kLibsvm;
   lo.libsvm.num_features = 6;
   const Dataset whole = read_dataset(svm_path, lo);
-  for (const std::size_t bytes : {std::size_t{1}, std::size_t{64}, std::size_t{999}}) {
+  for (const std::size_t bytes : {std::size_t{16}, std::size_t{64}, std::size_t{999}}) {
     lo.part_bytes = bytes;
     std::vector<Dataset> parts;
     for (std::size_t k = 0; k < file_part_count(svm_path, bytes); ++k) {
