@@ -46,10 +46,61 @@ class _CoreModelMixin:
         Returns
         -------
         numpy.ndarray of shape (n,)
-            ``X @ coef_[0] + intercept_[0]``.
+            ``X @ coef_[0] + intercept_[0]`` (LogisticRegression), the booster's margin, its
+            log-odds (GradientBoostingClassifier).
         """
         fm = self._features(X)
         return self.model_.decision_function(fm, n_threads=self.n_threads)
+
+    def _binary_fit_data(self, X: Any, y: npt.ArrayLike,
+                         sample_weight: Optional[npt.ArrayLike]) -> tuple:
+        """Checks the data of a binary fit and sets ``classes_``: the features, the 0/1 labels
+        (``classes_[1]`` is 1), the weights (or None) and the feature names."""
+        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if len(self.classes_) != 2:
+            raise ValueError(f"{type(self).__name__} is binary: y needs 2 classes, got "
+                             f"{len(self.classes_)} class(es)")
+        labels = np.ascontiguousarray(y == self.classes_[1], dtype=np.int32)
+        w = None
+        if sample_weight is not None:
+            w = np.ascontiguousarray(_check_sample_weight(sample_weight, X), dtype=np.float64)
+        names = [str(c) for c in getattr(self, "feature_names_in_", [])]
+        return feature_matrix(X), labels, w, names
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities (the logistic function of the score).
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or numeric DataFrame of shape (n, n_features)
+
+        Returns
+        -------
+        numpy.ndarray of shape (n, 2)
+            ``[P(classes_[0]), P(classes_[1])]`` per row.
+        """
+        fm = self._features(X)
+        p = self.model_.predict(fm, mode="probability", n_threads=self.n_threads)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted classes: ``classes_[1]`` where the score is > 0.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or numeric DataFrame of shape (n, n_features)
+
+        Returns
+        -------
+        numpy.ndarray of shape (n,)
+        """
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int)]
+
+    def _more_tags(self):
+        return {"binary_only": True}
 
 
 class LogisticRegression(_CoreModelMixin, ClassifierMixin, BaseEstimator):
@@ -127,18 +178,8 @@ class LogisticRegression(_CoreModelMixin, ClassifierMixin, BaseEstimator):
         ValueError
             ``y`` with other than 2 classes, non-finite features, negative weights.
         """
-        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if len(self.classes_) != 2:
-            raise ValueError(f"LogisticRegression is binary: y needs 2 classes, got "
-                             f"{len(self.classes_)} class(es)")
-        labels = np.ascontiguousarray(y == self.classes_[1], dtype=np.int32)
-        w = None
-        if sample_weight is not None:
-            w = np.ascontiguousarray(_check_sample_weight(sample_weight, X), dtype=np.float64)
-        names = [str(c) for c in getattr(self, "feature_names_in_", [])]
-        r = _core.fit_logistic_regression(feature_matrix(X), labels, w, C=float(self.C),
+        fm, labels, w, names = self._binary_fit_data(X, y, sample_weight)
+        r = _core.fit_logistic_regression(fm, labels, w, C=float(self.C),
                                           fit_intercept=bool(self.fit_intercept),
                                           tol=float(self.tol), max_iter=int(self.max_iter),
                                           memory=int(self.memory), n_threads=int(self.n_threads),
@@ -150,39 +191,6 @@ class LogisticRegression(_CoreModelMixin, ClassifierMixin, BaseEstimator):
         self.status_ = r["status"]
         self.objective_ = r["objective"]
         return self
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities.
-
-        Parameters
-        ----------
-        X : array-like, scipy.sparse matrix or numeric DataFrame of shape (n, n_features)
-
-        Returns
-        -------
-        numpy.ndarray of shape (n, 2)
-            ``[P(classes_[0]), P(classes_[1])]`` per row.
-        """
-        fm = self._features(X)
-        p = self.model_.predict(fm, mode="probability", n_threads=self.n_threads)
-        return np.column_stack([1.0 - p, p])
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Predicted classes: ``classes_[1]`` where the score is > 0.
-
-        Parameters
-        ----------
-        X : array-like, scipy.sparse matrix or numeric DataFrame of shape (n, n_features)
-
-        Returns
-        -------
-        numpy.ndarray of shape (n,)
-        """
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(int)]
-
-    def _more_tags(self):
-        return {"binary_only": True}
 
 
 # The estimator's parameter names for the core's option and check names in its messages.
@@ -294,19 +302,10 @@ class GradientBoostingClassifier(_CoreModelMixin, ClassifierMixin, BaseEstimator
             ``y`` with other than 2 classes, non-finite features, negative weights, an option
             out of its range (named with its value), a build without XGBoost.
         """
-        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if len(self.classes_) != 2:
-            raise ValueError(f"GradientBoostingClassifier is binary: y needs 2 classes, got "
-                             f"{len(self.classes_)} class(es)")
+        fm, labels, w, names = self._binary_fit_data(X, y, sample_weight)
         if not _core.gbdt_available():
             raise ValueError("this build of rateopt has no XGBoost: install libxgboost-dev "
                              "(scripts/deps.sh) and rebuild (CMake option RATEOPT_XGBOOST)")
-        labels = np.ascontiguousarray(y == self.classes_[1], dtype=np.int32)
-        w = None
-        if sample_weight is not None:
-            w = np.ascontiguousarray(_check_sample_weight(sample_weight, X), dtype=np.float64)
         options = {"gbdt_rounds": self.n_estimators, "gbdt_max_depth": self.max_depth,
                    "gbdt_learning_rate": self.learning_rate,
                    "gbdt_l2": self.l2_regularization,
@@ -314,10 +313,8 @@ class GradientBoostingClassifier(_CoreModelMixin, ClassifierMixin, BaseEstimator
                    "gbdt_subsample": self.subsample, "gbdt_colsample": self.colsample,
                    "seed": 0 if self.random_state is None else self.random_state,
                    "n_threads": self.n_threads}
-        names = [str(c) for c in getattr(self, "feature_names_in_", [])]
         try:
-            r = _core.fit_gbdt(feature_matrix(X), labels, w, options=options,
-                               feature_names=names)
+            r = _core.fit_gbdt(fm, labels, w, options=options, feature_names=names)
         except ValueError as e:  # the core names its options; say this estimator's names
             message = str(e)
             for ours, theirs in _GBDT_PARAMETER_NAMES:
@@ -326,52 +323,6 @@ class GradientBoostingClassifier(_CoreModelMixin, ClassifierMixin, BaseEstimator
         self.model_ = r["model"]
         self.fit_seconds_ = r["seconds"]
         return self
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        """The booster's margin (log-odds; > 0 predicts ``classes_[1]``).
-
-        Parameters
-        ----------
-        X : array-like, scipy.sparse matrix or numeric DataFrame of shape (n, n_features)
-
-        Returns
-        -------
-        numpy.ndarray of shape (n,)
-        """
-        return super().decision_function(X)
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities (the logistic function of the margin).
-
-        Parameters
-        ----------
-        X : array-like, scipy.sparse matrix or numeric DataFrame of shape (n, n_features)
-
-        Returns
-        -------
-        numpy.ndarray of shape (n, 2)
-            ``[P(classes_[0]), P(classes_[1])]`` per row.
-        """
-        fm = self._features(X)
-        p = self.model_.predict(fm, mode="probability", n_threads=self.n_threads)
-        return np.column_stack([1.0 - p, p])
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Predicted classes: ``classes_[1]`` where the margin is > 0.
-
-        Parameters
-        ----------
-        X : array-like, scipy.sparse matrix or numeric DataFrame of shape (n, n_features)
-
-        Returns
-        -------
-        numpy.ndarray of shape (n,)
-        """
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(int)]
-
-    def _more_tags(self):
-        return {"binary_only": True}
 
 
 def _positive_column(proba, classes, name):
