@@ -159,8 +159,7 @@ ReadOptions to_read_options(const ReaderFlags& f) {
   if (f.format == "libsvm") o.format = FileFormat::kLibsvm;
   if (f.format == "arff") o.format = FileFormat::kArff;
   o.keep_columns = f.keep_columns;
-  o.part = f.read_part;
-  o.part_bytes = f.read_part_bytes;
+  o.part_range = f.read_part;
   o.csv.label_column = f.label;
   o.csv.positive_values = f.positive;
   o.csv.group_columns = f.groups;
@@ -391,7 +390,6 @@ namespace {
 ReaderFlags unit_flags(const ReaderFlags& flags, const DataUnit& unit) {
   ReaderFlags f = flags;
   f.read_part = unit.part;
-  f.read_part_bytes = unit.part_bytes;
   return f;
 }
 
@@ -404,9 +402,15 @@ Encoding shared_encoding(const std::vector<DataUnit>& units, const ReaderFlags& 
   // Binary datasets (rateopt convert) carry their encoding: read it without the arrays, on every
   // rank, and require one encoding for all of them. Whether the files are binary is agreed first,
   // so that every rank takes the same path (the paths' collectives differ).
+  // (Parts of one file are one file here: it is looked at once.)
   std::size_t binary = 0;
-  for (const std::string& f : files) binary += is_dataset_binary(f) ? 1 : 0;
-  std::array<double, 2> counts{static_cast<double>(binary), static_cast<double>(files.size())};
+  std::size_t distinct = 0;
+  for (std::size_t k = 0; k < files.size(); ++k) {
+    if (k > 0 && files[k] == files[k - 1]) continue;
+    ++distinct;
+    binary += is_dataset_binary(files[k]) ? 1 : 0;
+  }
+  std::array<double, 2> counts{static_cast<double>(binary), static_cast<double>(distinct)};
   sum_over_ranks(counts);
   if (counts[0] > 0 && counts[0] < counts[1])
     throw InvalidArgument(
@@ -464,10 +468,12 @@ std::vector<DataUnit> data_units(const std::vector<std::string>& files, const Re
       units.push_back({f});
       continue;
     }
-    const std::size_t parts = file_part_count(f, part_bytes);
+    // One scan of the file finds where each part starts; each part is then read from its bytes.
+    ReadOptions options = to_read_options(flags);
+    options.part_bytes = part_bytes;
     std::error_code ec;
     split_bytes += std::filesystem::file_size(f, ec);
-    for (std::size_t k = 0; k < parts; ++k) units.push_back({f, k, part_bytes});
+    for (const FilePart& p : file_parts(f, options)) units.push_back({f, p});
   }
   if (units.size() < ranks && part_bytes > 0)
     throw InvalidArgument(fmt::format(
@@ -491,7 +497,7 @@ DataShard load_data_shard(const std::string& pattern, const ReaderFlags& flags,
   const std::vector<DataUnit> units = data_units(all, flags, pattern);
   shard.total_files = units.size();
   const auto [first, last] = rank_file_range(units.size(), pattern);
-  if (units.size() == 1 && units[0].part_bytes == 0 && ranks == 1) {
+  if (units.size() == 1 && !units[0].part && ranks == 1) {
     shard.files = all;
     shard.data = load_dataset(all[0], flags, encoding);
     shard.total_rows = shard.data.num_rows();

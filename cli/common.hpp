@@ -53,9 +53,8 @@ struct ReaderFlags {
   // --part-bytes: read CSV and LIBSVM files of --data in parts of this many bytes (0: whole,
   // or kAutoPartBytes when there are fewer files than MPI ranks); load_data_shard splits.
   std::size_t part_bytes = 0;
-  // Not flags: the one part load_dataset reads (ReadOptions::part, part_bytes; 0: whole).
-  std::size_t read_part = 0;
-  std::size_t read_part_bytes = 0;
+  // Not a flag: the one part load_dataset reads (ReadOptions::part_range; unset: the whole file).
+  std::optional<FilePart> read_part;
 };
 
 // The part size of files shared by more ranks than there are files, without --part-bytes.
@@ -97,7 +96,7 @@ void require_two_classes(const Dataset& ds, const std::string& path);
 // Rate-constrained training may have one class (constraints on ppr need no labels): a warning.
 void warn_if_one_class(const Dataset& ds, const std::string& path);
 
-// Reads one file (or the part of it flags.read_part_bytes names) and prints the reader's notes
+// Reads one file (or the part of it flags.read_part names) and prints the reader's notes
 // and warnings on stderr; with `stats`, they are added to *stats instead (print_read_notes).
 [[nodiscard]] Dataset load_dataset(const std::string& path, const ReaderFlags& flags,
                                    const Encoding* encoding = nullptr, ReadStats* stats = nullptr);
@@ -133,8 +132,7 @@ void check_distinct_stems(const std::vector<std::string>& files);
 // What one load reads: a whole file, or one part of it (ReadOptions::part_bytes).
 struct DataUnit {
   std::string file;
-  std::size_t part = 0;
-  std::size_t part_bytes = 0;  // 0: the whole file
+  std::optional<FilePart> part;  // unset: the whole file
 };
 // The same over units (parts of files among them).
 [[nodiscard]] Encoding shared_encoding(const std::vector<DataUnit>& units,

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <istream>
 #include <optional>
 #include <span>
@@ -80,6 +81,16 @@ struct ArffOptions {
   std::size_t num_labels = 0;  // labels are the last num_labels attributes (when no XML)
 };
 
+// Where one part of a CSV or LIBSVM file lies (file_parts; ReadOptions::part_bytes): the bytes
+// [begin, end) hold its records, `first_line` is the file's number of the line at `begin`, and
+// [0, header_end) are a CSV's skipped lines and header (the same for every part of a file).
+struct FilePart {
+  std::uint64_t header_end = 0;
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  std::size_t first_line = 1;
+};
+
 struct ReadOptions {
   FileFormat format =
       FileFormat::kAuto;  // kAuto: from the extension (.csv .tsv .arff, else LIBSVM)
@@ -103,12 +114,20 @@ struct ReadOptions {
   // (docs/scale.md). ARFF files and binary datasets are read whole (InvalidArgument).
   std::size_t part_bytes = 0;
   std::size_t part = 0;
+  // file_parts(path, options)[part], when the caller has it: the part is then read from those
+  // bytes alone, without scanning the file for where it starts.
+  std::optional<FilePart> part_range;
 };
 
 // The number of parts of `part_bytes` bytes (> 0) a file is read in (ReadOptions::part_bytes):
 // ceil(size / part_bytes), at least 1. InvalidArgument for a gzip-compressed file (its size is
 // not its text's: decompress it, or split or convert it), IoError when it cannot be read.
 [[nodiscard]] std::size_t file_part_count(const std::string& path, std::size_t part_bytes);
+// Where each of the file_part_count(path, options.part_bytes) parts of a CSV or LIBSVM file lies,
+// found by one scan of the file (a CSV's quotes followed as the chunked reader follows them):
+// reading a part from its FilePart (ReadOptions::part_range) then reads only its bytes and the
+// header's. InvalidArgument for binary datasets, ARFF and gzip-compressed files.
+[[nodiscard]] std::vector<FilePart> file_parts(const std::string& path, const ReadOptions& options);
 
 // Count, mean and sum of squared deviations (Welford's M2) of one numeric feature's raw values,
 // as a reader inferring an encoding computed them: what merge_encodings needs to standardise

@@ -238,6 +238,9 @@ class CsvReader {
         chunk_(chunk),
         keep_(keep) {}
 
+  // The text is one part of a file: its records are numbered from this line of the file on.
+  void number_records_from(std::size_t line) noexcept { records_line_ = line; }
+
   Dataset read(std::string_view text) {
     tokenize(text);
     resolve_roles();
@@ -282,6 +285,7 @@ class CsvReader {
       names_ = unique_names(std::move(names_));
       if (chunk_ != nullptr) chunk_->names = names_;
     }
+    if (records_line_ > 0) tok.set_line(records_line_);
     std::size_t line = 0;
     while (true) {
       const std::size_t before = fields_.size();
@@ -747,6 +751,7 @@ class CsvReader {
   ReadStats& st_;
   MissingTokens missing_;
   CsvChunkState* chunk_ = nullptr;  // set when the text is one chunk of a file
+  std::size_t records_line_ = 0;    // number_records_from (0: the text's own numbering)
   const std::vector<std::string>* keep_ = nullptr;
   TextArena arena_;  // unescaped fields
   std::vector<std::string> names_;
@@ -852,35 +857,45 @@ void for_each_csv_chunk(const std::string& path, const CsvOptions& options, std:
 
 }  // namespace
 
-std::string csv_part_text(const std::string& path, const CsvOptions& options, std::size_t part,
-                          std::size_t part_bytes) {
+std::vector<FilePart> csv_file_parts(const std::string& path, const CsvOptions& options,
+                                     std::size_t part_bytes, std::size_t count,
+                                     std::uint64_t size) {
   RATEOPT_CHECK(part_bytes > 0, "part_bytes is 0, expected a positive size");
   const char delim = pick_delimiter(options, path);
-  std::string text;
-  std::size_t offset = 0;  // of the line's first byte in the file
+  std::vector<FilePart> parts(count);
+  std::size_t next = 0;          // the first part whose begin is not known yet
+  std::uint64_t offset = 0;      // of the next line's first byte in the file
+  std::uint64_t header_end = 0;  // past the skipped lines and the header
   std::size_t to_skip = options.skip_lines;
   bool header = options.has_header;  // the header record is still to come or open
   std::size_t records = 0;
   bool in_quotes = false;
-  bool keep = false;  // the current record is the part's (or the header)
   LineReader reader(path);
   std::string_view line;
   while (reader.next_raw(line)) {
-    const std::size_t start = offset;
+    const std::uint64_t start = offset;
     offset += line.size() + 1;
     if (reader.line_number() == 1) line = skip_bom(line);
-    if (to_skip > 0) {
-      --to_skip;
-      text.append(line).push_back('\n');
+    if (to_skip > 0 || header) {
+      if (to_skip > 0) {
+        --to_skip;
+      } else {
+        scan_csv_line(line, delim, options.comment_prefix, in_quotes, records);
+        header = records == 0 || in_quotes;
+      }
+      header_end = offset;
       continue;
     }
-    if (!in_quotes) keep = header || start / part_bytes == part;  // a record may start here
+    if (!in_quotes) {  // a record may start here: it begins every part not yet begun up to its own
+      for (const std::uint64_t own = start / part_bytes; next < count && next <= own; ++next) {
+        parts[next].begin = start;
+        parts[next].first_line = reader.line_number();
+      }
+    }
     scan_csv_line(line, delim, options.comment_prefix, in_quotes, records);
-    if (keep) text.append(line);
-    text.push_back('\n');
-    if (header && records > 0 && !in_quotes) header = false;
   }
-  return text;
+  finish_file_parts(parts, next, header_end, reader.line_number() + 1, size);
+  return parts;
 }
 
 namespace {
@@ -979,14 +994,16 @@ std::optional<std::vector<InferredEncoding>> infer_csv_chunked(const std::string
 
 Dataset parse_csv_impl(std::string_view text, const CsvOptions& options, const std::string& name,
                        const Encoding* encoding, ReadStats* stats,
-                       const std::vector<std::string>* keep) {
+                       const std::vector<std::string>* keep, std::size_t records_line) {
   text = skip_bom(text);
   ReadStats local_stats;
   ReadStats& st = begin_stats(stats, local_stats, text);
   if (encoding != nullptr) check_encoding(*encoding, "csv");
   RATEOPT_CHECK(options.has_header || !options.column_names.empty(),
                 "CsvOptions: a file without a header row needs column_names");
-  return CsvReader(options, name, encoding, st, nullptr, keep).read(text);
+  CsvReader reader(options, name, encoding, st, nullptr, keep);
+  reader.number_records_from(records_line);
+  return reader.read(text);
 }
 
 }  // namespace rateopt::io_detail

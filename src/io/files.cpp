@@ -223,24 +223,66 @@ Dataset read_arff(const std::string& path, const ArffOptions& options, ReadStats
 
 namespace {
 
-// One part of a CSV or LIBSVM file (ReadOptions::part_bytes).
+// The message for a file that is read whole, never in parts.
+std::string whole_file_only(const std::string& path, std::string_view what,
+                            std::string_view remedy) {
+  return fmt::format(
+      "{}: {} is read whole; parts of a file (--part-bytes, or one file over several MPI ranks) "
+      "are read from CSV and LIBSVM files ({})",
+      path, what, remedy);
+}
+
+// Bytes [begin, end) of `path` appended to `out`.
+void append_file_bytes(const std::string& path, std::uint64_t begin, std::uint64_t end,
+                       std::string& out) {
+  if (end <= begin) return;
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  if (!file) throw IoError(fmt::format("cannot open '{}': {}", path, errno_text()));
+  if (::fseeko(file.get(), static_cast<off_t>(begin), SEEK_SET) != 0)
+    throw IoError(fmt::format("cannot read '{}': {}", path, errno_text()));
+  const std::size_t old = out.size();
+  const auto want = static_cast<std::size_t>(end - begin);
+  out.resize(old + want);
+  const std::size_t got = std::fread(out.data() + old, 1, want, file.get());
+  if (got != want)
+    throw IoError(fmt::format(
+        "cannot read '{}': {} (it changed while it was read in parts?)", path,
+        std::ferror(file.get()) != 0 ? errno_text() : fmt::format("{} of {} bytes", got, want)));
+}
+
+// One part of a CSV or LIBSVM file (ReadOptions::part_bytes): its header's bytes and its own,
+// the records numbered with the file's lines.
 Dataset read_dataset_part(const std::string& path, FileFormat format, const ReadOptions& options,
                           ReadStats* stats) {
+  if (format == FileFormat::kArff)
+    throw InvalidArgument(whole_file_only(
+        path, "an ARFF file", "split it into one file per rank, or rateopt convert it"));
+  FilePart part;
+  if (options.part_range) {
+    part = *options.part_range;
+  } else {
+    const std::vector<FilePart> parts = file_parts(path, options);
+    if (options.part >= parts.size())
+      throw InvalidArgument(fmt::format(
+          "ReadOptions::part = {} for {}, which has {} part{} of {} bytes", options.part, path,
+          parts.size(), parts.size() == 1 ? "" : "s", options.part_bytes));
+    part = parts[options.part];
+  }
+  RATEOPT_CHECK(part.header_end <= part.begin && part.begin <= part.end,
+                "ReadOptions::part_range of {}: header_end {}, begin {}, end {}, expected them in "
+                "that order (file_parts gives them)",
+                path, part.header_end, part.begin, part.end);
+  std::string text;
+  append_file_bytes(path, 0, part.header_end, text);
+  append_file_bytes(path, part.begin, part.end, text);
   Dataset ds;
   if (format == FileFormat::kCsv) {
-    const std::string text =
-        io_detail::csv_part_text(path, options.csv, options.part, options.part_bytes);
     ds = io_detail::parse_csv_impl(text, options.csv, path, options.encoding, stats,
-                                   options.keep_columns ? &*options.keep_columns : nullptr);
-  } else if (format == FileFormat::kArff) {
-    throw InvalidArgument(fmt::format(
-        "{}: an ARFF file is read whole; parts of a file (--part-bytes, or one file over several "
-        "MPI ranks) are read from CSV and LIBSVM files (split it into one file per rank, or "
-        "rateopt convert it)",
-        path));
+                                   options.keep_columns ? &*options.keep_columns : nullptr,
+                                   part.first_line);
   } else {
-    const std::string text = io_detail::libsvm_part_text(path, options.part, options.part_bytes);
-    ds = io_detail::parse_libsvm_impl(text, options.libsvm, path, options.encoding, stats);
+    ds = io_detail::parse_libsvm_impl(text, options.libsvm, path, options.encoding, stats,
+                                      part.first_line);
   }
   ds.set_source(path);
   return ds;
@@ -249,7 +291,8 @@ Dataset read_dataset_part(const std::string& path, FileFormat format, const Read
 Dataset read_dataset_text(const std::string& path, const ReadOptions& options, ReadStats* stats) {
   FileFormat format = options.format;
   if (format == FileFormat::kAuto) format = format_from_name(path);
-  if (options.part_bytes > 0) return read_dataset_part(path, format, options, stats);
+  if (options.part_bytes > 0 || options.part_range)
+    return read_dataset_part(path, format, options, stats);
   switch (format) {
     case FileFormat::kCsv:
       return read_csv_keeping(path, options.csv, options.encoding, stats,
@@ -279,7 +322,8 @@ std::vector<InferredEncoding> infer_encoding_parts(const std::string& path,
   const FileFormat format =
       options.format == FileFormat::kAuto ? format_from_name(path) : options.format;
   if (format == FileFormat::kCsv && options.encoding == nullptr && options.part_bytes == 0 &&
-      io_detail::csv_reads_in_chunks(options.csv) && !is_dataset_binary(path)) {
+      !options.part_range && io_detail::csv_reads_in_chunks(options.csv) &&
+      !is_dataset_binary(path)) {
     if (auto parts = io_detail::infer_csv_chunked(path, options.csv, io_detail::kCsvChunkBytes))
       return std::move(*parts);
   }
@@ -310,15 +354,32 @@ std::size_t file_part_count(const std::string& path, std::size_t part_bytes) {
   return std::max<std::size_t>(1, (static_cast<std::size_t>(size) + part_bytes - 1) / part_bytes);
 }
 
+std::vector<FilePart> file_parts(const std::string& path, const ReadOptions& options) {
+  if (is_dataset_binary(path))
+    throw InvalidArgument(whole_file_only(
+        path, "a binary dataset",
+        "give each rank its own file: rateopt convert --data 'PATTERN' -o 'DIR/{}.rods'"));
+  const FileFormat format =
+      options.format == FileFormat::kAuto ? format_from_name(path) : options.format;
+  if (format == FileFormat::kArff)
+    throw InvalidArgument(whole_file_only(
+        path, "an ARFF file", "split it into one file per rank, or rateopt convert it"));
+  const std::size_t count = file_part_count(path, options.part_bytes);
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw IoError(fmt::format("cannot read the size of '{}': {}", path, ec.message()));
+  return format == FileFormat::kCsv
+             ? io_detail::csv_file_parts(path, options.csv, options.part_bytes, count, size)
+             : io_detail::libsvm_file_parts(path, options.part_bytes, count, size);
+}
+
 Dataset read_dataset(const std::string& path, const ReadOptions& options, ReadStats* stats) {
   const std::vector<std::string>* keep = options.keep_columns ? &*options.keep_columns : nullptr;
   if (is_dataset_binary(path)) {
-    if (options.part_bytes > 0)
-      throw InvalidArgument(fmt::format(
-          "{} is a binary dataset: it is read whole (parts of a file, --part-bytes or one file "
-          "over several MPI ranks, are read from CSV and LIBSVM files); give each rank its own "
-          "file (rateopt convert --data 'PATTERN' -o 'DIR/{{}}.rods')",
-          path));
+    if (options.part_bytes > 0 || options.part_range)
+      throw InvalidArgument(whole_file_only(
+          path, "a binary dataset",
+          "give each rank its own file: rateopt convert --data 'PATTERN' -o 'DIR/{}.rods'"));
     return read_dataset_binary(path, options.encoding, keep);
   }
   Dataset ds = read_dataset_text(path, options, stats);

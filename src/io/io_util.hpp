@@ -125,13 +125,16 @@ using TextArena = std::deque<std::string>;
 
 // Internal entry points (the public ones forward here with stats = nullptr). keep: when set, only
 // these slice columns are built (ReadOptions::keep_columns).
+// records_line > 0: the text is one part of a file (file_parts), its records numbered from that
+// line of the file on (a CSV's skipped lines and header before them keep their own numbers).
 [[nodiscard]] Dataset parse_csv_impl(std::string_view text, const CsvOptions& options,
                                      const std::string& name, const Encoding* encoding,
                                      ReadStats* stats,
-                                     const std::vector<std::string>* keep = nullptr);
+                                     const std::vector<std::string>* keep = nullptr,
+                                     std::size_t records_line = 0);
 [[nodiscard]] Dataset parse_libsvm_impl(std::string_view text, const LibsvmOptions& options,
                                         const std::string& name, const Encoding* encoding,
-                                        ReadStats* stats);
+                                        ReadStats* stats, std::size_t records_line = 0);
 [[nodiscard]] Dataset parse_arff_impl(std::string_view text, const ArffOptions& options,
                                       const std::string& name,
                                       const std::vector<std::string>* xml_labels,
@@ -164,13 +167,20 @@ struct CsvChunkState {
                                        std::size_t chunk_bytes);
 inline constexpr std::size_t kCsvChunkBytes = std::size_t{4} << 20;
 
-// The text of one part of a file (ReadOptions::part_bytes): the lines of the records that start
-// in the part, every other physical line left empty (so that line numbers stay the file's; the
-// readers skip blank lines); for CSV also the skipped lines and the header as they are.
-[[nodiscard]] std::string csv_part_text(const std::string& path, const CsvOptions& options,
-                                        std::size_t part, std::size_t part_bytes);
-[[nodiscard]] std::string libsvm_part_text(const std::string& path, std::size_t part,
-                                           std::size_t part_bytes);
+// Where the `count` parts of `part_bytes` bytes of a file of `size` bytes start (file_parts):
+// one scan, part k beginning at the first record that starts at or after k * part_bytes (the end
+// of the file when none does), each part ending where the next begins.
+[[nodiscard]] std::vector<FilePart> csv_file_parts(const std::string& path,
+                                                   const CsvOptions& options,
+                                                   std::size_t part_bytes, std::size_t count,
+                                                   std::uint64_t size);
+[[nodiscard]] std::vector<FilePart> libsvm_file_parts(const std::string& path,
+                                                      std::size_t part_bytes, std::size_t count,
+                                                      std::uint64_t size);
+// Completes the scanners' parts once the begins of parts [0, begun) are known: the others begin
+// (empty) at the end of the file, at line next_line; every part ends where the next begins.
+void finish_file_parts(std::vector<FilePart>& parts, std::size_t begun, std::uint64_t header_end,
+                       std::size_t next_line, std::uint64_t size);
 
 // The encodings each chunk of `path` infers (no encoding given), in order, for merge_encodings;
 // memory: one chunk's reading. Nothing when the chunks cannot stand for one reading of the whole

@@ -44,8 +44,9 @@ class LibsvmRecords {
  public:
   LibsvmRecords(const std::string& name, std::size_t declared) : name_(name), declared_(declared) {}
 
-  void read(std::string_view text) {
-    LineCursor lines(text);
+  // first_line: the number of the text's first line.
+  void read(std::string_view text, std::size_t first_line) {
+    LineCursor lines(text, first_line);
     std::string_view line;
     while (lines.next(line)) {
       const std::size_t hash = line.find('#');
@@ -214,13 +215,14 @@ Encoding libsvm_encoding(std::size_t cols) {
 }  // namespace
 
 Dataset parse_libsvm_impl(std::string_view text, const LibsvmOptions& options,
-                          const std::string& name, const Encoding* encoding, ReadStats* stats) {
+                          const std::string& name, const Encoding* encoding, ReadStats* stats,
+                          std::size_t records_line) {
   text = skip_bom(text);
   ReadStats local_stats;
   (void)begin_stats(stats, local_stats, text);
   const std::size_t declared = declared_features(options, encoding);
   LibsvmRecords rec(name, declared);
-  rec.read(text);
+  rec.read(text, records_line > 0 ? records_line : 1);
   const std::size_t cols = declared != 0 ? declared : static_cast<std::size_t>(rec.max_index);
 
   Labels labels;
@@ -248,19 +250,25 @@ Dataset parse_libsvm_impl(std::string_view text, const LibsvmOptions& options,
   return ds;
 }
 
-std::string libsvm_part_text(const std::string& path, std::size_t part, std::size_t part_bytes) {
+std::vector<FilePart> libsvm_file_parts(const std::string& path, std::size_t part_bytes,
+                                        std::size_t count, std::uint64_t size) {
   RATEOPT_CHECK(part_bytes > 0, "part_bytes is 0, expected a positive size");
-  std::string text;
-  std::size_t offset = 0;  // of the line's first byte in the file
+  std::vector<FilePart> parts(count);
+  std::size_t next = 0;      // the first part whose begin is not known yet
+  std::uint64_t offset = 0;  // of the next line's first byte in the file
   LineReader reader(path);
   std::string_view line;
   while (reader.next_raw(line)) {
-    const std::size_t start = offset;
+    const std::uint64_t start = offset;
     offset += line.size() + 1;
-    if (start / part_bytes == part) text.append(line);  // one record per line
-    text.push_back('\n');
+    // One record per line: this one begins every part not yet begun up to its own.
+    for (const std::uint64_t own = start / part_bytes; next < count && next <= own; ++next) {
+      parts[next].begin = start;
+      parts[next].first_line = reader.line_number();
+    }
   }
-  return text;
+  finish_file_parts(parts, next, 0, reader.line_number() + 1, size);
+  return parts;
 }
 
 }  // namespace rateopt::io_detail

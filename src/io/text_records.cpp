@@ -16,6 +16,22 @@ ReadStats& begin_stats(ReadStats* stats, ReadStats& local, std::string_view text
   return st;
 }
 
+void finish_file_parts(std::vector<FilePart>& parts, std::size_t begun, std::uint64_t header_end,
+                       std::size_t next_line, std::uint64_t size) {
+  // The parts from `begun` on start after the last record: empty, at the end of the file.
+  for (std::size_t k = begun; k < parts.size(); ++k) {
+    parts[k].begin = size;
+    parts[k].first_line = next_line;
+  }
+  // min: a last line without a newline was counted one byte longer.
+  header_end = std::min(header_end, size);
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    parts[k].header_end = header_end;
+    parts[k].begin = std::min(parts[k].begin, size);
+    parts[k].end = k + 1 < parts.size() ? std::min(parts[k + 1].begin, size) : size;
+  }
+}
+
 void finish_dataset(Dataset& ds, Encoding&& encoding, const std::string& name) {
   ds.encoding() = std::move(encoding);
   ds.set_source(name);

@@ -47,7 +47,9 @@ void finish_dataset(Dataset& ds, Encoding&& encoding, const std::string& name);
 // Physical lines of a text, numbered from 1.
 class LineCursor {
  public:
-  explicit LineCursor(std::string_view text) noexcept : text_(text) {}
+  // first_line: the number of the text's first line (a part of a file starts at its own).
+  explicit LineCursor(std::string_view text, std::size_t first_line = 1) noexcept
+      : text_(text), line_no_(first_line - 1) {}
   // The next line without its '\n' (a '\r' before it is kept); false at the end of the text.
   bool next(std::string_view& line) noexcept {
     if (pos_ >= text_.size()) return false;

@@ -239,7 +239,8 @@ TEST(CsvChunked, InferredChunksMergeToTheWholeTextsEncoding) {
 // Parts of a file (ReadOptions::part_bytes): read in order, the parts of a tricky CSV (quoted
 // line breaks, comments, a BOM, skipped lines, CRLF) and of a LIBSVM file hold the whole file's
 // rows once each, in order, with its encoding: the concatenation equals the whole read, for part
-// sizes from 16 or 29 bytes (cuts inside most records and quoted fields) to more than the file.
+// sizes from 1, 16 or 29 bytes (cuts inside most records and quoted fields) to more than the
+// file; each part read from file_parts' ranges as from its number.
 TEST(FileParts, ConcatenatedPartsEqualTheWholeFile) {
   for (const bool crlf : {false, true}) {
     const std::string text = tricky_csv(crlf ? 13 : 17, 150, crlf);
@@ -251,15 +252,27 @@ TEST(FileParts, ConcatenatedPartsEqualTheWholeFile) {
     const Dataset whole = read_dataset(path, o);
     ASSERT_GT(whole.num_rows(), 120u);
     for (const std::size_t bytes :
-         {std::size_t{29}, std::size_t{500}, std::size_t{4096}, text.size() + 1}) {
+         {std::size_t{1}, std::size_t{29}, std::size_t{500}, std::size_t{4096}, text.size() + 1}) {
       ReadOptions part = o;
       part.part_bytes = bytes;
       const std::size_t count = file_part_count(path, bytes);
       EXPECT_EQ(count, (text.size() + bytes - 1) / bytes);
+      const std::vector<FilePart> ranges = file_parts(path, part);
+      ASSERT_EQ(ranges.size(), count);
+      EXPECT_EQ(ranges.back().end, text.size());
       std::vector<Dataset> parts;
       for (std::size_t k = 0; k < count; ++k) {
-        part.part = k;
-        parts.push_back(read_dataset(path, part));
+        EXPECT_LE(ranges[k].header_end, ranges[k].begin);
+        if (k > 0) EXPECT_EQ(ranges[k].begin, ranges[k - 1].end);
+        ReadOptions one = part;
+        one.part_range = ranges[k];
+        parts.push_back(read_dataset(path, one));
+        if (k % 37 == 3 && bytes > 1) {  // by number: the same part
+          part.part = k;
+          const Dataset by_number = read_dataset(path, part);
+          EXPECT_EQ(by_number.num_rows(), parts.back().num_rows());
+          EXPECT_EQ(by_number.labels().values, parts.back().labels().values);
+        }
       }
       Dataset joined = concat_rows(std::move(parts));
       joined.set_row_parts({});
@@ -281,13 +294,17 @@ TEST(FileParts, ConcatenatedPartsEqualTheWholeFile) {
   lo.format = FileFormat::kLibsvm;
   lo.libsvm.num_features = 6;
   const Dataset whole = read_dataset(svm_path, lo);
-  for (const std::size_t bytes : {std::size_t{16}, std::size_t{64}, std::size_t{999}}) {
+  for (const std::size_t bytes :
+       {std::size_t{1}, std::size_t{16}, std::size_t{64}, std::size_t{999}}) {
     lo.part_bytes = bytes;
     std::vector<Dataset> parts;
-    for (std::size_t k = 0; k < file_part_count(svm_path, bytes); ++k) {
-      lo.part = k;
-      parts.push_back(read_dataset(svm_path, lo));
+    for (const FilePart& range : file_parts(svm_path, lo)) {
+      ReadOptions one = lo;
+      one.part_range = range;
+      parts.push_back(read_dataset(svm_path, one));
     }
+    lo.part = 2;  // by number: the same part
+    EXPECT_EQ(read_dataset(svm_path, lo).labels().values, parts[2].labels().values);
     Dataset joined = concat_rows(std::move(parts));
     joined.set_row_parts({});
     SCOPED_TRACE(fmt::format("libsvm part bytes {}", bytes));
@@ -321,8 +338,21 @@ TEST(FileParts, ErrorsNameTheFileAndTheFilesLine) {
         }
       },
       ParseError);
+  // The same error from the part's range.
+  ReadOptions ranged = o;
+  ranged.part_range = file_parts(path, o).back();
+  try {
+    (void)read_dataset(path, ranged);
+    ADD_FAILURE() << "no error";
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad_parts.csv:202"), std::string::npos) << e.what();
+  }
+  o.part = file_part_count(path, 40);
+  EXPECT_THROW((void)read_dataset(path, o), InvalidArgument);  // no such part
+  o.part = 0;
   o.format = FileFormat::kArff;
   EXPECT_THROW((void)read_dataset(path, o), InvalidArgument);
+  EXPECT_THROW((void)file_parts(path, o), InvalidArgument);
   const std::string gz = write_temp("parts.csv.gz", std::string("\x1f\x8b rest"));
   EXPECT_THROW((void)file_part_count(gz, 10), InvalidArgument);
 }
