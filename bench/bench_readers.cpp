@@ -5,6 +5,11 @@
 //
 //   bench_readers --format csv|libsvm|arff --input FILE [--reps 5]
 //                 [--no-header --names a,b,c] [--label COL] [--positive VALUE] [--num-labels N]
+//                 [--features-only]
+//
+// --features-only (CSV): no column kept for slicing (ReadOptions::keep_columns empty), as
+// `rateopt train` and `predict` read a file whose expressions name no column; without it every
+// column is also built as a slice column with its distinct values (the library's default).
 //
 // Prints one JSON object: bytes of the file, rows read, and the CPU seconds (process CPU clock:
 // the readers are single-threaded) of every rep and their median.
@@ -44,13 +49,16 @@ std::vector<std::string> split_commas(std::string_view s) {
 int main(int argc, char** argv) {
   std::string format = "csv", input;
   int reps = 5;
+  bool features_only = false;
   rateopt::CsvOptions csv;
   rateopt::ArffOptions arff;
   rateopt::LibsvmOptions libsvm;
   for (int a = 1; a < argc; ++a) {
     const std::string_view key = argv[a];
     const bool has_value = a + 1 < argc;
-    if (key == "--no-header") {
+    if (key == "--features-only") {
+      features_only = true;
+    } else if (key == "--no-header") {
       csv.has_header = false;
     } else if (key == "--format" && has_value) {
       format = argv[++a];
@@ -79,9 +87,14 @@ int main(int argc, char** argv) {
   std::size_t rows = 0;
   for (int r = 0; r < reps; ++r) {
     const double t0 = cpu_seconds();
-    rateopt::Dataset ds = format == "csv"      ? rateopt::read_csv(input, csv)
-                          : format == "libsvm" ? rateopt::read_libsvm(input, libsvm)
-                                               : rateopt::read_arff(input, arff);
+    rateopt::ReadOptions only;
+    only.format = rateopt::FileFormat::kCsv;
+    only.csv = csv;
+    only.keep_columns = std::vector<std::string>{};
+    rateopt::Dataset ds = format == "csv" && features_only ? rateopt::read_dataset(input, only)
+                          : format == "csv"                ? rateopt::read_csv(input, csv)
+                          : format == "libsvm"             ? rateopt::read_libsvm(input, libsvm)
+                                                           : rateopt::read_arff(input, arff);
     seconds.push_back(cpu_seconds() - t0);
     rows = ds.num_rows();
   }

@@ -3,7 +3,10 @@
 
 Runs bench_readers (bench/bench_readers.cpp) on Adult (adult.data, CSV), on a generated
 10^6-row numeric + categorical CSV, on a9a (LIBSVM) and on two MULAN ARFF files (scene: dense,
-delicious: sparse), and pandas.read_csv on the two CSV files, in the same run. Each reader is run
+delicious: sparse), and pandas.read_csv on the two CSV files, in the same run. The CSV files are
+read twice: as `read_csv` reads them (every column also kept as a slice column with its distinct
+values, for expressions such as `ppr[age=25]`) and with the features only (`--features-only`),
+as `rateopt train` / `predict` read a file whose expressions name no column. Each reader is run
 in `--rounds` rounds of `--reps` reads, the binaries and pandas taking turns, so that load on a
 shared machine falls on all of them alike; a cell is the median over every read of the file's
 bytes / CPU seconds. `--before` adds a second build of bench_readers (e.g. of an older commit)
@@ -108,8 +111,15 @@ def main():
           "--positive", ">50K"],
          dict(filepath_or_buffer=adult, header=None, names=ADULT_NAMES.split(","),
               skipinitialspace=True, na_values=["?"])),
+        ("Adult, features only (as train reads it)", adult,
+         ["--format", "csv", "--no-header", "--names", ADULT_NAMES, "--label", "income",
+          "--positive", ">50K", "--features-only"],
+         dict(filepath_or_buffer=adult, header=None, names=ADULT_NAMES.split(","),
+              skipinitialspace=True, na_values=["?"])),
         (f"generated {a.rows:,} rows (CSV)", synth, ["--format", "csv", "--label", "y"],
          dict(filepath_or_buffer=synth)),
+        (f"generated {a.rows:,} rows, features only", synth,
+         ["--format", "csv", "--label", "y", "--features-only"], dict(filepath_or_buffer=synth)),
         ("a9a (LIBSVM)", a9a, ["--format", "libsvm"], None),
         ("scene-train (ARFF, dense)", scene, ["--format", "arff", "--num-labels", "6"], None),
         ("delicious-train (ARFF, sparse)", delicious,

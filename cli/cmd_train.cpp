@@ -327,9 +327,12 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
   guarantee.seed = f.train.seed;
   guarantee.stochastic_output = f.guarantee_for == "stochastic";
   const std::vector<std::string> constraints = spec.constraints;  // as given
-  if (guaranteed && !f.datasets.empty())
-    throw InvalidArgument(
-        "--confidence certifies constraints on the --data rows so far: leave out --dataset");
+  if (guaranteed && !f.datasets.empty() && (f.solver == "ramp" || f.solver == "postprocess"))
+    throw InvalidArgument(fmt::format(
+        "--confidence with --dataset runs the prediction solvers (cutting-plane, oracle, "
+        "three-player, ratio, proxy-lagrangian) so far; --solver {} certifies the --data rows "
+        "alone: leave out --dataset, or pick another solver",
+        f.solver));
   const bool two_dataset = f.two_dataset > 0;
   if (two_dataset && (guaranteed || distributed || !f.datasets.empty() ||
                       (f.solver != "auto" && f.solver != "cutting-plane" && f.solver != "oracle")))
@@ -400,7 +403,12 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
   std::optional<GuaranteedTrainResult> g;
   std::optional<TwoDatasetResult> two;
   TrainResult result;
-  if (guaranteed) {
+  if (guaranteed && named.size() > 1) {
+    // Each dataset split alike; the report's training sections: each one's candidate part.
+    g = train_guaranteed(spec, td, o, guarantee);
+    for (std::size_t k = 0; k < named.size(); ++k) named[k].second = &g->candidate_parts[k];
+    result = std::move(g->result);
+  } else if (guaranteed) {
     g = train_guaranteed(spec, ds, shard.rows_before, o, guarantee);
     named[0].second = &g->candidate;  // the report's training sections: the candidate part
     result = std::move(g->result);

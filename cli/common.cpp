@@ -380,7 +380,7 @@ void check_distinct_stems(const std::vector<std::string>& files) {
 Encoding shared_encoding(const std::vector<std::string>& files, const ReaderFlags& flags) {
   std::vector<DataUnit> units;
   units.reserve(files.size());
-  for (const std::string& f : files) units.push_back({f});
+  for (const std::string& f : files) units.push_back({f, std::nullopt});
   return shared_encoding(units, flags);
 }
 
@@ -465,7 +465,7 @@ std::vector<DataUnit> data_units(const std::vector<std::string>& files, const Re
   std::uintmax_t split_bytes = 0;  // bytes of the files read in parts
   for (const std::string& f : files) {
     if (part_bytes == 0 || is_dataset_binary(f)) {
-      units.push_back({f});
+      units.push_back({f, std::nullopt});
       continue;
     }
     // One scan of the file finds where each part starts; each part is then read from its bytes.

@@ -207,6 +207,13 @@ struct ExpressionValue {
 // constant in its shortest round-trip form, so that Expression::parse reads it back.
 [[nodiscard]] std::string with_default_dataset(const Expression& expression,
                                                std::string_view dataset);
+// The text of `expression` with each rate's dataset turned into a slice condition `column=NAME`
+// (NAME: the dataset the rate names, or `default_dataset`), for the rows of several datasets
+// pooled into one that tags each row with its dataset in `column` (train_guaranteed over
+// several datasets); written as with_default_dataset writes.
+[[nodiscard]] std::string with_datasets_as_slices(const Expression& expression,
+                                                  std::string_view column,
+                                                  std::string_view default_dataset);
 
 // ---- group shorthands (docs/expressions.md, "Every group of a column") ------------------------
 

@@ -481,6 +481,8 @@ struct GuaranteedTrainResult {
   // rather than each at its own share of delta; then the safety rows' draws, to recompute it.
   bool drawn = false;
   std::vector<double> safety_draws;
+  // Several datasets (the overload taking TrainingData): each one's candidate rows, in order.
+  std::vector<Dataset> candidate_parts;
 };
 
 // Trains `spec` on `data` (one dataset, referenced as "train" or without '@') in the guaranteed
@@ -493,6 +495,23 @@ struct GuaranteedTrainResult {
 // equalities, rates that cannot be bounded (high_confidence_ranges) and bad options.
 [[nodiscard]] GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& data,
                                                      std::size_t first_row,
+                                                     const TrainOptions& options,
+                                                     const GuaranteeOptions& guarantee);
+
+// The same over several datasets (rates name them as rate@NAME; the first is the default):
+// every dataset's rows are split as above (keyed by the row's place among the datasets' rows in
+// order), the fits see every dataset's candidate part, and the one safety test bounds each
+// constraint from the safety rows of the datasets it reads, all constraints at once. Done by
+// pooling the datasets into one whose rows carry their dataset's name in a slice column (named
+// "__dataset", with more underscores if a dataset has such a column) and every rate rewritten
+// onto that slice (with_datasets_as_slices, after expanding the group shorthands over each
+// dataset's own values): the rates, their bounds and the union bound are those of the datasets.
+// `safety` and `trained_constraints` hold the constraints as given; `candidate` and
+// `safety_rows` are the pooled parts (with the tag column), `candidate_parts` each dataset's
+// candidate rows. The datasets need the same encoding. One process (InvalidArgument under
+// several MPI ranks).
+[[nodiscard]] GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec,
+                                                     std::span<const TrainingData> data,
                                                      const TrainOptions& options,
                                                      const GuaranteeOptions& guarantee);
 

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -150,17 +151,16 @@ Expression Expression::parse(std::string_view text) {
 
 namespace {
 
-std::string node_text(const Expression& e, std::size_t k, std::string_view dataset) {
+// The text of node k, each rate written as `rate_text` gives it.
+using RateWriter = std::function<std::string(const RateRef&)>;
+std::string node_text(const Expression& e, std::size_t k, const RateWriter& rate_text) {
   const ExprNode& n = e.nodes()[k];
-  const auto arg = [&](std::size_t j) { return node_text(e, n.args[j], dataset); };
+  const auto arg = [&](std::size_t j) { return node_text(e, n.args[j], rate_text); };
   switch (n.op) {
     case NodeOp::kConstant:
       return n.value < 0 ? fmt::format("({})", n.value) : fmt::format("{}", n.value);
-    case NodeOp::kRate: {
-      RateRef r = e.rates()[n.rate];
-      if (r.dataset.empty()) r.dataset = dataset;
-      return r.to_string();
-    }
+    case NodeOp::kRate:
+      return rate_text(e.rates()[n.rate]);
     case NodeOp::kNeg:
       return "(-" + arg(0) + ")";
     case NodeOp::kAdd:
@@ -180,14 +180,31 @@ std::string node_text(const Expression& e, std::size_t k, std::string_view datas
   return {};
 }
 
+std::string expression_text(const Expression& expression, const RateWriter& rate_text) {
+  std::string out = node_text(expression, expression.lhs_root(), rate_text);
+  if (expression.is_constraint())
+    out += fmt::format(" {} {}", to_string(expression.relation()),
+                       node_text(expression, expression.rhs_root(), rate_text));
+  return out;
+}
+
 }  // namespace
 
 std::string with_default_dataset(const Expression& expression, std::string_view dataset) {
-  std::string out = node_text(expression, expression.lhs_root(), dataset);
-  if (expression.is_constraint())
-    out += fmt::format(" {} {}", to_string(expression.relation()),
-                       node_text(expression, expression.rhs_root(), dataset));
-  return out;
+  return expression_text(expression, [&](RateRef r) {
+    if (r.dataset.empty()) r.dataset = dataset;
+    return r.to_string();
+  });
+}
+
+std::string with_datasets_as_slices(const Expression& expression, std::string_view column,
+                                    std::string_view default_dataset) {
+  return expression_text(expression, [&](RateRef r) {
+    r.slice.conditions.push_back(
+        {std::string(column), r.dataset.empty() ? std::string(default_dataset) : r.dataset});
+    r.dataset.clear();
+    return r.to_string();
+  });
 }
 
 // ---- errors -------------------------------------------------------------------------------------

@@ -179,15 +179,17 @@ enum class Role { kFeature, kLabel, kGroup, kWeight, kIgnored, kOther };
 struct CsvFeature {
   std::size_t column = 0;
   FeatureSpec spec;
-  std::unordered_map<std::string_view, std::int32_t> level_index;  // views into spec.levels
+  LevelIndex level_index;       // views into spec.levels
   std::vector<double> numbers;  // inferred numeric column: value per kept row (NaN: missing)
   NumericMoments moments;       // inferred numeric column: of its non-missing values
 };
 
 void index_levels(CsvFeature& f) {
-  f.level_index.clear();
-  for (std::size_t k = 0; k < f.spec.levels.size(); ++k)
-    f.level_index.emplace(f.spec.levels[k], static_cast<std::int32_t>(k));
+  f.level_index = LevelIndex{};
+  for (const std::string& level : f.spec.levels) {
+    bool inserted = false;  // levels are distinct: each gets the next code
+    (void)f.level_index.find_or_add(level, inserted);
+  }
 }
 
 std::vector<std::string> unique_names(std::vector<std::string> names) {
@@ -627,8 +629,8 @@ class CsvReader {
       if (z != 0.0) entries.emplace_back(first, z);
       return;
     }
-    const auto it = f.level_index.find(v);
-    if (it == f.level_index.end()) {
+    const std::int32_t code = f.level_index.find(v);
+    if (code < 0) {
       if (o_.unseen_error)
         detail::throw_parse_error(name_, record_lines_[r], 0,
                                   "column '{}': value {} was not seen in training (the encoding "
@@ -638,8 +640,7 @@ class CsvReader {
       return;
     }
     entries.emplace_back(
-        static_cast<std::int32_t>(f.spec.first_feature + static_cast<std::size_t>(it->second)),
-        1.0);
+        static_cast<std::int32_t>(f.spec.first_feature + static_cast<std::size_t>(code)), 1.0);
   }
 
   // ---- labels -----------------------------------------------------------------------------------

@@ -193,6 +193,18 @@ void LevelIndex::rehash(std::size_t slots) {
   }
 }
 
+std::int32_t LevelIndex::find(std::string_view value) const noexcept {
+  if (slots_.empty()) return -1;
+  const std::size_t h = std::hash<std::string_view>{}(value);
+  const auto low = static_cast<std::uint32_t>(h);
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+    const Slot slot = slots_[i];
+    if (slot.code < 0) return -1;
+    if (slot.hash == low && keys_[static_cast<std::size_t>(slot.code)] == value) return slot.code;
+  }
+}
+
 std::int32_t LevelIndex::find_or_add(std::string_view value, bool& inserted) {
   if (slots_.empty()) rehash(16);
   const std::size_t h = std::hash<std::string_view>{}(value);

@@ -69,6 +69,8 @@ class LevelIndex {
  public:
   // The code of `value`; a new value gets the next code and sets `inserted`.
   std::int32_t find_or_add(std::string_view value, bool& inserted);
+  // The code of `value`, -1 when it has none.
+  [[nodiscard]] std::int32_t find(std::string_view value) const noexcept;
   [[nodiscard]] std::size_t size() const noexcept { return keys_.size(); }
 
  private:

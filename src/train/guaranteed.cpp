@@ -1,6 +1,9 @@
 // The guaranteed training mode (rateopt/train.hpp, train_guaranteed; docs/guarantees.md): split,
 // a first fit to predict the safety test's widths, the fit on tightened constraints, one safety
 // test with finite-sample bounds.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,6 +21,7 @@
 #include "common/random.hpp"
 #include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
+#include "rateopt/expr.hpp"
 #include "rateopt/intervals.hpp"
 #include "rateopt/logistic.hpp"
 #include "rateopt/postprocess.hpp"
@@ -641,6 +645,79 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, const Dataset& d
   };
   return train_guaranteed(spec, data, first_row, fit, options.tolerance, options.n_threads,
                           guarantee);
+}
+
+GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, std::span<const TrainingData> data,
+                                       const TrainOptions& options,
+                                       const GuaranteeOptions& guarantee) {
+  RATEOPT_CHECK(!data.empty(), "train_guaranteed: no dataset given");
+  for (const TrainingData& d : data)
+    RATEOPT_CHECK(d.data != nullptr, "train_guaranteed: dataset '{}' is null", d.name);
+  if (data.size() == 1 && data[0].name == "train")
+    return train_guaranteed(spec, *data[0].data, 0, options, guarantee);
+  if (is_distributed())
+    throw InvalidArgument(
+        "the guaranteed mode over several datasets runs in one process: their rows are pooled, "
+        "and each rank would hold every dataset (give one dataset, or run without mpirun)");
+  // The tag column: a name no dataset has.
+  std::string tag = "__dataset";
+  const auto taken = [&](const std::string& name) {
+    return std::any_of(data.begin(), data.end(),
+                       [&](const TrainingData& d) { return d.data->find_column(name) != nullptr; });
+  };
+  while (taken(tag)) tag.insert(0, "_");
+  std::vector<NamedData> named;
+  named.reserve(data.size());
+  for (const TrainingData& d : data) named.push_back({d.name, d.data, nullptr});
+  const auto pooled_text = [&](const std::string& text) {
+    const Expression e = Expression::parse(expand_group_shorthands(text, named));
+    for (const RateRef& r : e.rates()) {
+      if (r.dataset.empty() || std::any_of(data.begin(), data.end(), [&](const TrainingData& d) {
+            return d.name == r.dataset;
+          }))
+        continue;
+      std::vector<std::string> names;
+      for (const TrainingData& d : data) names.push_back(d.name);
+      throw NotFound(fmt::format("unknown dataset '{}' in '{}' (the datasets: {})", r.dataset, text,
+                                 fmt::join(names, ", ")));
+    }
+    return with_datasets_as_slices(e, tag, data[0].name);
+  };
+  ProblemSpec pooled_spec = spec;
+  pooled_spec.objective = pooled_text(spec.objective);
+  for (std::string& c : pooled_spec.constraints) c = pooled_text(c);
+  std::vector<Dataset> parts;
+  parts.reserve(data.size());
+  for (const TrainingData& d : data) {
+    Dataset part = *d.data;
+    Column c;
+    c.name = tag;
+    c.levels = {d.name};
+    c.codes.assign(part.num_rows(), 0);
+    part.add_column(std::move(c));
+    parts.push_back(std::move(part));
+  }
+  const Dataset pooled = concat_rows(std::move(parts));
+  GuaranteedTrainResult out = train_guaranteed(pooled_spec, pooled, 0, options, guarantee);
+  // The constraints as given, and each dataset's candidate rows (without the tag).
+  for (std::size_t k = 0; k < spec.constraints.size(); ++k) {
+    out.safety[k].text = spec.constraints[k];
+    out.trained_constraints[k] = tighten_constraint(spec.constraints[k], out.margins[k]);
+  }
+  const Column& of = out.candidate.column(tag);
+  std::vector<std::string> others;
+  for (const Column& c : out.candidate.columns())
+    if (c.name != tag) others.push_back(c.name);
+  for (const TrainingData& d : data) {
+    std::vector<std::size_t> rows;
+    for (std::size_t i = 0; i < of.codes.size(); ++i)
+      if (of.levels[static_cast<std::size_t>(of.codes[i])] == d.name) rows.push_back(i);
+    Dataset part = select_rows(out.candidate, rows);
+    part.keep_columns(others);
+    part.set_source(d.data->source());
+    out.candidate_parts.push_back(std::move(part));
+  }
+  return out;
 }
 
 GuaranteedPostprocessResult postprocess_guaranteed(const ProblemSpec& spec, const Dataset& data,

@@ -318,6 +318,36 @@ def test_confidence_fails_with_its_own_exit_code_and_no_model(cli, source_dir, t
     assert proc.returncode == 3 and model.read_text() != "old"
 
 
+def test_confidence_with_a_second_dataset(cli, source_dir, tmp_path):
+    """--confidence with --dataset other=FILE: both files are split; a constraint on @other is
+    certified from other's safety rows, named as given in the report; the report's training
+    sections are each dataset's candidate part; the same command gives the same bytes; the ramp
+    solver and post-processing with --dataset are refused (exit 2)."""
+    model, report = tmp_path / "m.json", tmp_path / "r.json"
+    other = source_dir / "data/adult/adult-test.csv.gz"
+    constraint = "ppr@other[sex=Female] >= 0.1 * ppr@other[sex=Male]"
+    args = ["train", "--data", adult_head(source_dir, tmp_path, 8000), *GUARANTEE_DATA,
+            "--dataset", f"other={other}", "--minimize", "error", "--constraint", constraint,
+            "--confidence", "0.95", "--quiet", "--output", model, "--report", report]
+    proc = cli.run(*args)
+    assert "passed: every constraint holds" in proc.stdout
+    rep = json.loads(report.read_text())
+    g = rep["guarantee"]
+    (c,) = g["constraints"]
+    assert c["constraint"] == constraint and c["certified"] is True and c["upper_bound"] <= 0
+    assert g["safety_rows"] + g["candidate_rows"] == 7379 + 15060  # rows with missing values dropped
+    (tc,) = rep["train"]["deterministic"]["constraints"]
+    assert tc["violation"] <= 0
+    first = model.read_bytes()
+    cli.run(*args)
+    assert model.read_bytes() == first
+    for solver in ("ramp", "postprocess"):
+        proc = cli.run(*args[:-4], "--solver", solver, "--output", tmp_path / "x.json",
+                       check=False)
+        assert proc.returncode == 2 and "--confidence with --dataset" in proc.stderr
+        assert not (tmp_path / "x.json").exists()
+
+
 def adult_head(source_dir, tmp_path, rows=6000):
     """The bundled Adult file's header and first `rows` rows, as a plain CSV."""
     small = tmp_path / f"adult-{rows}.csv"
@@ -466,7 +496,6 @@ def test_two_dataset(cli, source_dir, tmp_path):
 @pytest.mark.parametrize("extra, needle", [
     (["--confidence", "1.5"], "--confidence"),
     (["--confidence", "0.9", "--safety-fraction", "0"], "safety fraction is 0"),
-    (["--confidence", "0.9", "--dataset", "other=DATA"], "leave out --dataset"),
     (["--confidence", "0.9", "--constraint", "ppr[sex=Female] == ppr[sex=Male]"], "equality"),
     (["--confidence", "0.9", "--constraint", "f1[sex=Female] >= 0.3"], "shares of confusion"),
 ])

@@ -141,7 +141,9 @@ TEST(GroupShorthands, SpreadFormAndGroupedCountsGiveThePairwiseBits) {
       for (const RateRef& r : e.rates()) values.push_back(evaluate_rate(r, named));
       const double value = e.evaluate(e.lhs_root(), values);
       EXPECT_EQ(fast.value, value);
-      if (e.is_constraint()) EXPECT_EQ(fast.violation, e.value(values));
+      if (e.is_constraint()) {
+        EXPECT_EQ(fast.violation, e.value(values));
+      }
     }
   }
   // The spread form's text.

@@ -201,7 +201,9 @@ TEST(CsvChunked, InferredChunksMergeToTheWholeTextsEncoding) {
     for (const std::size_t chunk : kChunkSizes) {
       const auto parts = io_detail::infer_csv_chunked(path, o, chunk);
       ASSERT_TRUE(parts.has_value()) << chunk;
-      if (chunk >= text.size()) EXPECT_EQ(parts->size(), 1u);
+      if (chunk >= text.size()) {
+        EXPECT_EQ(parts->size(), 1u);
+      }
       const Encoding merged = merge_encodings(*parts, o.standardize);
       ASSERT_EQ(merged.specs.size(), whole.specs.size());
       EXPECT_EQ(merged.feature_names, whole.feature_names);
@@ -212,7 +214,9 @@ TEST(CsvChunked, InferredChunksMergeToTheWholeTextsEncoding) {
         EXPECT_NEAR(merged.specs[k].scale, whole.specs[k].scale, 1e-12);
         EXPECT_NEAR(merged.specs[k].impute, whole.specs[k].impute, 1e-12);
       }
-      if (chunk >= text.size()) EXPECT_EQ(merged.to_json(), whole.to_json());
+      if (chunk >= text.size()) {
+        EXPECT_EQ(merged.to_json(), whole.to_json());
+      }
     }
   }
   // A column whose text values all come late: numeric chunks, then categorical ones.
@@ -225,8 +229,10 @@ TEST(CsvChunked, InferredChunksMergeToTheWholeTextsEncoding) {
   EXPECT_FALSE(io_detail::infer_csv_chunked(late_path, o, 100).has_value());
   EXPECT_TRUE(io_detail::infer_csv_chunked(late_path, o, 1 << 20).has_value());
   // The public entry falls back to one reading: the whole text's encoding, one part.
-  const std::vector<InferredEncoding> parts =
-      infer_encoding_parts(late_path, ReadOptions{.format = FileFormat::kCsv, .csv = o});
+  ReadOptions late_options;
+  late_options.format = FileFormat::kCsv;
+  late_options.csv = o;
+  const std::vector<InferredEncoding> parts = infer_encoding_parts(late_path, late_options);
   ASSERT_EQ(parts.size(), 1u);
   EXPECT_EQ(parts[0].encoding.to_json(), parse_csv(late, o, late_path).encoding().to_json());
   // One stray token among numbers: the chunk holding it warns, so the whole text decides.
@@ -263,7 +269,9 @@ TEST(FileParts, ConcatenatedPartsEqualTheWholeFile) {
       std::vector<Dataset> parts;
       for (std::size_t k = 0; k < count; ++k) {
         EXPECT_LE(ranges[k].header_end, ranges[k].begin);
-        if (k > 0) EXPECT_EQ(ranges[k].begin, ranges[k - 1].end);
+        if (k > 0) {
+          EXPECT_EQ(ranges[k].begin, ranges[k - 1].end);
+        }
         ReadOptions one = part;
         one.part_range = ranges[k];
         parts.push_back(read_dataset(path, one));

@@ -61,6 +61,59 @@ TEST(TrainGuaranteed, LooseBoundIsCertifiedWithTheSafetyPartsBounds) {
   }
 }
 
+// Two datasets (rates name the second as @other): each is split, and the constraint on `other` is
+// bounded from other's safety rows alone: its range equals high_confidence_ranges on those rows
+// with the constraint written without the dataset. The texts are the ones given; each dataset's
+// candidate part comes back without the tag column.
+TEST(TrainGuaranteed, SeveralDatasetsBoundEachConstraintOnItsOwnRows) {
+  const Dataset& ds = test::bundled_adult();
+  std::vector<std::size_t> a_rows(12000);
+  std::vector<std::size_t> b_rows(8000);
+  for (std::size_t i = 0; i < a_rows.size(); ++i) a_rows[i] = i;
+  for (std::size_t i = 0; i < b_rows.size(); ++i) b_rows[i] = 12000 + i;
+  const Dataset a = select_rows(ds, a_rows);
+  const Dataset b = select_rows(ds, b_rows);
+  const std::vector<TrainingData> data = {{"train", &a}, {"other", &b}};
+  ProblemSpec spec;
+  spec.constraints = {"ppr@other[sex=Female] >= 0.1 * ppr@other[sex=Male]",
+                      "parity(tpr, sex) <= 0.4"};
+  const GuaranteedTrainResult r = train_guaranteed(spec, data, {}, {});
+  ASSERT_TRUE(r.passed);
+  ASSERT_TRUE(r.anchor.empty());  // the fit itself (not moved toward a constant)
+  ASSERT_EQ(r.safety.size(), 2U);
+  EXPECT_EQ(r.safety[0].text, spec.constraints[0]);
+  EXPECT_EQ(r.trained_constraints[1], tighten_constraint(spec.constraints[1], r.margins[1]));
+  ASSERT_EQ(r.candidate_parts.size(), 2U);
+  EXPECT_EQ(static_cast<double>(r.candidate_parts[0].num_rows() + r.candidate_parts[1].num_rows()),
+            r.candidate_total);
+  EXPECT_NEAR(static_cast<double>(r.candidate_parts[1].num_rows()) / 8000.0, 0.6, 0.03);
+  EXPECT_EQ(r.candidate_parts[1].find_column("__dataset"), nullptr);
+  EXPECT_NE(r.candidate_parts[1].find_column("sex"), nullptr);
+  // other's safety rows, and the bound computed there alone (with every rate at once: the safety
+  // test splits delta over both constraints' rates, so bound both).
+  const Column& tag = r.safety_rows.column("__dataset");
+  std::vector<std::size_t> other_rows;
+  std::vector<std::size_t> train_rows;
+  for (std::size_t i = 0; i < tag.codes.size(); ++i)
+    (tag.levels[static_cast<std::size_t>(tag.codes[i])] == "other" ? other_rows : train_rows)
+        .push_back(i);
+  const Dataset other_safety = select_rows(r.safety_rows, other_rows);
+  const Dataset train_safety = select_rows(r.safety_rows, train_rows);
+  const MixtureData po = guarantee_data(r.result.classifier, other_safety, "other", false);
+  const MixtureData pt = guarantee_data(r.result.classifier, train_safety, "train", false);
+  const NamedData both[] = {{"train", &train_safety, &pt.components.at(0)},
+                            {"other", &other_safety, &po.components.at(0)}};
+  const std::vector<ConstraintRange> again =
+      high_confidence_ranges(spec.constraints, both, 1 - GuaranteeOptions{}.confidence);
+  EXPECT_EQ(again[0].range.high, r.safety[0].range.high);
+  EXPECT_EQ(again[1].range.high, r.safety[1].range.high);
+  EXPECT_EQ(again[0].value, r.safety[0].value);
+  // An unknown dataset is named.
+  ProblemSpec bad = spec;
+  bad.constraints = {"ppr@nope[sex=Female] >= 0.1"};
+  EXPECT_THROW((void)train_guaranteed(bad, data, {}, {}), NotFound);
+}
+
 TEST(TrainGuaranteed, ImpossibleBoundIsNoSolutionFound) {
   ProblemSpec spec;
   // The all-negative classifier (the better error) meets the parity exactly but not the third;
