@@ -206,6 +206,15 @@ def rateopt_train(args, cmd, model, env):
     return {"exit": rc, "wall_s": wall, "cpu_s": cpu, "command": shlex.join(cmd)}
 
 
+def constrained_cmd(args, files, extra, thr, model, report):
+    """`rateopt train` minimising the error under the cell's constraints, with `extra` flags (the
+    learner's, or post-processing's), writing `model` and `report`."""
+    cmd = [args.rateopt, "train", "--data", files["train"], *READER, *extra, "--minimize", "error"]
+    for c in constraints(args.bound):
+        cmd += ["--constraint", c]
+    return cmd + [*thr, "--output-infeasible", "--output", model, "--report", report]
+
+
 def run_rateopt(args, work, seed, files, env):
     """Returns a list of (row key, {train, test predictions}, info)."""
     rows = []
@@ -219,11 +228,7 @@ def run_rateopt(args, work, seed, files, env):
     # Constrained gbdt: cutting-plane solver with the gbdt oracle.
     con = os.path.join(work, f"{tag(args, seed)}-rateopt-con.json")
     rep = con + ".report.json"
-    cmd = [args.rateopt, "train", "--data", files["train"], *READER, *gbdt_flags(args, seed),
-           "--minimize", "error"]
-    for c in constraints(args.bound):
-        cmd += ["--constraint", c]
-    cmd += [*thr, "--output-infeasible", "--output", con, "--report", rep]
+    cmd = constrained_cmd(args, files, gbdt_flags(args, seed), thr, con, rep)
     info = rateopt_train(args, cmd, con, env)
     r = json.load(open(rep)) if os.path.exists(rep) else {}
     for k in ("status", "solver", "iterations", "oracle_calls", "candidates", "components",
@@ -238,12 +243,8 @@ def run_rateopt(args, work, seed, files, env):
     for rule, key in (("randomized", "rateopt_pp"), ("deterministic", "rateopt_ppdet")):
         pp = os.path.join(work, f"{tag(args, seed)}-rateopt-pp-{rule}.json")
         prep = pp + ".report.json"
-        cmd = [args.rateopt, "train", "--data", files["train"], *READER, "--solver",
-               "postprocess", "--base-model", unc, "--postprocess-rule", rule,
-               "--minimize", "error"]
-        for c in constraints(args.bound):
-            cmd += ["--constraint", c]
-        cmd += [*thr, "--output-infeasible", "--output", pp, "--report", prep]
+        cmd = constrained_cmd(args, files, ["--solver", "postprocess", "--base-model", unc,
+                                            "--postprocess-rule", rule], thr, pp, prep)
         info = rateopt_train(args, cmd, pp, env)
         r = json.load(open(prep)) if os.path.exists(prep) else {}
         info["status"] = r.get("status")
