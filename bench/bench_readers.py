@@ -9,8 +9,9 @@ values, for expressions such as `ppr[age=25]`) and with the features only (`--fe
 as `rateopt train` / `predict` read a file whose expressions name no column. Each reader is run
 in `--rounds` rounds of `--reps` reads, the binaries and pandas taking turns, so that load on a
 shared machine falls on all of them alike; a cell is the median over every read of the file's
-bytes / CPU seconds. `--before` adds a second build of bench_readers (e.g. of an older commit)
-as its own column, with the change of the median.
+bytes / CPU seconds (the threaded column, CSV only: bytes / wall seconds). `--before` adds a
+second build of bench_readers (e.g. of an older commit) as its own column, with the change of the
+median.
 
     python3 bench/bench_readers.py --binary build/release/bench/bench_readers \
         [--before /tmp/bench_readers_old] [--reps 5] [--rounds 3] [--rows 1000000]
@@ -69,10 +70,10 @@ def generate_csv(path, rows, seed=0):
     return path
 
 
-def run_binary(binary, args, reps):
+def run_binary(binary, args, reps, key="cpu_s"):
     out = subprocess.run([binary, *args, "--reps", str(reps)], check=True, capture_output=True,
                          text=True).stdout
-    return json.loads(out)["cpu_s"]
+    return json.loads(out)[key]
 
 
 def run_pandas(kwargs, reps):
@@ -92,6 +93,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
     ap.add_argument("--rows", type=int, default=1_000_000, help="rows of the generated CSV")
     ap.add_argument("--workdir", help="where unpacked and generated files go (default: temp)")
+    ap.add_argument("--threads", type=int, default=2,
+                    help="also read the CSV files on this many threads (CsvOptions::n_threads) "
+                         "and report MB per wall second (default 2; 1: not)")
     a = ap.parse_args()
 
     work = a.workdir or tempfile.mkdtemp(prefix="bench_readers_")
@@ -133,6 +137,11 @@ def main():
         for _ in range(a.rounds):
             for key, binary in binaries:
                 times[key] += run_binary(binary, ["--input", path, *args], a.reps)
+            if "csv" in args and a.threads > 1:  # wall time on several threads
+                times.setdefault("threads", [])
+                times["threads"] += run_binary(
+                    a.binary, ["--input", path, *args, "--threads", str(a.threads)], a.reps,
+                    "wall_s")
             if pandas_kwargs is not None:
                 times["pandas"] += run_pandas(pandas_kwargs, a.reps)
         mb = os.path.getsize(path) / 1e6
@@ -144,6 +153,8 @@ def main():
     n = a.reps * a.rounds
     head = "| file | MB |" + (" ours before |" if a.before else "") + " ours |"
     head += (" change |" if a.before else "") + " pandas.read_csv |"
+    if a.threads > 1:
+        head += f" ours, {a.threads} threads (MB per wall s) |"
     print(f"\nMB/s of CPU time, median of {n} reads each\n")
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
@@ -155,6 +166,8 @@ def main():
         if a.before:
             cells.append(f"{100 * (speed['after'] / speed['before'] - 1):+.1f}%")
         cells.append(f"{speed['pandas']:.1f}" if "pandas" in speed else "-")
+        if a.threads > 1:
+            cells.append(f"{speed['threads']:.1f}" if "threads" in speed else "-")
         print("| " + " | ".join(cells) + " |")
 
 

@@ -229,6 +229,7 @@ int run_eval(int argc, const char* const* argv) {
     throw InvalidArgument(
         "--mode stochastic draws are keyed by the row's place in this process's data, so they "
         "would change with the rank count; over several ranks use deterministic or probability");
+  reader.threads = threads;
   Predictions pred;
   Dataset ds;
   std::size_t total_rows = 0;

@@ -99,6 +99,7 @@ int run_predict(int argc, const char* const* argv) {
   const std::string format = model_format(model_text, model_path);
   // --data may be a pattern: one output per data file ({} in --output; under mpirun each rank
   // writes its files' outputs), or one output for all the rows in order (one process).
+  reader.threads = threads;
   const std::vector<std::string> files = expand_data_pattern(data_path);
   const bool per_file = output.find("{}") != std::string::npos;
   if ((files.size() > 1 || is_distributed()) && format != "rateopt.model")

@@ -796,6 +796,7 @@ int run_train(int argc, const char* const* argv) {
     if (!problem.maximize.empty()) texts.push_back(problem.maximize);
     keep_slice_columns(reader, texts);
   }
+  reader.threads = problem.train.n_threads;
   const DataShard shard = load_data_shard(data_path, reader);
   const Dataset& ds = shard.data;
   const bool lead = process_group().rank() == 0;  // prints and writes for the group

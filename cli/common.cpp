@@ -160,6 +160,7 @@ ReadOptions to_read_options(const ReaderFlags& f) {
   if (f.format == "arff") o.format = FileFormat::kArff;
   o.keep_columns = f.keep_columns;
   o.part_range = f.read_part;
+  o.csv.n_threads = f.threads;
   o.csv.label_column = f.label;
   o.csv.positive_values = f.positive;
   o.csv.group_columns = f.groups;

@@ -55,6 +55,8 @@ struct ReaderFlags {
   std::size_t part_bytes = 0;
   // Not a flag: the one part load_dataset reads (ReadOptions::part_range; unset: the whole file).
   std::optional<FilePart> read_part;
+  // Not a flag: the command's --threads (CsvOptions::n_threads: the same data for any count).
+  int threads = 1;
 };
 
 // The part size of files shared by more ranks than there are files, without --part-bytes.

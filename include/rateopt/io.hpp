@@ -69,6 +69,10 @@ struct CsvOptions {
   // ParseError naming the file, line and column, instead of an all-zero one-hot (counted in
   // ReadStats::unseen_levels).
   bool unseen_error = false;
+  // Threads for the per-column work of a read (each feature column's numbers, moments and levels,
+  // each slice column's values); 0: all cores. The dataset is the same, bit for bit, for any
+  // count.
+  int n_threads = 1;
 };
 
 struct LibsvmOptions {

@@ -2,12 +2,14 @@
 // standardisation, one-hot encoding, missing-value policies and encoding reuse.
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <functional>
 #include <map>
 #include <optional>
 #include <unordered_map>
 
 #include "common/check.hpp"
+#include "common/parallel.hpp"
 #include "io/io_util.hpp"
 #include "io/text_records.hpp"
 #include "rateopt/io.hpp"
@@ -387,8 +389,13 @@ class CsvReader {
     for (std::size_t j = 0; j < ncols_; ++j)
       if (role_[j] != Role::kIgnored && role_[j] != Role::kOther) checked.push_back(j);
     missing_flag_.assign(fields_.size(), 0);
-    for (std::size_t k = 0; k < fields_.size(); ++k)
-      missing_flag_[k] = missing_.contains(fields_[k]) ? 1 : 0;
+    constexpr std::size_t kFieldBlock = std::size_t{1} << 16;
+    detail::parallel_for((fields_.size() + kFieldBlock - 1) / kFieldBlock, o_.n_threads,
+                         [&](std::size_t b) {
+                           const std::size_t end = std::min(fields_.size(), (b + 1) * kFieldBlock);
+                           for (std::size_t k = b * kFieldBlock; k < end; ++k)
+                             missing_flag_[k] = missing_.contains(fields_[k]) ? 1 : 0;
+                         });
     const std::size_t nrec = record_lines_.size();
     kept_.reserve(nrec);
     for (std::size_t r = 0; r < nrec; ++r) {
@@ -451,7 +458,7 @@ class CsvReader {
 
   // A column that would be numeric but for a few stray tokens (at most 1% of its values) is read
   // as categorical, as asked; say so, with the count and the first offending line.
-  void warn_if_mostly_numeric(std::size_t j) {
+  [[nodiscard]] std::optional<std::string> mostly_numeric_warning(std::size_t j) const {
     std::size_t numbers = 0;
     std::size_t others = 0;
     std::size_t first_line = 0;
@@ -464,51 +471,75 @@ class CsvReader {
           first = field(r, j);
           first_line = record_lines_[r];
         }
-        if (others * 100 > n_) return;  // more than 1% of the rows: a text column, not strays
+        if (others * 100 > n_) return {};  // more than 1% of the rows: a text column
       } else {
         ++numbers;
       }
     }
-    if (numbers == 0 || others * 100 > numbers + others) return;
-    st_.warnings.push_back(fmt::format(
+    if (numbers == 0 || others * 100 > numbers + others) return {};
+    return fmt::format(
         "{}: column '{}' is read as categorical because {} of its {} values {} not a number "
         "(first: {} on line {}); fix or list them as missing values if the column is numeric",
         name_, names_[j], others, numbers + others, others == 1 ? "is" : "are",
-        io_detail::quoted(first), first_line));
+        io_detail::quoted(first), first_line);
   }
 
   // ---- encoding (numeric vs one-hot, scaling, levels) -------------------------------------------
 
+  // Each feature column on its own (one task a column: its numbers, then its moments or levels),
+  // then in column order its place among the features, its warning and the first error, as one
+  // column after the other would give them.
   void infer_encoding() {
+    struct Outcome {
+      std::optional<std::string> warning;
+      std::exception_ptr error;
+    };
+    std::vector<Outcome> outcome(features_.size());
+    detail::parallel_for(features_.size(), o_.n_threads, [&](std::size_t i) {
+      try {
+        outcome[i].warning = infer_feature(features_[i]);
+      } catch (...) {
+        outcome[i].error = std::current_exception();
+      }
+    });
     std::size_t next_feature = 0;
-    for (auto& f : features_) {
-      const std::size_t j = f.column;
-      const std::size_t nrec = record_lines_.size();
-      bool numeric = !categorical_[j];
-      std::size_t first_nonfinite = nrec;
-      if (numeric) f.numbers.assign(n_, std::nan(""));
-      for (std::size_t k = 0; k < n_ && numeric; ++k) {
-        const std::size_t r = kept_[k];
-        if (missing_at(r, j)) continue;
-        const NumberKind kind = parse_double(field(r, j), f.numbers[k]);
-        if (kind == NumberKind::kNotNumber) numeric = false;
-        if (kind == NumberKind::kNonFinite && first_nonfinite == nrec) first_nonfinite = r;
-      }
+    for (std::size_t i = 0; i < features_.size(); ++i) {
+      if (outcome[i].warning) st_.warnings.push_back(std::move(*outcome[i].warning));
+      if (outcome[i].error) std::rethrow_exception(outcome[i].error);
+      CsvFeature& f = features_[i];
       f.spec.first_feature = next_feature;
-      if (!numeric && !categorical_[j]) warn_if_mostly_numeric(j);
-      if (!numeric) f.numbers.clear();
-      if (numeric) {
-        if (first_nonfinite != nrec) {
-          double x = 0;
-          number_at(first_nonfinite, j, x);
-        }
-        infer_numeric(f);
-        next_feature += 1;
-      } else {
-        infer_levels(f);
-        next_feature += f.spec.levels.size();
-      }
+      next_feature += f.spec.kind == FeatureSpec::Kind::kNumeric ? 1 : f.spec.levels.size();
     }
+  }
+
+  // One feature column's kind, numbers and moments or levels; the warning of a column read as
+  // categorical for a few stray tokens. Reads the shared records only.
+  std::optional<std::string> infer_feature(CsvFeature& f) const {
+    const std::size_t j = f.column;
+    const std::size_t nrec = record_lines_.size();
+    bool numeric = !categorical_[j];
+    std::size_t first_nonfinite = nrec;
+    if (numeric) f.numbers.assign(n_, std::nan(""));
+    for (std::size_t k = 0; k < n_ && numeric; ++k) {
+      const std::size_t r = kept_[k];
+      if (missing_at(r, j)) continue;
+      const NumberKind kind = parse_double(field(r, j), f.numbers[k]);
+      if (kind == NumberKind::kNotNumber) numeric = false;
+      if (kind == NumberKind::kNonFinite && first_nonfinite == nrec) first_nonfinite = r;
+    }
+    std::optional<std::string> warning;
+    if (!numeric && !categorical_[j]) warning = mostly_numeric_warning(j);
+    if (!numeric) f.numbers.clear();
+    if (numeric) {
+      if (first_nonfinite != nrec) {
+        double x = 0;
+        number_at(first_nonfinite, j, x);
+      }
+      infer_numeric(f);
+    } else {
+      infer_levels(f);
+    }
+    return warning;
   }
 
   void infer_numeric(CsvFeature& f) const {
@@ -583,17 +614,57 @@ class CsvReader {
 
   // ---- features ---------------------------------------------------------------------------------
 
+  // The rows in blocks (one task a block, one block on one thread), joined in order; the first
+  // error in row order, as one pass over the rows would throw it.
   FeatureMatrix feature_rows() {
+    struct Block {
+      SparseRows rows;
+      std::size_t imputed = 0;
+      std::size_t unseen = 0;
+      std::exception_ptr error;
+    };
+    constexpr std::size_t kRowBlock = 16384;
+    const std::size_t block =
+        detail::resolve_threads(o_.n_threads) == 1 ? std::max<std::size_t>(n_, 1) : kRowBlock;
+    std::vector<Block> blocks((n_ + block - 1) / block);
+    detail::parallel_for(blocks.size(), o_.n_threads, [&](std::size_t b) {
+      Block& part = blocks[b];
+      const std::size_t end = std::min(n_, (b + 1) * block);
+      part.rows.indices.reserve((end - b * block) * features_.size());
+      part.rows.values.reserve((end - b * block) * features_.size());
+      try {
+        RowEntries entries;
+        for (std::size_t k = b * block; k < end; ++k) {
+          entries.clear();
+          bool imputed = false;
+          for (const auto& f : features_) encode_value(f, k, entries, imputed, part.unseen);
+          if (imputed) ++part.imputed;
+          append_row(part.rows, entries);
+        }
+      } catch (...) {
+        part.error = std::current_exception();
+      }
+    });
     SparseRows rows;
-    rows.indices.reserve(n_ * features_.size());
-    rows.values.reserve(n_ * features_.size());
-    RowEntries entries;
-    for (std::size_t k = 0; k < n_; ++k) {
-      entries.clear();
-      bool imputed = false;
-      for (const auto& f : features_) encode_value(f, k, entries, imputed);
-      if (imputed) ++st_.rows_imputed_missing;
-      append_row(rows, entries);
+    if (blocks.size() == 1 && !blocks[0].error) rows = std::move(blocks[0].rows);
+    std::size_t entries = 0;
+    for (const Block& part : blocks) entries += part.rows.indices.size();
+    if (blocks.size() > 1) {
+      rows.indices.reserve(entries);
+      rows.values.reserve(entries);
+      rows.indptr.reserve(n_ + 1);
+    }
+    for (Block& part : blocks) {
+      if (part.error) std::rethrow_exception(part.error);
+      st_.rows_imputed_missing += part.imputed;
+      st_.unseen_levels += part.unseen;
+      if (blocks.size() == 1) break;
+      const auto offset = static_cast<std::int64_t>(rows.indices.size());
+      for (std::size_t k = 1; k < part.rows.indptr.size(); ++k)
+        rows.indptr.push_back(part.rows.indptr[k] + offset);
+      rows.indices.insert(rows.indices.end(), part.rows.indices.begin(), part.rows.indices.end());
+      rows.values.insert(rows.values.end(), part.rows.values.begin(), part.rows.values.end());
+      part.rows = SparseRows{};  // its memory back before the next block's copy
     }
     // A chunk is CSR; read_csv_chunked picks the file's storage once every chunk is read.
     return make_matrix(std::move(rows), num_features_,
@@ -601,7 +672,9 @@ class CsvReader {
   }
 
   // Adds the feature entries of feature f in kept row k.
-  void encode_value(const CsvFeature& f, std::size_t k, RowEntries& entries, bool& imputed) {
+  // `unseen` counts the categorical values the encoding does not know.
+  void encode_value(const CsvFeature& f, std::size_t k, RowEntries& entries, bool& imputed,
+                    std::size_t& unseen) const {
     const std::size_t r = kept_[k];
     const auto first = static_cast<std::int32_t>(f.spec.first_feature);
     if (missing_at(r, f.column)) {  // kZero: the training mean, or an all-zero one-hot
@@ -636,7 +709,7 @@ class CsvReader {
                                   "column '{}': value {} was not seen in training (the encoding "
                                   "has {} levels); --unseen zero encodes it as all-zero",
                                   names_[f.column], io_detail::quoted(v), f.spec.levels.size());
-      ++st_.unseen_levels;
+      ++unseen;
       return;
     }
     entries.emplace_back(
@@ -726,23 +799,31 @@ class CsvReader {
     for (const auto& f : features_)
       if (!f.numbers.empty()) numbers_of[f.column] = &f.numbers;
     std::vector<std::string> skipped;
+    std::vector<std::size_t> built;  // the columns to build, in order
     for (std::size_t j = 0; j < ncols_; ++j) {
       if (role_[j] == Role::kIgnored) continue;
       if (keep_ != nullptr && std::ranges::find(*keep_, names_[j]) == keep_->end()) {
         skipped.push_back(names_[j]);
         continue;
       }
-      ColumnBuilder b(names_[j], n_);
+      built.push_back(j);
+    }
+    // Each column on its own (one task a column), added in column order.
+    std::vector<Column> columns(built.size());
+    detail::parallel_for(built.size(), o_.n_threads, [&](std::size_t b) {
+      const std::size_t j = built[b];
+      ColumnBuilder builder(names_[j], n_);
       for (std::size_t k = 0; k < n_; ++k) {
         const std::size_t r = kept_[k];
         if (numbers_of[j] != nullptr && !missing_at(r, j)) {
-          b.push_number(field(r, j), (*numbers_of[j])[k]);
+          builder.push_number(field(r, j), (*numbers_of[j])[k]);
         } else {
-          b.push(field(r, j), missing_at(r, j));
+          builder.push(field(r, j), missing_at(r, j));
         }
       }
-      ds.add_column(std::move(b).finish());
-    }
+      columns[b] = std::move(builder).finish();
+    });
+    for (Column& c : columns) ds.add_column(std::move(c));
     return skipped;
   }
 

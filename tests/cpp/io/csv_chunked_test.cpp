@@ -135,6 +135,68 @@ TEST(CsvChunked, LabelNamesAndWarningsAreTheWholeFiles) {
               whole_stats.warnings[k].substr(whole_stats.warnings[k].find(':')));
 }
 
+// CsvOptions::n_threads: the per-column work on 1, 2 or 4 threads gives the same dataset, the
+// same warnings in column order and, with bad values in two columns, the first column's error.
+TEST(CsvColumnsOnThreads, SameDatasetWarningsAndFirstError) {
+  std::string text = "a,b,c,d,e,g,y\n";
+  std::mt19937 rng(3);
+  for (int i = 0; i < 3000; ++i) {
+    const bool stray = i == 1700;  // one stray token: d is read as categorical, with a warning
+    text += fmt::format("{},{},{},{},k{},g{},{}\n", static_cast<int>(rng() % 1000) / 8.0, rng() % 7,
+                        static_cast<int>(rng() % 100) - 50,
+                        stray ? std::string("oops") : std::to_string(rng() % 9), rng() % 40,
+                        rng() % 5, rng() % 2);
+  }
+  CsvOptions o;
+  o.label_column = "y";
+  o.group_columns = {"g"};
+  ReadStats one_stats;
+  const Dataset one = parse_csv(text, o, "cols.csv", nullptr, &one_stats);
+  ASSERT_EQ(one_stats.warnings.size(), 1U);
+  for (const int threads : {2, 4}) {
+    SCOPED_TRACE(threads);
+    CsvOptions t = o;
+    t.n_threads = threads;
+    ReadStats stats;
+    const Dataset many = parse_csv(text, t, "cols.csv", nullptr, &stats);
+    test::expect_same_dataset(one, many);
+    EXPECT_EQ(many.encoding().to_json(), one.encoding().to_json());
+    EXPECT_EQ(stats.warnings, one_stats.warnings);
+    for (std::size_t c = 0; c < one.columns().size(); ++c) {
+      EXPECT_EQ(many.columns()[c].levels, one.columns()[c].levels);
+      EXPECT_EQ(many.columns()[c].codes, one.columns()[c].codes);
+    }
+  }
+  // Infinite values in columns c (line 10) and a (line 2000): column a's error, for any count.
+  std::string bad = text;
+  const auto line_start = [&](int line) {
+    std::size_t pos = 0;
+    for (int k = 1; k < line; ++k) pos = bad.find('\n', pos) + 1;
+    return pos;
+  };
+  std::size_t at = line_start(10);
+  at = bad.find(',', bad.find(',', at) + 1) + 1;  // column c
+  bad.insert(at, "1e999");
+  bad.erase(at + 5, bad.find(',', at + 5) - (at + 5));
+  at = line_start(2000);
+  bad.insert(at, "inf");
+  bad.erase(at + 3, bad.find(',', at + 3) - (at + 3));
+  const auto error_at = [&](int threads) {
+    CsvOptions t = o;
+    t.n_threads = threads;
+    try {
+      (void)parse_csv(bad, t, "cols.csv");
+    } catch (const ParseError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string want = error_at(1);
+  EXPECT_NE(want.find("cols.csv:2000"), std::string::npos) << want;
+  EXPECT_EQ(error_at(2), want);
+  EXPECT_EQ(error_at(4), want);
+}
+
 TEST(CsvChunked, BadInputGivesTheWholeTextsErrorWithTheFilesLine) {
   const std::string good = tricky_csv(5, 120, false);
   const CsvOptions o = tricky_options(MissingPolicy::kZero);  // a missing label is an error
