@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <system_error>
 
@@ -232,6 +234,68 @@ std::int32_t LevelIndex::find_or_add(std::string_view value, bool& inserted) {
   return code;
 }
 
+// ---- NumberIndex --------------------------------------------------------------------------------
+
+NumberIndex::Slot NumberIndex::slot_of(std::uint64_t bits, std::string_view text) noexcept {
+  Slot slot;
+  slot.bits = bits;
+  const std::size_t n = std::min<std::size_t>(text.size(), 8);
+  for (std::size_t i = 0; i < n; ++i)
+    slot.head |= static_cast<std::uint64_t>(static_cast<unsigned char>(text[i])) << (8 * i);
+  slot.size = static_cast<std::uint32_t>(std::min<std::size_t>(text.size(), UINT32_MAX));
+  return slot;
+}
+
+std::size_t NumberIndex::hash_of(std::uint64_t bits) noexcept {
+  // A multiply and two folds (splitmix64's finaliser): the low bits pick the slot.
+  bits ^= bits >> 30;
+  bits *= 0xBF58476D1CE4E5B9ULL;
+  bits ^= bits >> 27;
+  bits *= 0x94D049BB133111EBULL;
+  bits ^= bits >> 31;
+  return static_cast<std::size_t>(bits);
+}
+
+void NumberIndex::rehash(std::size_t slots) {
+  slots_.assign(slots, Slot{});
+  const std::size_t mask = slots - 1;
+  for (std::size_t code = 0; code < keys_.size(); ++code) {
+    std::size_t i = hash_of(bits_[code]) & mask;
+    while (slots_[i].code >= 0) i = (i + 1) & mask;
+    slots_[i] = slot_of(bits_[code], keys_[code]);
+    slots_[i].code = static_cast<std::int32_t>(code);
+  }
+}
+
+std::int32_t NumberIndex::find_or_add(double value, std::string_view text, bool& inserted) {
+  if (slots_.empty()) rehash(16);
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  const Slot want = slot_of(bits, text);
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t i = hash_of(bits) & mask;
+  for (;; i = (i + 1) & mask) {
+    const Slot& slot = slots_[i];
+    if (slot.code < 0) break;
+    if (slot.bits == want.bits && slot.size == want.size && slot.head == want.head &&
+        (text.size() <= 8 || keys_[static_cast<std::size_t>(slot.code)] == text)) {
+      inserted = false;
+      return slot.code;
+    }
+  }
+  inserted = true;
+  const auto code = static_cast<std::int32_t>(keys_.size());
+  keys_.push_back(text);
+  bits_.push_back(bits);
+  if (2 * keys_.size() > slots_.size()) {
+    rehash(2 * slots_.size());
+  } else {
+    slots_[i] = want;
+    slots_[i].code = code;
+  }
+  return code;
+}
+
 // ---- ColumnBuilder ------------------------------------------------------------------------------
 
 ColumnBuilder::ColumnBuilder(std::string name, std::size_t expected_rows) {
@@ -246,28 +310,46 @@ void ColumnBuilder::push(std::string_view value, bool missing) {
     if (numeric_) column_.numeric.push_back(std::nan(""));
     return;
   }
-  bool inserted = false;
-  const std::int32_t code = index_.find_or_add(value, inserted);
-  if (inserted) column_.levels.emplace_back(value);
-  column_.codes.push_back(code);
-  if (numeric_) {
-    double x = 0;
-    if (parse_double(trim(value), x) == NumberKind::kFinite) {
-      column_.numeric.push_back(x);
-    } else {
-      numeric_ = false;
-      column_.numeric.clear();
-      column_.numeric.shrink_to_fit();
-    }
+  double x = 0;
+  if (numeric_ && parse_double(trim(value), x) == NumberKind::kFinite) {
+    push_number(value, x);
+    return;
   }
+  if (numeric_) {
+    // The first value that is not a number: the texts so far go to the text index, in code
+    // order (the same codes), and the column keeps no numbers.
+    numeric_ = false;
+    for (const std::string_view key : numbers_.keys()) {
+      bool inserted = false;
+      (void)index_.find_or_add(key, inserted);
+    }
+    numbers_ = NumberIndex{};
+    column_.numeric.clear();
+    column_.numeric.shrink_to_fit();
+  }
+  push_text(value);
 }
 
 void ColumnBuilder::push_number(std::string_view value, double number) {
+  if (!numeric_) {
+    push_text(value);
+    return;
+  }
+  bool inserted = false;
+  const std::int32_t code = numbers_.find_or_add(number, value, inserted);
+  push_code(code, inserted, value);
+  column_.numeric.push_back(number);
+}
+
+void ColumnBuilder::push_text(std::string_view value) {
   bool inserted = false;
   const std::int32_t code = index_.find_or_add(value, inserted);
+  push_code(code, inserted, value);
+}
+
+void ColumnBuilder::push_code(std::int32_t code, bool inserted, std::string_view value) {
   if (inserted) column_.levels.emplace_back(value);
   column_.codes.push_back(code);
-  if (numeric_) column_.numeric.push_back(number);
 }
 
 Column ColumnBuilder::finish() && {

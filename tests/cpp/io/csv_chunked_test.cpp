@@ -430,6 +430,56 @@ TEST(FileParts, ErrorsNameTheFileAndTheFilesLine) {
 // LevelIndex (the readers' table of a column's distinct values): codes in order of first
 // appearance, as a std::map from value to first position gives them, through growth from 16
 // slots to 2^18.
+// NumberIndex (numeric slice columns): the codes LevelIndex gives the texts, with values of
+// several spellings ("1", "1.0", "1e0", "01"), texts longer than 8 bytes, -0 and 0; and
+// ColumnBuilder, numeric then a text value, builds what Column::push_back builds.
+TEST(NumberIndex, CodesOfTheTextsLikeTheLevelIndex) {
+  std::mt19937_64 rng(11);
+  std::vector<std::string> texts;
+  const std::vector<std::string> spellings{"1", "1.0", "1e0", "01", "-0", "0", "0.0", "1.00"};
+  for (int k = 0; k < 100000; ++k) {
+    const auto pick = rng() % 10;
+    if (pick == 0) {
+      texts.push_back(spellings[rng() % spellings.size()]);
+    } else if (pick < 4) {
+      texts.push_back(fmt::format("{:.9f}", static_cast<double>(rng() % 5000) / 3.0));  // > 8
+    } else {
+      texts.push_back(std::to_string(static_cast<int>(rng() % 60000) - 30000));
+    }
+  }
+  io_detail::NumberIndex numbers;
+  io_detail::LevelIndex levels;
+  for (const std::string& t : texts) {
+    double x = 0;
+    ASSERT_EQ(io_detail::parse_double(t, x), io_detail::NumberKind::kFinite) << t;
+    bool a = false;
+    bool b = false;
+    const std::int32_t code = numbers.find_or_add(x, t, a);
+    ASSERT_EQ(code, levels.find_or_add(t, b)) << t;
+    ASSERT_EQ(a, b) << t;
+  }
+  EXPECT_GT(numbers.keys().size(), 30000u);
+  // The builder against Column::push_back, numeric to the end or turned text by "x" midway.
+  for (const bool turn : {false, true}) {
+    // The builder keeps views: the texts outlive it.
+    std::vector<std::string> input(texts.begin(), texts.begin() + 3000);
+    if (turn) input[2000] = "1x";
+    io_detail::ColumnBuilder builder("c", input.size());
+    Column reference;
+    reference.name = "c";
+    for (std::size_t i = 0; i < input.size(); ++i) {
+      const bool missing = i % 97 == 5;
+      builder.push(input[i], missing);
+      reference.push_back(input[i], missing);
+    }
+    const Column built = std::move(builder).finish();
+    EXPECT_EQ(built.levels, reference.levels);
+    EXPECT_EQ(built.codes, reference.codes);
+    ASSERT_EQ(built.numeric.size(), reference.numeric.size());
+    EXPECT_EQ(built.is_numeric(), !turn);
+  }
+}
+
 TEST(LevelIndex, CodesInOrderOfFirstAppearanceLikeAMap) {
   std::mt19937_64 rng(7);
   std::vector<std::string> texts;
