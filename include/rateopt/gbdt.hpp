@@ -55,6 +55,11 @@ class TreeEnsemble {
   [[nodiscard]] const std::string& json() const noexcept { return json_; }
   [[nodiscard]] std::size_t num_features() const noexcept { return num_features_; }
   [[nodiscard]] std::size_t rounds() const noexcept { return rounds_; }
+  // Added to every margin (0 for a fitted booster): a shifted decision threshold, e.g. the
+  // guaranteed mode's move of a deterministic output toward a constant. Saved with the model.
+  [[nodiscard]] double offset() const noexcept { return offset_; }
+  // InvalidArgument for a value that is not finite.
+  void set_offset(double offset);
   // Margins (log-odds) of every row of x into out (x.rows() entries). x may have fewer columns
   // than num_features() (missing trailing features are 0, as for linear models); more is an
   // InvalidArgument.
@@ -67,6 +72,7 @@ class TreeEnsemble {
   std::string json_;
   std::size_t num_features_ = 0;
   std::size_t rounds_ = 0;
+  double offset_ = 0;
   std::shared_ptr<void> booster_;  // XGBoost's handle, loaded from json_
 };
 

@@ -172,6 +172,12 @@ TreeEnsemble::TreeEnsemble(std::string json, std::size_t num_features)
 #endif
 }
 
+void TreeEnsemble::set_offset(double offset) {
+  RATEOPT_CHECK(std::isfinite(offset), "the boosted trees' offset is {}, expected a finite number",
+                offset);
+  offset_ = offset;
+}
+
 void TreeEnsemble::scores(const FeatureMatrix& x, std::span<double> out, int n_threads) const {
   RATEOPT_CHECK(out.size() == x.rows(), "out has {} entries, expected {} (one per row)", out.size(),
                 x.rows());
@@ -199,7 +205,7 @@ void TreeEnsemble::scores(const FeatureMatrix& x, std::size_t first, std::span<d
     // option_mask 1: margins; every tree; not training.
     check_xgb(XGBoosterPredict(booster_.get(), m.handle, 1, 0, 0, &len, &result), "predicting");
     RATEOPT_CHECK(len == count, "XGBoost gave {} scores for {} rows", len, count);
-    for (std::size_t r = 0; r < count; ++r) out[at + r] = static_cast<double>(result[r]);
+    for (std::size_t r = 0; r < count; ++r) out[at + r] = static_cast<double>(result[r]) + offset_;
   }
 #else
   (void)first;

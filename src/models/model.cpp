@@ -712,9 +712,11 @@ std::string Classifier::to_json() const {
     if (sc.is_linear()) {
       comps.push_back({{"weights", sc.linear().weights}, {"bias", sc.linear().bias}});
     } else {
-      comps.push_back({{"family", sc.family()},
-                       {"features", sc.num_features()},
-                       {"booster", sc.trees()->json()}});
+      Json o{{"family", sc.family()},
+             {"features", sc.num_features()},
+             {"booster", sc.trees()->json()}};
+      if (sc.trees()->offset() != 0) o["offset"] = sc.trees()->offset();  // a moved threshold
+      comps.push_back(std::move(o));
     }
   }
   j["components"] = std::move(comps);
@@ -756,11 +758,14 @@ Classifier Classifier::from_json(std::string_view text, const std::string& name)
       const auto features =
           static_cast<std::size_t>(r.index(r.at(o, "features", path + ".features"), path));
       const std::string booster = r.string(r.at(o, "booster", path + ".booster"), path);
+      TreeEnsemble trees;
       try {
-        c.components.emplace_back(TreeEnsemble(booster, features));
+        trees = TreeEnsemble(booster, features);
       } catch (const InvalidArgument& e) {
         r.fail(path + ".booster", e.what());
       }
+      if (o.contains("offset")) trees.set_offset(r.number(o.at("offset"), path + ".offset"));
+      c.components.emplace_back(std::move(trees));
       continue;
     }
     LinearModel lm;

@@ -258,9 +258,17 @@ class Mover {
       out.mixture.push_back(1 - a);
       return out;
     }
-    LinearModel m = model.components[model.best].linear(
-        "the guaranteed mode's move of a deterministic output toward a constant");
-    m.bias += (positive ? 1 : -1) * shift(model, positive, a);
+    // The best single model with its threshold moved: a linear model's bias, boosted trees'
+    // offset.
+    ScoreModel m = model.components[model.best];
+    const double by = (positive ? 1 : -1) * shift(model, positive, a);
+    if (m.is_linear()) {
+      m.linear().bias += by;
+    } else {
+      TreeEnsemble trees = *m.trees();
+      trees.set_offset(trees.offset() + by);
+      m = std::move(trees);
+    }
     out.components = {std::move(m)};
     out.mixture = {1.0};
     out.best = 0;

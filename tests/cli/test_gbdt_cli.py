@@ -112,6 +112,39 @@ def test_gbdt_under_constraints_is_certified_and_deterministic(cli, tmp_path):
     assert gap["parity(ppr, g)"]["value"] > 0.03
 
 
+def test_gbdt_guaranteed_deterministic_output(cli, tmp_path):
+    """--learner gbdt --confidence --guarantee-for deterministic: the best single booster, moved
+    toward a constant by an offset on its margins when the safety test asks for it (was refused:
+    the move needed a linear model); eval on the training rows reads the saved offset back; the
+    same bytes for 1 and 2 threads."""
+    if not has_gbdt(cli, tmp_path):
+        pytest.skip("rateopt built without XGBoost")
+    data = csv_file(tmp_path, n=3000)
+    flags = ["--data", data, "--label", "y", "--groups", "g", "--learner", "gbdt",
+             "--gbdt-rounds", "10", "--gbdt-max-depth", "3", "--minimize", "error",
+             "--constraint", "parity(ppr, g) <= 0.05", "--confidence", "0.9",
+             "--guarantee-for", "deterministic"]
+    one, two, report = tmp_path / "m1.json", tmp_path / "m2.json", tmp_path / "r.json"
+    proc = cli.run("train", *flags, "--output", one, "--report", report, "--threads", "1",
+                   check=False)
+    assert proc.returncode in (0, 3), proc.stderr
+    rep = json.loads(report.read_text())
+    g = rep["guarantee"]
+    assert g["passed"] is (proc.returncode == 0)
+    if proc.returncode == 3:
+        return
+    model = json.loads(one.read_text())
+    (comp,) = [model["components"][model["best"]]]
+    assert comp["family"] == "gbdt"
+    # These rows: the fit is moved (toward all positive, keeping 0.28 of it), by an offset.
+    assert g["moved_toward"] != "" and comp.get("offset", 0) != 0, g
+    vals = cli.eval_json("--data", data, "--label", "y", "--groups", "g", "--model", one,
+                         "--mode", "deterministic", "--metric", "error")
+    assert 0 <= vals["error"]["value"] <= 0.6
+    cli.run("train", *flags, "--output", two, "--threads", "2", "--quiet")
+    assert one.read_bytes() == two.read_bytes()
+
+
 def test_gbdt_with_dynamic_openmp(cli, tmp_path, source_dir):
     """OMP_DYNAMIC=true crashed XGBoost's training on Adult (a segmentation fault) when libgomp
     gave it fewer threads than it asked for, as it does on a loaded machine (load 2.4 on 2 cores

@@ -171,6 +171,38 @@ TEST(Gbdt, BadInputsAreErrors) {
 // A classifier whose components are boosted trees (and a linear one beside them): every prediction
 // mode against the components' own scores, levels as predict gives them, the JSON round trip to
 // the same bytes (version 3, the booster's text kept), and a tampered booster blamed on the model.
+// An offset (the guaranteed mode's moved threshold) adds to every margin, is saved only when it is
+// not 0 and loads back to the same bytes and scores; a non-finite one is an error.
+TEST(Gbdt, OffsetShiftsTheMarginsAndRoundTrips) {
+  if (!gbdt_available()) GTEST_SKIP() << "built without XGBoost";
+  const Rows r = make_rows(500, 4, 8);
+  GbdtOptions o;
+  o.rounds = 4;
+  TreeEnsemble t = fit_gbdt(r.x, r.y, {}, o);
+  std::vector<double> plain(500), moved(500);
+  t.scores(r.x, plain);
+  t.set_offset(-0.375);
+  t.scores(r.x, moved);
+  for (std::size_t i = 0; i < 500; ++i) ASSERT_EQ(moved[i], plain[i] - 0.375) << i;
+  Encoding enc;
+  enc.num_features = 4;
+  Classifier c;
+  c.kind = "gbdt";
+  c.components = {t};
+  c.mixture = {1.0};
+  c.link = Link::kThreshold;
+  c.encoding = enc;
+  const std::string json = c.to_json();
+  EXPECT_NE(json.find("\"offset\": -0.375"), std::string::npos);
+  const Classifier back = Classifier::from_json(json);
+  EXPECT_EQ(back.to_json(), json);
+  EXPECT_EQ(back.components[0].trees()->offset(), -0.375);
+  t.set_offset(0);
+  c.components = {t};
+  EXPECT_EQ(c.to_json().find("offset"), std::string::npos);
+  test::expect_invalid([&] { t.set_offset(std::nan("")); }, "offset");
+}
+
 TEST(Gbdt, ClassifierOfTreesPredictsSavesAndLoads) {
   if (!gbdt_available()) GTEST_SKIP() << "built without XGBoost";
   const Rows r = make_rows(1000, 4, 6);
