@@ -39,7 +39,9 @@ void print_deterministic_search(const nlohmann::json& det, const PostprocessResu
                det["randomized_objective"].get<double>());
   const bool proved = r.status == Termination::kConverged || r.status == Termination::kInfeasible;
   if (r.search.sweep)
-    fmt::print("; two-group sweep over every pair of thresholds, optimality proved\n");
+    fmt::print(
+        "; exact without LP solves (a per-group choice or the two-group sweep), "
+        "optimality proved\n");
   else
     fmt::print("; {} LP solves, {}\n", r.search.nodes,
                proved ? std::string("optimality proved")

@@ -58,6 +58,12 @@
 // the sweep of num - lambda den, lambda the last best rule's ratio, until none improves. When no
 // pair meets the constraints, or they are not monotone, the branch and bound.
 //
+// Any number of groups, every constraint row reading one group's cuts (per-group bounds:
+// min_over / max_over of a rate, precision included, a rate on one group's slice): each group's
+// rows hold by its own cut and the objective is a sum over groups, so each group takes its best
+// allowed cut (a ratio objective by Dinkelbach's method, each step the same choice), the
+// constant rules left out and weighed after, as by the sweep: O(cuts x rows), exact. Tried first.
+//
 // Cost: O(N log N) to sort, O(N a) to type the rows (N rows of all datasets, a atoms a row holds),
 // one simplex solve over (hull vertices or cuts) + atoms columns and groups + atoms + m rows (m
 // linear constraints). Over MPI ranks (distributed.hpp) every rank gathers every row's group,
@@ -96,9 +102,11 @@ struct PostprocessOptions {
   // Deterministic mode: the best rule with one threshold per group (no randomisation), found
   // exactly by branch and bound over the LP (every cut a column; see "Deterministic mode" above).
   bool deterministic = false;
-  // Two groups whose every constraint is monotone in one group's threshold (gaps of ppr, tpr, fpr
-  // and such; not precision): the exact sweep over every pair of thresholds instead of the branch
-  // and bound (see "Deterministic mode"). false: the branch and bound always (for tests).
+  // The exact paths without LP solves instead of the branch and bound where they apply (see
+  // "Deterministic mode"): every constraint reading one group (the per-group choice, any number of
+  // groups), or two groups whose every constraint is monotone in one group's threshold (gaps of
+  // ppr, tpr, fpr and such; the sweep over every pair of thresholds). false: the branch and bound
+  // always (for tests).
   bool sweep = true;
   // Its budget of LP solves; when spent, the best rule found (status kFeasible, or
   // kMaxIterations when none met the constraints) with the search's proved bound.
@@ -145,7 +153,7 @@ struct PostprocessResult {
   struct Search {
     std::size_t nodes = 0;
     double bound = 0;
-    bool sweep = false;  // found by the two-group sweep (nodes 0)
+    bool sweep = false;  // found without LP solves: the per-group choice or the sweep (nodes 0)
   } search;
 };
 

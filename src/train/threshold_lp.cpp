@@ -581,6 +581,32 @@ class RangeMin {
 // pair of cuts in O((n_a m log n_b + n_b log n_b) steps). The two constant rules are left out of
 // the sweep (the caller weighs them). Nothing when the rows are not monotone over either group,
 // a ratio's denominator can be 0, or no non-constant rule meets the constraints.
+// Per constraint row and column (part[j * columns + c]): the row's part, coef * prefix summed over
+// the column's entries; per column the objective's numerator part and (ratio objectives) its
+// denominator part. A rule's row is the sum of its columns' parts (one column per group).
+struct PartTables {
+  std::vector<double> part, num, den;
+};
+PartTables tabulate(const ThresholdLp& lp) {
+  std::vector<std::vector<std::pair<std::size_t, double>>> atom_rows(lp.atoms);
+  for (std::size_t j = 0; j < lp.constraints; ++j)
+    for (const AtomTerm& t : lp.rows[j]) atom_rows[t.atom].emplace_back(j, t.coef);
+  const std::size_t n = lp.columns();
+  PartTables t;
+  t.part.assign(n * lp.constraints, 0.0);
+  t.num.assign(n, 0.0);
+  t.den.assign(n, 0.0);
+  for (std::size_t c = 0; c < n; ++c)
+    for (std::size_t e = lp.start[c]; e < lp.start[c + 1]; ++e) {
+      const std::size_t a = lp.entry_atom[e];
+      const double v = lp.entry_value[e];
+      t.num[c] += lp.atom_cost[a] * v;
+      if (lp.fractional) t.den[c] += lp.den_atom[a] * v;
+      for (const auto& [j, coef] : atom_rows[a]) t.part[j * n + c] += coef * v;
+    }
+  return t;
+}
+
 class TwoGroupSweep {
  public:
   explicit TwoGroupSweep(const ThresholdLp& lp) : lp_(lp), m_(lp.constraints) {}
@@ -621,25 +647,11 @@ class TwoGroupSweep {
   }
 
  private:
-  // Per constraint row and column (part_[j * columns + c]): the row's part, coef * prefix summed
-  // over the column's entries; per column the objective's numerator part and (ratio objectives)
-  // its denominator part.
   void tabulate() {
-    std::vector<std::vector<std::pair<std::size_t, double>>> atom_rows(lp_.atoms);
-    for (std::size_t j = 0; j < m_; ++j)
-      for (const AtomTerm& t : lp_.rows[j]) atom_rows[t.atom].emplace_back(j, t.coef);
-    const std::size_t n = lp_.columns();
-    part_.assign(n * m_, 0.0);
-    num_.assign(n, 0.0);
-    den_.assign(n, 0.0);
-    for (std::size_t c = 0; c < n; ++c)
-      for (std::size_t e = lp_.start[c]; e < lp_.start[c + 1]; ++e) {
-        const std::size_t a = lp_.entry_atom[e];
-        const double v = lp_.entry_value[e];
-        num_[c] += lp_.atom_cost[a] * v;
-        if (lp_.fractional) den_[c] += lp_.den_atom[a] * v;
-        for (const auto& [j, coef] : atom_rows[a]) part_[j * n + c] += coef * v;
-      }
+    PartTables t = rateopt::detail::tabulate(lp_);
+    part_ = std::move(t.part);
+    num_ = std::move(t.num);
+    den_ = std::move(t.den);
   }
   // Whether every row's part never both rises and falls over group g's cuts; direction_ per row:
   // +1 never falls, -1 never rises, 0 constant.
@@ -722,28 +734,172 @@ class TwoGroupSweep {
   std::vector<int> direction_;
 };
 
+// Every constraint row reading one group's cuts only (per-group bounds: min_over / max_over of a
+// rate, a rate on one group's slice): a group's rows hold or not by its own cut, and the objective
+// is a sum over the groups, so the best rule takes each group's best allowed cut (a ratio objective
+// by Dinkelbach's method, each step the same choice for num - lambda den). The constant rules
+// (every group at its first cut, or every group at its last) are left out as by the sweep: when
+// the groups' best cuts make one, the best rule that differs from it takes the cheapest other cut
+// of one group. Exact, for any number of groups, in O(columns x rows). Nothing when a row reads
+// two groups, a group has no allowed cut (the branch and bound then finds the least violation), a
+// ratio's denominator can be 0, or no non-constant rule is allowed.
+class SeparableSearch {
+ public:
+  explicit SeparableSearch(const ThresholdLp& lp) : lp_(lp) {}
+
+  std::optional<std::vector<std::size_t>> run() {
+    const std::size_t n = lp_.columns();
+    const std::size_t m = lp_.constraints;
+    if (lp_.groups == 0 || n == 0) return std::nullopt;
+    PartTables t = tabulate(lp_);
+    num_ = std::move(t.num);
+    den_ = std::move(t.den);
+    begin_.assign(lp_.groups, n);
+    end_.assign(lp_.groups, 0);
+    for (std::size_t c = 0; c < n; ++c) {
+      begin_[lp_.group[c]] = std::min(begin_[lp_.group[c]], c);
+      end_[lp_.group[c]] = std::max(end_[lp_.group[c]], c + 1);
+    }
+    // Each row's group, and whether each cut meets its group's rows.
+    allowed_.assign(n, 1);
+    for (std::size_t j = 0; j < m; ++j) {
+      std::optional<std::size_t> owner;
+      for (std::size_t c = 0; c < n; ++c) {
+        if (t.part[j * n + c] == 0.0) continue;
+        if (owner && *owner != lp_.group[c]) return std::nullopt;
+        owner = lp_.group[c];
+      }
+      const double room = lp_.rhs[j] + kRuleTolerance;
+      if (!owner) {
+        if (0.0 > room) return std::nullopt;
+        continue;
+      }
+      for (std::size_t c = begin_[*owner]; c < end_[*owner]; ++c)
+        if (t.part[j * n + c] > room) allowed_[c] = 0;
+    }
+    for (std::size_t g = 0; g < lp_.groups; ++g)
+      if (begin_[g] >= end_[g] ||
+          std::none_of(allowed_.begin() + static_cast<std::ptrdiff_t>(begin_[g]),
+                       allowed_.begin() + static_cast<std::ptrdiff_t>(end_[g]),
+                       [](char a) { return a != 0; }))
+        return std::nullopt;
+    if (lp_.fractional) {
+      double den_low = lp_.den_constant;
+      for (std::size_t g = 0; g < lp_.groups; ++g)
+        den_low += *std::min_element(den_.begin() + static_cast<std::ptrdiff_t>(begin_[g]),
+                                     den_.begin() + static_cast<std::ptrdiff_t>(end_[g]));
+      if (!(den_low > 0)) return std::nullopt;
+    }
+    auto best = choose(0.0);
+    if (!best || !lp_.fractional) return best;
+    for (int step = 0; step < 200; ++step) {  // Dinkelbach, as the sweep's
+      const double lambda = ratio(*best);
+      auto next = choose(lambda);
+      if (!next) return std::nullopt;
+      const double gain = linear(*next, lambda);
+      if (!(gain < -1e-12 * std::max(1.0, std::fabs(num_of(*best))))) return best;
+      best = std::move(next);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  [[nodiscard]] double num_of(const std::vector<std::size_t>& rule) const {
+    double v = lp_.fractional ? lp_.t_cost : 0.0;
+    for (const std::size_t c : rule) v += num_[c];
+    return v;
+  }
+  [[nodiscard]] double den_of(const std::vector<std::size_t>& rule) const {
+    double v = lp_.den_constant;
+    for (const std::size_t c : rule) v += den_[c];
+    return v;
+  }
+  [[nodiscard]] double ratio(const std::vector<std::size_t>& rule) const {
+    return num_of(rule) / den_of(rule);
+  }
+  [[nodiscard]] double linear(const std::vector<std::size_t>& rule, double lambda) const {
+    return num_of(rule) - lambda * den_of(rule);
+  }
+
+  // The allowed non-constant rule of smallest num - lambda den; nothing when none is.
+  [[nodiscard]] std::optional<std::vector<std::size_t>> choose(double lambda) const {
+    const auto value = [&](std::size_t c) { return num_[c] - lambda * den_[c]; };
+    // Per group: its best allowed cut, and its best allowed cut other than the first (last).
+    constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+    const std::size_t groups = lp_.groups;
+    std::vector<std::size_t> best(groups, kNone), not_first(groups, kNone), not_last(groups, kNone);
+    const auto better = [&](std::size_t c, std::size_t than) {
+      return than == kNone || value(c) < value(than);
+    };
+    for (std::size_t g = 0; g < groups; ++g)
+      for (std::size_t c = begin_[g]; c < end_[g]; ++c) {
+        if (allowed_[c] == 0) continue;
+        if (better(c, best[g])) best[g] = c;
+        if (c != begin_[g] && better(c, not_first[g])) not_first[g] = c;
+        if (c + 1 != end_[g] && better(c, not_last[g])) not_last[g] = c;
+      }
+    std::vector<std::size_t> rule = best;
+    const auto all_first = [&](const std::vector<std::size_t>& r) {
+      for (std::size_t g = 0; g < groups; ++g)
+        if (r[g] != begin_[g]) return false;
+      return true;
+    };
+    const auto all_last = [&](const std::vector<std::size_t>& r) {
+      for (std::size_t g = 0; g < groups; ++g)
+        if (r[g] + 1 != end_[g]) return false;
+      return true;
+    };
+    const auto constant = [&](const std::vector<std::size_t>& r) {
+      return all_first(r) || all_last(r);
+    };
+    if (constant(rule)) {
+      // The cheapest way away from it: one group at its best other cut.
+      const bool at_first = all_first(rule);
+      const std::vector<std::size_t>& other = at_first ? not_first : not_last;
+      std::size_t pick = kNone;
+      for (std::size_t g = 0; g < groups; ++g) {
+        if (other[g] == kNone) continue;
+        if (pick == kNone ||
+            value(other[g]) - value(best[g]) < value(other[pick]) - value(best[pick]))
+          pick = g;
+      }
+      if (pick == kNone) return std::nullopt;
+      rule[pick] = other[pick];
+      if (constant(rule)) return std::nullopt;  // groups of one cut: leave it to the search
+    }
+    return rule;
+  }
+
+  const ThresholdLp& lp_;
+  std::vector<double> num_, den_;
+  std::vector<std::size_t> begin_, end_;
+  std::vector<char> allowed_;
+};
+
 }  // namespace
 
 DeterministicSearch search_deterministic(const ThresholdLp& lp, std::size_t eager,
                                          const SearchControl& control) {
   DeterministicSearch out;
+  // An exact rule found without LP solves, against the constant rules (a non-constant rule of
+  // the same value preferred), when the rule's own values confirm it.
+  const auto take = [&](const std::vector<std::size_t>& column) {
+    RuleValues values(lp);
+    values.set(column);
+    if (values.violation() > kRuleTolerance) return false;
+    BranchAndBound pick(lp, false, 0.0, eager);
+    pick.seed_constants();
+    pick.seed(column);
+    out.column = pick.best().column;
+    out.objective = out.bound = pick.best().objective;
+    out.sweep = true;
+    return true;
+  };
   if (control.sweep) {
-    // Two groups: the sweep's best non-constant rule against the constant ones (a non-constant
-    // rule of the same value preferred), when the rule's own values confirm it.
-    if (const auto pair = TwoGroupSweep(lp).run()) {
-      const std::vector<std::size_t> column{(*pair)[0], (*pair)[1]};
-      RuleValues values(lp);
-      values.set(column);
-      if (values.violation() <= kRuleTolerance) {
-        BranchAndBound pick(lp, false, 0.0, eager);
-        pick.seed_constants();
-        pick.seed(column);
-        out.column = pick.best().column;
-        out.objective = out.bound = pick.best().objective;
-        out.sweep = true;
-        return out;
-      }
-    }
+    // Rows of one group each (any number of groups), then two groups with monotone rows.
+    if (const auto rule = SeparableSearch(lp).run(); rule && take(*rule)) return out;
+    if (const auto pair = TwoGroupSweep(lp).run(); pair && take({(*pair)[0], (*pair)[1]}))
+      return out;
   }
   std::size_t nodes = std::max<std::size_t>(control.max_nodes, 1);
   Monitor monitor(control);

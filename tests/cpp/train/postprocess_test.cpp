@@ -398,7 +398,8 @@ TEST(Postprocess, DeterministicModeMatchesExhaustiveSearch) {
           // mixtures, or by nothing.
           {"error", {"ppr[g=g0] >= 0.45 + B", "ppr[g=g0] <= 0.47", "parity(tpr, g) <= 0.3"}},
       });
-  int checked = 0, infeasible = 0, priced = 0, split = 0, mixtures_only = 0, swept = 0;
+  int checked = 0, infeasible = 0, priced = 0, split = 0, mixtures_only = 0, swept = 0,
+      separable_many = 0;
   for (int trial = 0; trial < 64; ++trial) {
     const auto& [objective, constraints] = shapes[static_cast<std::size_t>(trial) % shapes.size()];
     const RandomCase rc = random_case(rng, trial, 4, objective, constraints, [&](std::size_t k) {
@@ -440,8 +441,8 @@ TEST(Postprocess, DeterministicModeMatchesExhaustiveSearch) {
     EXPECT_EQ(searched.status, r.status);
     EXPECT_NEAR(searched.lp_objective, r.lp_objective, 1e-9);
     if (r.search.sweep) {
-      EXPECT_EQ(rc.ds.column("g").levels.size(), 2U);
-      ++swept;
+      // Two groups (the sweep), or rows of one group each (any number of groups).
+      ++(rc.ds.column("g").levels.size() == 2 ? swept : separable_many);
     }
     // The randomised optimum is the plain mode's.
     EXPECT_EQ(r.randomized.status, randomized.status);
@@ -471,9 +472,10 @@ TEST(Postprocess, DeterministicModeMatchesExhaustiveSearch) {
   EXPECT_GE(infeasible, 4);
   EXPECT_GE(mixtures_only, 2);  // randomised rules meet the constraints, no deterministic one
   EXPECT_LE(infeasible, 30);
-  EXPECT_GE(priced, 10);  // randomisation pays on most feasible cases
-  EXPECT_GE(split, 10);   // and the search branches
-  EXPECT_GE(swept, 8);    // two groups: the sweep
+  EXPECT_GE(priced, 10);         // randomisation pays on most feasible cases
+  EXPECT_GE(split, 10);          // and the search branches
+  EXPECT_GE(swept, 8);           // two groups: the sweep
+  EXPECT_GE(separable_many, 2);  // more groups, each row reading one: the per-group choice
 
   // The node budget: with one LP solve the root's rounding is returned, flagged as not proved.
   const Dataset ds = many_groups(60, 3, 7, false, false);
