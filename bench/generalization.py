@@ -921,8 +921,8 @@ def fmt(v, d=4):
 
 def seldonian_cells(rows, meta):
     """Which cells the engine ran in (it may be left out of slow ones)."""
-    ran = sorted({r["cell"] for r in rows if r.get("tool") == "seldonian"},
-                 key=list(meta["cells"]).index)
+    order = list(CELLS)  # every cell's place (a run of some cells holds others' rows too)
+    ran = sorted({r["cell"] for r in rows if r.get("tool") == "seldonian"}, key=order.index)
     two = [c for c in meta["cells"] if c not in ran and
            any(r.get("cell") == c and r.get("groups") == 2 for r in rows)]
     if not ran:
