@@ -47,8 +47,8 @@ inline Dataset synthetic(std::size_t n, std::uint64_t seed, bool with_baseline =
     x[i * cols] = s;
     for (std::size_t j = 1; j < cols; ++j) x[i * cols + j] = normal(rng) + (b ? 0.3 : 0.0);
     y.values.push_back(unif(rng) < 1 / (1 + std::exp(-2.5 * s)) ? 1 : 0);
-    group[i] = b ? "b" : "a";
-    base[i] = s > 0.3 ? "1" : "0";
+    group[i].assign(1, b ? 'b' : 'a');  // (a string literal here: GCC 12's -Wstringop-overflow)
+    base[i].assign(1, s > 0.3 ? '1' : '0');
   }
   Dataset ds(FeatureMatrix::dense(std::move(x), n, cols), y);
   ds.add_column(make_column("g", group));
