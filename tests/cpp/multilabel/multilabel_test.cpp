@@ -80,7 +80,9 @@ ClassifierChain random_chain(std::size_t d, std::size_t m, std::uint64_t seed, d
     for (std::size_t f = 0; f < d + j; ++f) lm.weights.push_back(scale * (2 * uniform(rng) - 1));
     lm.bias = scale * (2 * uniform(rng) - 1);
     c.models.push_back(std::move(lm));
-    c.names.push_back("l" + std::to_string(j));
+    std::string name = std::to_string(j);
+    name.insert(name.begin(), 'l');  // (not "l" + ...: GCC 12's -Wstringop-overflow)
+    c.names.push_back(std::move(name));
   }
   return c;
 }
