@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <system_error>
 #include <thread>
@@ -232,22 +233,27 @@ std::string whole_file_only(const std::string& path, std::string_view what,
       path, what, remedy);
 }
 
-// Bytes [begin, end) of `path` appended to `out`.
-void append_file_bytes(const std::string& path, std::uint64_t begin, std::uint64_t end,
-                       std::string& out) {
-  if (end <= begin) return;
+// The bytes of `ranges` ([begin, end) each, in order) of `path`, one after the other.
+std::string read_file_ranges(
+    const std::string& path,
+    std::initializer_list<std::pair<std::uint64_t, std::uint64_t>> ranges) {
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
   if (!file) throw IoError(fmt::format("cannot open '{}': {}", path, errno_text()));
-  if (::fseeko(file.get(), static_cast<off_t>(begin), SEEK_SET) != 0)
-    throw IoError(fmt::format("cannot read '{}': {}", path, errno_text()));
-  const std::size_t old = out.size();
-  const auto want = static_cast<std::size_t>(end - begin);
-  out.resize(old + want);
-  const std::size_t got = std::fread(out.data() + old, 1, want, file.get());
-  if (got != want)
-    throw IoError(fmt::format(
-        "cannot read '{}': {} (it changed while it was read in parts?)", path,
-        std::ferror(file.get()) != 0 ? errno_text() : fmt::format("{} of {} bytes", got, want)));
+  std::string out;
+  for (const auto& [begin, end] : ranges) {
+    if (end <= begin) continue;
+    if (::fseeko(file.get(), static_cast<off_t>(begin), SEEK_SET) != 0)
+      throw IoError(fmt::format("cannot read '{}': {}", path, errno_text()));
+    const std::size_t old = out.size();
+    const auto want = static_cast<std::size_t>(end - begin);
+    out.resize(old + want);
+    const std::size_t got = std::fread(out.data() + old, 1, want, file.get());
+    if (got != want)
+      throw IoError(fmt::format(
+          "cannot read '{}': {} (it changed while it was read in parts?)", path,
+          std::ferror(file.get()) != 0 ? errno_text() : fmt::format("{} of {} bytes", got, want)));
+  }
+  return out;
 }
 
 // One part of a CSV or LIBSVM file (ReadOptions::part_bytes): its header's bytes and its own,
@@ -272,9 +278,7 @@ Dataset read_dataset_part(const std::string& path, FileFormat format, const Read
                 "ReadOptions::part_range of {}: header_end {}, begin {}, end {}, expected them in "
                 "that order (file_parts gives them)",
                 path, part.header_end, part.begin, part.end);
-  std::string text;
-  append_file_bytes(path, 0, part.header_end, text);
-  append_file_bytes(path, part.begin, part.end, text);
+  const std::string text = read_file_ranges(path, {{0, part.header_end}, {part.begin, part.end}});
   Dataset ds;
   if (format == FileFormat::kCsv) {
     ds = io_detail::parse_csv_impl(text, options.csv, path, options.encoding, stats,

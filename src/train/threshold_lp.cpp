@@ -607,6 +607,52 @@ PartTables tabulate(const ThresholdLp& lp) {
   return t;
 }
 
+// Each group's columns [begin[g], end[g]) (a group's columns are contiguous; begin = columns,
+// end = 0 for a group without any).
+struct GroupRanges {
+  std::vector<std::size_t> begin, end;
+};
+GroupRanges group_ranges(const ThresholdLp& lp) {
+  GroupRanges r{std::vector<std::size_t>(lp.groups, lp.columns()),
+                std::vector<std::size_t>(lp.groups, 0)};
+  for (std::size_t c = 0; c < lp.columns(); ++c) {
+    r.begin[lp.group[c]] = std::min(r.begin[lp.group[c]], c);
+    r.end[lp.group[c]] = std::max(r.end[lp.group[c]], c + 1);
+  }
+  return r;
+}
+
+// Whether a ratio objective's denominator is positive on every rule: the groups' smallest parts
+// (`den` per column) and the constant summed.
+bool denominator_positive(const ThresholdLp& lp, const std::vector<double>& den,
+                          const GroupRanges& r) {
+  double low = lp.den_constant;
+  for (std::size_t g = 0; g < lp.groups; ++g)
+    low += *std::min_element(den.begin() + static_cast<std::ptrdiff_t>(r.begin[g]),
+                             den.begin() + static_cast<std::ptrdiff_t>(r.end[g]));
+  return low > 0;
+}
+
+// The exact searches' objective: best_at(0) for a linear one; for a ratio num / den, Dinkelbach's
+// method from it: each step best_at(lambda), the rule of smallest num - lambda den, at lambda the
+// last rule's ratio, until no rule improves on it (lambda falls strictly while a rule of smaller
+// ratio exists: finitely many). Nothing when best_at finds no rule or after 200 steps.
+template <typename Rule, typename BestAt, typename Num, typename Den>
+std::optional<Rule> minimise_objective(const ThresholdLp& lp, const BestAt& best_at, const Num& num,
+                                       const Den& den) {
+  std::optional<Rule> best = best_at(0.0);
+  if (!best || !lp.fractional) return best;
+  for (int step = 0; step < 200; ++step) {
+    const double lambda = num(*best) / den(*best);
+    std::optional<Rule> next = best_at(lambda);
+    if (!next) return std::nullopt;
+    const double gain = num(*next) - lambda * den(*next);  // at the step's best
+    if (!(gain < -1e-12 * std::max(1.0, std::fabs(num(*best))))) return best;
+    best = std::move(next);
+  }
+  return std::nullopt;
+}
+
 class TwoGroupSweep {
  public:
   explicit TwoGroupSweep(const ThresholdLp& lp) : lp_(lp), m_(lp.constraints) {}
@@ -614,36 +660,19 @@ class TwoGroupSweep {
   std::optional<std::array<std::size_t, 2>> run() {
     if (lp_.groups != 2) return std::nullopt;
     tabulate();
-    for (std::size_t g = 0; g < 2; ++g) {
-      begin_[g] = lp_.columns();
-      end_[g] = 0;
-    }
-    for (std::size_t c = 0; c < lp_.columns(); ++c) {
-      begin_[lp_.group[c]] = std::min(begin_[lp_.group[c]], c);
-      end_[lp_.group[c]] = std::max(end_[lp_.group[c]], c + 1);
-    }
+    const GroupRanges r = group_ranges(lp_);
+    begin_ = {r.begin[0], r.begin[1]};
+    end_ = {r.end[0], r.end[1]};
     // b: the group with more cuts if its rows are monotone, else the other.
     b_ = end_[1] - begin_[1] >= end_[0] - begin_[0] ? 1 : 0;
     if (!monotone(b_)) b_ = 1 - b_;
     if (!monotone(b_)) return std::nullopt;
-    if (lp_.fractional) {
-      double den_low = lp_.den_constant;
-      for (std::size_t g = 0; g < 2; ++g)
-        den_low += *std::min_element(den_.begin() + static_cast<std::ptrdiff_t>(begin_[g]),
-                                     den_.begin() + static_cast<std::ptrdiff_t>(end_[g]));
-      if (!(den_low > 0)) return std::nullopt;
-    }
-    auto best = best_pair(0.0);
-    if (!best || !lp_.fractional) return best;
-    // Dinkelbach: lambda falls strictly while a rule of smaller ratio exists (finitely many).
-    for (int step = 0; step < 200; ++step) {
-      const double lambda = ratio(*best);
-      const auto next = best_pair(lambda);
-      const double gain = linear(*next, lambda);  // num - lambda den at the step's best
-      if (!(gain < -1e-12 * std::max(1.0, std::fabs(num_of(*best))))) return best;
-      best = next;
-    }
-    return std::nullopt;
+    if (lp_.fractional && !denominator_positive(lp_, den_, r)) return std::nullopt;
+    using Pair = std::array<std::size_t, 2>;
+    return minimise_objective<Pair>(
+        lp_, [&](double lambda) { return best_pair(lambda); },
+        [&](const Pair& p) { return num_of(p); },
+        [&](const Pair& p) { return den_[p[0]] + den_[p[1]] + lp_.den_constant; });
   }
 
  private:
@@ -673,12 +702,6 @@ class TwoGroupSweep {
   }
   [[nodiscard]] double num_of(const std::array<std::size_t, 2>& p) const {
     return num_[p[0]] + num_[p[1]] + (lp_.fractional ? lp_.t_cost : 0.0);
-  }
-  [[nodiscard]] double ratio(const std::array<std::size_t, 2>& p) const {
-    return num_of(p) / (den_[p[0]] + den_[p[1]] + lp_.den_constant);
-  }
-  [[nodiscard]] double linear(const std::array<std::size_t, 2>& p, double lambda) const {
-    return num_of(p) - lambda * (den_[p[0]] + den_[p[1]] + lp_.den_constant);
   }
 
   // The non-constant pair of smallest num - lambda den (den = 0 for a linear objective) among
@@ -754,12 +777,9 @@ class SeparableSearch {
     PartTables t = tabulate(lp_);
     num_ = std::move(t.num);
     den_ = std::move(t.den);
-    begin_.assign(lp_.groups, n);
-    end_.assign(lp_.groups, 0);
-    for (std::size_t c = 0; c < n; ++c) {
-      begin_[lp_.group[c]] = std::min(begin_[lp_.group[c]], c);
-      end_[lp_.group[c]] = std::max(end_[lp_.group[c]], c + 1);
-    }
+    GroupRanges r = group_ranges(lp_);
+    begin_ = std::move(r.begin);
+    end_ = std::move(r.end);
     // Each row's group, and whether each cut meets its group's rows.
     allowed_.assign(n, 1);
     for (std::size_t j = 0; j < m; ++j) {
@@ -783,24 +803,12 @@ class SeparableSearch {
                        allowed_.begin() + static_cast<std::ptrdiff_t>(end_[g]),
                        [](char a) { return a != 0; }))
         return std::nullopt;
-    if (lp_.fractional) {
-      double den_low = lp_.den_constant;
-      for (std::size_t g = 0; g < lp_.groups; ++g)
-        den_low += *std::min_element(den_.begin() + static_cast<std::ptrdiff_t>(begin_[g]),
-                                     den_.begin() + static_cast<std::ptrdiff_t>(end_[g]));
-      if (!(den_low > 0)) return std::nullopt;
-    }
-    auto best = choose(0.0);
-    if (!best || !lp_.fractional) return best;
-    for (int step = 0; step < 200; ++step) {  // Dinkelbach, as the sweep's
-      const double lambda = ratio(*best);
-      auto next = choose(lambda);
-      if (!next) return std::nullopt;
-      const double gain = linear(*next, lambda);
-      if (!(gain < -1e-12 * std::max(1.0, std::fabs(num_of(*best))))) return best;
-      best = std::move(next);
-    }
-    return std::nullopt;
+    if (lp_.fractional && !denominator_positive(lp_, den_, {begin_, end_})) return std::nullopt;
+    using Rule = std::vector<std::size_t>;
+    return minimise_objective<Rule>(
+        lp_, [&](double lambda) { return choose(lambda); },
+        [&](const Rule& rule) { return num_of(rule); },
+        [&](const Rule& rule) { return den_of(rule); });
   }
 
  private:
@@ -813,12 +821,6 @@ class SeparableSearch {
     double v = lp_.den_constant;
     for (const std::size_t c : rule) v += den_[c];
     return v;
-  }
-  [[nodiscard]] double ratio(const std::vector<std::size_t>& rule) const {
-    return num_of(rule) / den_of(rule);
-  }
-  [[nodiscard]] double linear(const std::vector<std::size_t>& rule, double lambda) const {
-    return num_of(rule) - lambda * den_of(rule);
   }
 
   // The allowed non-constant rule of smallest num - lambda den; nothing when none is.

@@ -166,6 +166,18 @@ def optional_weights(w: Optional[npt.ArrayLike], n: int,
     return a
 
 
+def binary_classes(estimator: Any, y: np.ndarray) -> np.ndarray:
+    """The two classes of a binary estimator's targets ``y`` (sorted), as ``classes_``; a
+    ValueError naming the estimator when there are not exactly two."""
+    from sklearn.utils.multiclass import check_classification_targets
+    check_classification_targets(y)
+    classes = np.unique(y)
+    if len(classes) != 2:
+        raise ValueError(f"{type(estimator).__name__} is binary: y needs 2 classes, got "
+                         f"{len(classes)} class(es)")
+    return classes
+
+
 def binary_labels(y: npt.ArrayLike, name: str = "y_true") -> np.ndarray:
     """0/1 (or bool, or -1/+1) labels as int32.
 

@@ -22,7 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, column_or_1d
 
 from . import _core
-from ._validation import feature_matrix
+from ._validation import binary_classes, feature_matrix
 from .decide import decide
 
 __all__ = ["LogisticRegression", "GradientBoostingClassifier", "BayesOptimalClassifier"]
@@ -57,11 +57,7 @@ class _CoreModelMixin:
         """Checks the data of a binary fit and sets ``classes_``: the features, the 0/1 labels
         (``classes_[1]`` is 1), the weights (or None) and the feature names."""
         X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if len(self.classes_) != 2:
-            raise ValueError(f"{type(self).__name__} is binary: y needs 2 classes, got "
-                             f"{len(self.classes_)} class(es)")
+        self.classes_ = binary_classes(self, y)
         labels = np.ascontiguousarray(y == self.classes_[1], dtype=np.int32)
         w = None
         if sample_weight is not None:

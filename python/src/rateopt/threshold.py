@@ -29,11 +29,11 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.exceptions import NotFittedError
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from . import _core
-from ._validation import _is_pandas, check_int, optional_weights, to_numpy, group_columns
+from ._validation import (_is_pandas, binary_classes, check_int, group_columns,
+                          optional_weights, to_numpy)
 from .train import _MODES, check_problem
 
 __all__ = ["ThresholdClassifier"]
@@ -223,11 +223,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         y = to_numpy(y, "y")
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D, got shape {y.shape}")
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if len(self.classes_) != 2:
-            raise ValueError(f"ThresholdClassifier is binary: y needs 2 classes, got "
-                             f"{len(self.classes_)} class(es)")
+        self.classes_ = binary_classes(self, y)
         n = y.shape[0]
         w = optional_weights(sample_weight, n)
         fit_rows = None  # the guaranteed mode: the candidate part's rows

@@ -36,11 +36,10 @@ from typing import Any, Optional, Union
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _core, _wrapped
-from ._validation import check_int, column, feature_matrix, group_columns
+from ._validation import binary_classes, check_int, column, feature_matrix, group_columns
 
 
 class NoSolutionFoundError(RuntimeError):
@@ -134,11 +133,7 @@ class _RateEstimator(ClassifierMixin, BaseEstimator):
         groups = sensitive_features
         cons = self._check_problem()
         X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if len(self.classes_) != 2:
-            raise ValueError(f"{type(self).__name__} is binary: y needs 2 classes, got "
-                             f"{len(self.classes_)} class(es)")
+        self.classes_ = binary_classes(self, y)
         pos_label = getattr(self, "pos_label", None)
         if pos_label is not None:
             if pos_label not in self.classes_.tolist():
