@@ -358,6 +358,21 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
     f.postprocess.base_options.fit_intercept = f.train.fit_intercept;
     f.postprocess.base_options.n_threads = threads;
   }
+  if (f.solver == "postprocess" && f.train.learner == Learner::kGbdt) {
+    // The base score: boosted trees on the rows given (the candidate part with --confidence).
+    f.postprocess.base_learner = "gbdt";
+    f.postprocess.fit_base = [train = f.train, threads](const Dataset& rows) {
+      require_two_classes(rows, "the base score's rows");
+      GbdtOptions g = gbdt_options(train);
+      g.n_threads = threads;
+      Classifier c =
+          Classifier::single(fit_gbdt(rows.features(), rows.labels().values, rows.weights(), g),
+                             Link::kLogistic, rows.encoding());
+      c.kind = "gbdt";
+      c.options_json = train_options_json(train, TrainOptionsJson::kModel);
+      return c;
+    };
+  }
   if (f.solver == "postprocess")
     return train_postprocess_cli(spec, named, f.datasets, shard, data_path, validation_path, reader,
                                  f.postprocess, f.quiet, f.output_infeasible, f.report, threads,

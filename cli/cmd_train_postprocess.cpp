@@ -98,14 +98,20 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
   const bool lead = process_group().rank() == 0;  // prints for the group
   const bool guaranteed = flags.guarantee.has_value();
   const std::string& scores = reader.scores_file;
-  if (flags.base_model.empty() && scores.empty() && !guaranteed)
+  const bool fit_here = static_cast<bool>(flags.fit_base);  // --learner gbdt
+  if (flags.base_model.empty() && scores.empty() && !guaranteed && !fit_here)
     throw InvalidArgument(
-        "--solver postprocess needs the score to post-process: --base-model FILE (a linear "
-        "model saved by rateopt train, e.g. logistic regression) or --scores FILE (one score per "
-        "row from any model); with --confidence it may be left out: a logistic regression is "
-        "then fitted on the candidate part");
+        "--solver postprocess needs the score to post-process: --base-model FILE (a model saved "
+        "by rateopt train, e.g. logistic regression or boosted trees), --scores FILE (one score "
+        "per row from any model) or --learner gbdt (boosted trees fitted on the --data rows "
+        "first); with --confidence it may be left out: a logistic regression is then fitted on "
+        "the candidate part");
   if (!scores.empty() && !flags.base_model.empty())
     throw InvalidArgument("give the score once: --base-model or --scores, not both");
+  if (fit_here && (!scores.empty() || !flags.base_model.empty()))
+    throw InvalidArgument(fmt::format(
+        "--learner {} fits the base score here: leave out {} (the score is given), or --learner",
+        flags.base_learner, scores.empty() ? "--base-model" : "--scores"));
   if (!scores.empty() && (!dataset_args.empty() || !validation_path.empty()))
     throw InvalidArgument(
         "--scores post-processes the --data rows' scores: leave out --dataset and --validation "
@@ -113,6 +119,10 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
         "THEIR_SCORES)");
   std::optional<Classifier> given;
   if (!flags.base_model.empty()) given = Classifier::load(flags.base_model);
+  // The base score fitted here, for messages and the report.
+  const std::string fitted_name =
+      fit_here ? fmt::format("boosted trees (--learner {})", flags.base_learner)
+               : std::string("logistic regression");
   // What the score is, for messages and the report.
   const std::string score_name = !scores.empty()             ? "the scores in " + scores
                                  : !flags.base_model.empty() ? flags.base_model
@@ -163,23 +173,36 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
   if (guaranteed) {
     if (!quiet && lead)
       fmt::print(stderr, "post-processing {} with a guarantee on {} ({} rows)\n",
-                 given ? score_name : std::string("a logistic regression of the candidate part"),
+                 given ? score_name : fmt::format("{} of the candidate part", fitted_name),
                  data_path, shard.total_rows);
-    g = postprocess_guaranteed(spec, *data.front().second, shard.rows_before,
-                               given ? &*given : nullptr, flags.base_options, options,
-                               flags.tolerance, *flags.guarantee);
+    if (fit_here)
+      g = postprocess_guaranteed(spec, *data.front().second, shard.rows_before, flags.fit_base,
+                                 options, flags.tolerance, *flags.guarantee);
+    else
+      g = postprocess_guaranteed(spec, *data.front().second, shard.rows_before,
+                                 given ? &*given : nullptr, flags.base_options, options,
+                                 flags.tolerance, *flags.guarantee);
     result = std::move(g->postprocess);
     result.classifier = g->guarantee.result.classifier;
     base = std::move(g->base);
     data.front().second = &g->guarantee.candidate;  // the report's training sections
   } else {
-    base = std::move(*given);
+    if (fit_here) {
+      const Dataset& rows = *data.front().second;
+      if (!quiet && lead)
+        fmt::print(stderr, "fitting the base score ({}) on {} ({} rows)\n", fitted_name, data_path,
+                   rows.num_rows());
+      base = flags.fit_base(rows);
+    } else {
+      base = std::move(*given);
+    }
     std::vector<TrainingData> td;
     for (const auto& [n, p] : data) td.push_back({n, p});
     const RateProblem problem = RateProblem::build(spec, td);
     if (!quiet && lead)
-      fmt::print(stderr, "post-processing {} ({}) on {} ({} rows)\n{}", score_name, base.kind,
-                 data_path, shard.total_rows, problem.describe());
+      fmt::print(stderr, "post-processing {} ({}) on {} ({} rows)\n{}",
+                 given ? score_name : std::string("the base score"), base.kind, data_path,
+                 shard.total_rows, problem.describe());
     result = postprocess(problem, base, options);
   }
 
@@ -197,8 +220,9 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
                       {"columns", result.groups[k].columns},
                       {"thresholds", result.classifier.group_rules[k].thresholds},
                       {"weights", result.classifier.group_rules[k].weights}});
-  const std::string base_name =
-      given ? score_name : std::string("logistic regression of the candidate part");
+  const std::string base_name = given        ? score_name
+                                : guaranteed ? fmt::format("{} of the candidate part", fitted_name)
+                                             : fmt::format("{} of the --data rows", fitted_name);
   nlohmann::json report{
       {"status", std::string(to_string(guaranteed ? g->guarantee.result.status : result.status))},
       {"solver", "postprocess"},
@@ -232,6 +256,8 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
     report["guarantee"] =
         guarantee_section(g->guarantee, constraints, *flags.guarantee, flags.guarantee_for);
     if (g->base_fitted) report["base_model_fit"] = nlohmann::json::parse(base.options_json);
+  } else if (fit_here) {
+    report["base_model_fit"] = nlohmann::json::parse(base.options_json);
   }
   Classifier& clf = result.classifier;
   // A deterministic search out of nodes still meets the constraints (kFeasible).

@@ -26,12 +26,16 @@ struct PostprocessFlags {
   std::size_t max_nodes = PostprocessOptions{}.max_nodes;  // --postprocess-max-nodes
   std::optional<IntervalOptions> ci;  // train --ci: intervals in the report sections
   // train --confidence: the guaranteed mode (postprocess_guaranteed), certifying the output
-  // `guarantee_for` names; without --base-model the score is a logistic regression
-  // (base_options) fitted on the candidate part.
+  // `guarantee_for` names; without --base-model the score is fitted on the candidate part
+  // (fit_base when set, else a logistic regression with base_options).
   std::optional<GuaranteeOptions> guarantee;
   std::string guarantee_for = "deterministic";
   double tolerance = 1e-3;
   LogisticRegressionOptions base_options;
+  // --learner gbdt without --base-model or --scores: the base score is boosted trees fitted here
+  // (on the candidate part with --confidence, else on the --data rows); `base_learner` names it.
+  BaseScoreFit fit_base;
+  std::string base_learner;
 };
 
 // Registers --base-model and --postprocess-groups in `group` and mentions postprocess in the

@@ -193,4 +193,17 @@ struct GuaranteedPostprocessResult {
     const LogisticRegressionOptions& base_options, const PostprocessOptions& options,
     double tolerance, const GuaranteeOptions& guarantee);
 
+// The base score's learner for postprocess_guaranteed: fits a scoring model (one component, the
+// candidate's encoding) on the candidate part's rows, e.g. boosted trees (fit_gbdt) or any other
+// learner; called once, before the first threshold fit.
+using BaseScoreFit = std::function<Classifier(const Dataset& candidate)>;
+
+// The same with the base score fitted on the candidate part by `fit_base` (its result has
+// base_fitted true). Post-processing the best unconstrained model of any family keeps the
+// guarantee, since the safety rows are split off before the base is fitted.
+[[nodiscard]] GuaranteedPostprocessResult postprocess_guaranteed(
+    const ProblemSpec& spec, const Dataset& data, std::size_t first_row,
+    const BaseScoreFit& fit_base, const PostprocessOptions& options, double tolerance,
+    const GuaranteeOptions& guarantee);
+
 }  // namespace rateopt

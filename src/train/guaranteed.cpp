@@ -729,23 +729,18 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, std::span<const 
 }
 
 GuaranteedPostprocessResult postprocess_guaranteed(const ProblemSpec& spec, const Dataset& data,
-                                                   std::size_t first_row, const Classifier* base,
-                                                   const LogisticRegressionOptions& base_options,
+                                                   std::size_t first_row,
+                                                   const BaseScoreFit& fit_base,
                                                    const PostprocessOptions& options,
                                                    double tolerance,
                                                    const GuaranteeOptions& guarantee) {
+  RATEOPT_CHECK(static_cast<bool>(fit_base), "postprocess_guaranteed: fit_base is empty");
   GuaranteedPostprocessResult out;
   std::optional<Classifier> score;
-  if (base != nullptr) score = *base;
   std::vector<PostprocessResult> answers;  // one per call of the fit, to return the kept one
   const GuaranteedFit fit = [&](const ProblemSpec& tight, const Dataset& candidate) {
     if (!score) {  // the first call: the base score from the candidate part alone
-      // Summed per file's candidate rows: the same bits for any rank count.
-      LogisticRegressionOptions per_part = base_options;
-      per_part.row_parts.assign(candidate.row_parts().begin(), candidate.row_parts().end());
-      const auto lr = fit_logistic_regression(candidate.features(), candidate.labels().values,
-                                              candidate.weights(), per_part);
-      score = logistic_regression_model(lr.model, base_options, candidate.encoding());
+      score = fit_base(candidate);
       out.base_fitted = true;
     }
     const std::vector<TrainingData> td = {{"train", &candidate}};
@@ -763,6 +758,27 @@ GuaranteedPostprocessResult postprocess_guaranteed(const ProblemSpec& spec, cons
       train_guaranteed(spec, data, first_row, fit, tolerance, options.n_threads, guarantee);
   out.postprocess = std::move(answers.at(out.guarantee.kept_fit));
   out.base = std::move(*score);
+  return out;
+}
+
+GuaranteedPostprocessResult postprocess_guaranteed(const ProblemSpec& spec, const Dataset& data,
+                                                   std::size_t first_row, const Classifier* base,
+                                                   const LogisticRegressionOptions& base_options,
+                                                   const PostprocessOptions& options,
+                                                   double tolerance,
+                                                   const GuaranteeOptions& guarantee) {
+  const BaseScoreFit logistic = [&](const Dataset& candidate) {
+    if (base != nullptr) return *base;
+    // Summed per file's candidate rows: the same bits for any rank count.
+    LogisticRegressionOptions per_part = base_options;
+    per_part.row_parts.assign(candidate.row_parts().begin(), candidate.row_parts().end());
+    const auto lr = fit_logistic_regression(candidate.features(), candidate.labels().values,
+                                            candidate.weights(), per_part);
+    return logistic_regression_model(lr.model, base_options, candidate.encoding());
+  };
+  GuaranteedPostprocessResult out =
+      postprocess_guaranteed(spec, data, first_row, logistic, options, tolerance, guarantee);
+  out.base_fitted = base == nullptr;
   return out;
 }
 

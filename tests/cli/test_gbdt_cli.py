@@ -276,3 +276,52 @@ def test_postprocessing_a_boosted_model(cli, tmp_path):
             assert s[p == 1].min() > s[p == 0].max()
     free_preds = (scores > 0.5).astype(int)
     assert (free_preds != preds).any()
+
+
+def test_postprocess_a_booster_fitted_here(cli, tmp_path):
+    """--solver postprocess --learner gbdt: the base score is boosted trees fitted on the --data
+    rows first, the same model (bytes of the component, the same thresholds) as fitting them with
+    --learner gbdt and post-processing the saved file with --base-model; the constraint holds on
+    the training rows as eval recomputes it. With --confidence the trees are fitted on the
+    candidate part only (the report says so), the same bytes for 1 and 2 threads. A score given
+    as well is refused."""
+    if not has_gbdt(cli, tmp_path):
+        pytest.skip("rateopt built without XGBoost")
+    data = csv_file(tmp_path, n=3000)
+    common = ["--data", data, "--label", "y", "--groups", "g"]
+    trees = ["--gbdt-rounds", "20", "--gbdt-max-depth", "3"]
+    problem = ["--solver", "postprocess", "--minimize", "error", "--constraint",
+               "parity(ppr, g) <= 0.01"]
+    here, report = tmp_path / "here.json", tmp_path / "r.json"
+    cli.run("train", *common, *problem, "--learner", "gbdt", *trees, "--output", here,
+            "--report", report, "--quiet")
+    rep = json.loads(report.read_text())
+    assert rep["base_model"] == "boosted trees (--learner gbdt) of the --data rows", rep
+    assert rep["base_model_fit"]["learner"] == "gbdt"
+    base, given = tmp_path / "base.json", tmp_path / "given.json"
+    cli.run("train", *common, "--learner", "gbdt", *trees, "--output", base)
+    cli.run("train", *common, *problem, "--base-model", base, "--output", given, "--quiet")
+    a, b = json.loads(here.read_text()), json.loads(given.read_text())
+    assert a["components"] == b["components"] and a["components"][0]["family"] == "gbdt"
+    assert a["groups"] == b["groups"]
+    vals = cli.eval_json(*common, "--model", here, "--mode", "probability", "--metric",
+                         "parity(ppr, g)")
+    assert vals["parity(ppr, g)"]["value"] <= 0.01 + 1e-9
+    # The guaranteed mode: fitted on the candidate part, certified on the rest.
+    guaranteed = [*problem, "--learner", "gbdt", *trees, "--confidence", "0.9",
+                  "--guarantee-for", "stochastic"]
+    one, two = tmp_path / "g1.json", tmp_path / "g2.json"
+    proc = cli.run("train", *common, *guaranteed, "--output", one, "--report", report,
+                   "--threads", "1", check=False)
+    assert proc.returncode in (0, 3), proc.stderr
+    rep = json.loads(report.read_text())
+    assert rep["base_model"] == "boosted trees (--learner gbdt) of the candidate part", rep
+    assert rep["guarantee"]["passed"] is (proc.returncode == 0)
+    assert rep["guarantee"]["safety_rows"] + rep["guarantee"]["candidate_rows"] == 3000
+    if proc.returncode == 0:
+        assert json.loads(one.read_text())["components"][0]["family"] == "gbdt"
+        cli.run("train", *common, *guaranteed, "--output", two, "--threads", "2", "--quiet")
+        assert one.read_bytes() == two.read_bytes()
+    proc = cli.run("train", *common, *problem, "--learner", "gbdt", "--base-model", base,
+                   "--output", tmp_path / "x.json", check=False)
+    assert proc.returncode == 2 and "--learner gbdt fits the base score here" in proc.stderr

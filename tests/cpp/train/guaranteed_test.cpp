@@ -499,6 +499,23 @@ TEST(PostprocessGuaranteed, CertifiesWithTheCandidatePartsScoreAndTheSafetyParts
       postprocess_guaranteed(spec, ds, 0, &given, {}, {}, 1e-3, {});
   EXPECT_FALSE(r.base_fitted);
   EXPECT_EQ(r.base.to_json(), given.to_json());
+  // Any learner for the base (BaseScoreFit): called once, on exactly the candidate rows (none of
+  // the safety part's), and its score is the one post-processed. Here the given score again,
+  // which must reproduce the run above bit for bit.
+  std::size_t calls = 0, rows_seen = 0;
+  const BaseScoreFit learner = [&](const Dataset& candidate) {
+    ++calls;
+    rows_seen = candidate.num_rows();
+    return given;
+  };
+  const GuaranteedPostprocessResult l = postprocess_guaranteed(spec, ds, 0, learner, {}, 1e-3, {});
+  EXPECT_EQ(calls, 1u);
+  EXPECT_EQ(rows_seen, l.guarantee.candidate.num_rows());
+  EXPECT_EQ(rows_seen + l.guarantee.safety_rows.num_rows(), ds.num_rows());
+  EXPECT_TRUE(l.base_fitted);
+  EXPECT_EQ(l.guarantee.result.classifier.to_json(), r.guarantee.result.classifier.to_json());
+  EXPECT_THROW((void)postprocess_guaranteed(spec, ds, 0, BaseScoreFit{}, {}, 1e-3, {}),
+               InvalidArgument);
 }
 
 TEST(PostprocessGuaranteed, ImpossibleBoundIsNoSolutionFound) {
