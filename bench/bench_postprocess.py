@@ -303,6 +303,9 @@ def worker(job_path):
             info["version"] = fairlearn.__version__
         else:
             import rateopt
+            # The estimator classes load on first use: load it here, outside the timed fits,
+            # as the peers' classes are imported above.
+            threshold_classifier = rateopt.ThresholdClassifier
             info["version"] = getattr(rateopt, "__version__", "")
             info["path"] = os.path.dirname(rateopt.__file__)
     except Exception as e:  # noqa: BLE001 - reported, not raised: the peer is skipped
@@ -341,7 +344,7 @@ def worker(job_path):
             else:
                 obj, maximize, _ = OBJECTIVES[t["objective"]]
                 det = t["mode"] == "deterministic"
-                clf = rateopt.ThresholdClassifier(
+                clf = threshold_classifier(
                     estimator=est, prefit=True, objective=obj, maximize=maximize,
                     constraints=rateopt_constraints(t["constraint"], t["bound"], levels),
                     deterministic=det, n_threads=job["threads"], max_nodes=t.get("max_nodes"))

@@ -101,6 +101,20 @@ def test_every_form_of_the_columns_gives_the_same_model():
     np.testing.assert_array_equal(est.predict_proba(X), ref)
 
 
+def test_numpy_string_columns_code_as_their_objects_do():
+    """A numpy string array takes a vectorised path; its levels and codes are those of the same
+    values as Python objects (the path for lists, which also maps None to missing)."""
+    from rateopt._validation import column
+    values = ["b", "a", "", "\u00e9t\u00e9", "b ", "a", "10", "9"]
+    fast = column("g", np.array(values), len(values))
+    slow = column("g", np.array(values, dtype=object), len(values))
+    assert fast[1] == slow[1] == sorted(set(values))
+    np.testing.assert_array_equal(fast[2], slow[2])
+    assert fast[2].dtype == np.int32 and fast[3] is None
+    with_none = column("g", np.array(values + [None], dtype=object), len(values) + 1)
+    assert with_none[1] == slow[1] and with_none[2][-1] == -1
+
+
 def test_clear_errors_for_missing_doubled_or_unsplit_columns():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(100, 2))

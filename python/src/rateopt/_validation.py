@@ -356,6 +356,9 @@ def column(name: Any, values: Any, n: int) -> tuple:
         levels = [_format_level(v) for v in uniq.tolist()]
         num = np.where(missing, np.nan, num)
         return (str(name), levels, np.ascontiguousarray(codes), np.ascontiguousarray(num))
+    if a.dtype.kind == "U":  # numpy strings: none missing, the text as it is
+        uniq, codes = np.unique(a, return_inverse=True)
+        return (str(name), uniq.tolist(), np.ascontiguousarray(codes, dtype=np.int32), None)
     # Strings / objects: missing values (None, NaN) get code -1.
     obj = a.astype(object)
     missing = np.array([v is None or (isinstance(v, float) and v != v) for v in obj], dtype=bool)
