@@ -471,6 +471,10 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
   std::vector<std::vector<std::size_t>> members(num_groups);
   for (std::size_t r = 0; r < total; ++r) members[group_of[r]].push_back(r);
   std::vector<std::size_t> column_cut;  // the cut of each column
+  // Deterministic mode: every cut is a column (the search needs them all), and the randomised
+  // optimum (the price of determinism) is the LP over the hull vertices alone, the same optimum
+  // from far fewer columns: those columns (increasing).
+  std::vector<std::size_t> hull_columns;
   std::vector<std::vector<double>> sorted_scores(num_groups);
   result.groups.resize(num_groups);
   std::vector<std::int32_t> type_slot(types.size(), -1);
@@ -501,7 +505,7 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
     std::vector<std::size_t> cuts{0};
     for (std::size_t c = 1; c <= rows.size(); ++c)
       if (c == rows.size() || sg[c - 1] > sg[c]) cuts.push_back(c);
-    std::vector<char> keep(cuts.size(), 1);
+    std::vector<char> keep(cuts.size(), 1), hull_keep;
     std::vector<std::array<std::uint64_t, 2>> points;
     if (options.hull && group_types.size() <= 2 && rows.size() < (std::size_t{1} << 32U)) {
       // Every atom value is linear in the counts of the group's (at most two) types among the
@@ -516,7 +520,9 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
         }
         points.push_back(count);
       }
-      if (!options.deterministic) detail::hull_vertices(points, keep);
+      detail::hull_vertices(points, options.deterministic ? hull_keep : keep);
+    } else {
+      hull_keep.assign(cuts.size(), 1);
     }
     if (options.deterministic) {
       lp.hull_group.push_back(points.empty() ? 0 : 1);
@@ -534,6 +540,7 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
           prefix[static_cast<std::size_t>(atom_slot[ta[e]])] += tc[e];
       }
       if (keep[k] == 0) continue;
+      if (options.deterministic && hull_keep[k] != 0) hull_columns.push_back(lp.columns());
       lp.group.push_back(g);
       for (std::size_t e = 0; e < group_atoms.size(); ++e)
         if (prefix[e] != 0) {
@@ -553,24 +560,33 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
   result.lp_columns = lp.columns();
 
   // ---- solve: LP(0), else the smallest violation budget, then the objective under it ----
-  std::optional<std::vector<double>> x = detail::solve(lp, false, 0.0, options.eager_constraints);
+  // (deterministic mode: over the hull columns, for the randomised optimum only)
+  const std::span<const std::size_t> held_columns = hull_columns;
+  const std::size_t held = options.deterministic ? hull_columns.size() : lp.columns();
+  const auto solve = [&](bool minimize_violation, double budget) {
+    detail::ThresholdLpSolver solver(lp, minimize_violation, budget, options.eager_constraints,
+                                     held_columns);
+    return solver.solve();
+  };
+  std::optional<std::vector<double>> x = solve(false, 0.0);
   result.status = Termination::kConverged;
   if (!x) {
-    const auto phase1 = detail::solve(lp, true, 0.0, options.eager_constraints);
+    const auto phase1 = solve(true, 0.0);
     RATEOPT_CHECK(phase1.has_value(), "post-processing: the violation LP failed (CLP)");
-    const double v = (*phase1)[lp.columns() + lp.atoms];
+    const double v = (*phase1)[held + lp.atoms];
     result.violation_budget = v;
     result.status = Termination::kInfeasible;
     const double slack = std::max(1e-12, 1e-9 * std::fabs(v));
-    x = detail::solve(lp, false, v + slack, options.eager_constraints);
+    x = solve(false, v + slack);
     if (!x) {
       RATEOPT_CHECK(!lp.fractional, "post-processing: the relaxed LP failed (CLP)");
       x = phase1;
     }
   }
-  result.lp_objective = lp.objective_at(*x, lp.columns());
+  result.lp_objective = lp.objective_at(*x, held);
   // Each column's share of its group's rule: the LP's pi (relative to t for Charnes-Cooper).
-  std::vector<double> weight(x->begin(), x->begin() + static_cast<std::ptrdiff_t>(lp.columns()));
+  std::vector<double> weight(lp.columns(), 0.0);
+  if (!options.deterministic) std::copy_n(x->begin(), lp.columns(), weight.begin());
   if (options.deterministic) {
     result.randomized = {result.status, result.lp_objective, result.violation_budget};
     const detail::DeterministicSearch found = detail::search_deterministic(

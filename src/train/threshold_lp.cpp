@@ -10,6 +10,7 @@
 #include <queue>
 #include <utility>
 
+#include "common/gallop.hpp"
 #include "common/numeric.hpp"
 #include "train/lp_limits.hpp"
 
@@ -714,20 +715,20 @@ class TwoGroupSweep {
     const RangeMin range_min(value);
     std::optional<std::array<std::size_t, 2>> best;
     double best_value = std::numeric_limits<double>::infinity();
+    // Each row's last boundary: the next cut of a moves it little, so each search gallops from it.
+    std::vector<std::size_t> last(m_, nb / 2);
     for (std::size_t ca = begin_[a]; ca < end_[a]; ++ca) {
       std::size_t lo = 0, hi = nb;
       for (std::size_t j = 0; j < m_ && lo < hi; ++j) {
         const double room = lp_.rhs[j] + kRuleTolerance - part(j, ca);
-        // The row's parts over b's cuts, for the binary searches.
+        // The row's parts over b's cuts, for the searches.
         const std::span<const double> g(part_.data() + j * lp_.columns() + b0, nb);
-        if (direction_[j] > 0) {  // a prefix of b's cuts
-          hi = std::min<std::size_t>(
-              hi, static_cast<std::size_t>(std::upper_bound(g.begin(), g.end(), room) - g.begin()));
+        if (direction_[j] > 0) {  // a prefix of b's cuts: those whose part fits the room
+          last[j] = gallop_partition(g, last[j], [&](double v) { return v <= room; });
+          hi = std::min(hi, last[j]);
         } else if (direction_[j] < 0) {  // a suffix
-          lo = std::max<std::size_t>(
-              lo, static_cast<std::size_t>(
-                      std::partition_point(g.begin(), g.end(), [&](double v) { return v > room; }) -
-                      g.begin()));
+          last[j] = gallop_partition(g, last[j], [&](double v) { return v > room; });
+          lo = std::max(lo, last[j]);
         } else if (nb > 0 && g[0] > room) {
           hi = lo;
         }

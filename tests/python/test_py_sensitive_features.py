@@ -113,6 +113,14 @@ def test_numpy_string_columns_code_as_their_objects_do():
     assert fast[2].dtype == np.int32 and fast[3] is None
     with_none = column("g", np.array(values + [None], dtype=object), len(values) + 1)
     assert with_none[1] == slow[1] and with_none[2][-1] == -1
+    # Objects of other kinds keep their str() text (bytes as b'..', numbers as written).
+    mixed = [b"ab", 3, 2.5, True, "x", np.int64(4), float("nan")]
+    got = column("g", np.array(mixed, dtype=object), len(mixed))
+    assert got[1] == sorted(["b'ab'", "3", "2.5", "True", "x", "4"])
+    assert got[2][-1] == -1 and got[2][0] == got[1].index("b'ab'")
+    # A missing value is no level of its own ("" only when a row has it).
+    assert column("g", np.array(["a", None], dtype=object), 2)[1] == ["a"]
+    assert column("g", np.array(["", None], dtype=object), 2)[1] == [""]
 
 
 def test_clear_errors_for_missing_doubled_or_unsplit_columns():

@@ -359,8 +359,17 @@ def column(name: Any, values: Any, n: int) -> tuple:
     if a.dtype.kind == "U":  # numpy strings: none missing, the text as it is
         uniq, codes = np.unique(a, return_inverse=True)
         return (str(name), uniq.tolist(), np.ascontiguousarray(codes, dtype=np.int32), None)
-    # Strings / objects: missing values (None, NaN) get code -1.
     obj = a.astype(object)
+    # Objects that are all strings (none missing): coded by one np.unique, the distinct values
+    # checked once rather than every row.
+    try:
+        all_text = all(isinstance(v, str) for v in set(obj.tolist()))
+    except TypeError:  # unhashable values: the general path
+        all_text = False
+    if all_text:
+        uniq, codes = np.unique(obj.astype(str), return_inverse=True)
+        return (str(name), uniq.tolist(), np.ascontiguousarray(codes, dtype=np.int32), None)
+    # Strings / objects: missing values (None, NaN) get code -1.
     missing = np.array([v is None or (isinstance(v, float) and v != v) for v in obj], dtype=bool)
     text = np.array([str(v) for v in obj], dtype=object)
     text[missing] = ""
@@ -368,8 +377,11 @@ def column(name: Any, values: Any, n: int) -> tuple:
     codes = codes.astype(np.int32)
     levels = uniq.tolist()
     if missing.any():
-        # Keep "" as a level only if a non-missing value is "".
         codes[missing] = -1
+        # Keep "" as a level only if a non-missing value is "" (it sorts first: level 0).
+        if levels and levels[0] == "" and not np.any(codes == 0):
+            levels = levels[1:]
+            codes[~missing] -= 1
     return (str(name), levels, np.ascontiguousarray(codes), None)
 
 
