@@ -467,6 +467,25 @@ def test_confidence_postprocess(cli, source_dir, tmp_path):
     assert model.read_text() == "old"
 
 
+def test_confidence_postprocess_moved_fit_is_written(cli, source_dir, tmp_path):
+    """--solver postprocess --confidence with deterministic rules: when no rule meets the
+    tightened constraints on the candidate part (status infeasible) and the move toward a constant
+    passes the safety test, the certified model is written with exit 0 and a note, as train's other
+    solvers do (it was refused as infeasible, though certified)."""
+    model, report = tmp_path / "m.json", tmp_path / "r.json"
+    proc = cli.run("train", "--data", source_dir / "data/adult/adult-train.csv.gz", "--label",
+                   "income", "--positive", ">50K", "--groups", "sex", "--minimize", "error",
+                   "--constraint", "parity(ppr, sex) <= 0.02", "--solver", "postprocess",
+                   "--postprocess-rule", "deterministic", "--confidence", "0.9",
+                   "--guarantee-for", "deterministic", "--threads", "1", "--quiet",
+                   "--output", model, "--report", report, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "note: on the candidate part no thresholds met the tightened" in proc.stdout
+    g = json.loads(report.read_text())["guarantee"]
+    assert g["passed"] is True and g["moved_toward"] == "all negative" and g["kept_share"] < 1
+    assert json.loads(model.read_text())["kind"] == "group_threshold"
+
+
 def test_two_dataset(cli, source_dir, tmp_path):
     """--two-dataset F: the report's train sections are the model part's, its two_dataset section
     the held-out constraint part's, where the stochastic model meets the bound; the parts add up
