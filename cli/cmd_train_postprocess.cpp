@@ -82,6 +82,13 @@ void add_postprocess_flags(CLI::App& app, PostprocessFlags& flags, const std::st
       ->check(CLI::PositiveNumber)
       ->capture_default_str()
       ->group(group);
+  app.add_option("--base-folds", flags.base_folds,
+                 "--solver postprocess --learner gbdt --confidence: fit the thresholds on "
+                 "cross-fitted scores of this many folds (each candidate row scored by trees "
+                 "fitted without it; the model keeps the trees fitted on the whole candidate "
+                 "part); 0 or 1: on the trees' scores of the rows they were fitted on")
+      ->capture_default_str()
+      ->group(group);
   if (CLI::Option* solver = app.get_option_no_throw("--solver"))
     solver->description(solver->get_description() +
                         " CLI only: postprocess (Hardt et al. 2016: exact randomised per-group "
@@ -177,7 +184,7 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
                  data_path, shard.total_rows);
     if (fit_here)
       g = postprocess_guaranteed(spec, *data.front().second, shard.rows_before, flags.fit_base,
-                                 options, flags.tolerance, *flags.guarantee);
+                                 options, flags.tolerance, *flags.guarantee, flags.base_folds);
     else
       g = postprocess_guaranteed(spec, *data.front().second, shard.rows_before,
                                  given ? &*given : nullptr, flags.base_options, options,
@@ -256,6 +263,8 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
     report["guarantee"] =
         guarantee_section(g->guarantee, constraints, *flags.guarantee, flags.guarantee_for);
     if (g->base_fitted) report["base_model_fit"] = nlohmann::json::parse(base.options_json);
+    // The thresholds' scores: cross-fitted over this many folds (0: the fit's own rows').
+    if (fit_here) report["base_folds"] = flags.base_folds >= 2 ? flags.base_folds : 0;
   } else if (fit_here) {
     report["base_model_fit"] = nlohmann::json::parse(base.options_json);
   }

@@ -36,6 +36,8 @@ struct PostprocessFlags {
   // (on the candidate part with --confidence, else on the --data rows); `base_learner` names it.
   BaseScoreFit fit_base;
   std::string base_learner;
+  // --base-folds: with fit_base and --confidence, the thresholds' cross-fitted scores' folds.
+  std::size_t base_folds = 5;
 };
 
 // Registers --base-model and --postprocess-groups in `group` and mentions postprocess in the

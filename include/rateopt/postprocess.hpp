@@ -200,10 +200,15 @@ using BaseScoreFit = std::function<Classifier(const Dataset& candidate)>;
 
 // The same with the base score fitted on the candidate part by `fit_base` (its result has
 // base_fitted true). Post-processing the best unconstrained model of any family keeps the
-// guarantee, since the safety rows are split off before the base is fitted.
+// guarantee, since the safety rows are split off before the base is fitted. With base_folds >= 2
+// the thresholds are fitted on cross-fitted scores: each candidate row scored by a model fitted
+// on the other folds (row i of the candidate part in fold i mod base_folds), so that a learner
+// that fits its rows closely (deep trees) does not make its scores look more separable than they
+// are on new rows; the model returned, and the safety test, use the fit on the whole candidate
+// part (base_folds + 1 fits in all). One process only.
 [[nodiscard]] GuaranteedPostprocessResult postprocess_guaranteed(
     const ProblemSpec& spec, const Dataset& data, std::size_t first_row,
     const BaseScoreFit& fit_base, const PostprocessOptions& options, double tolerance,
-    const GuaranteeOptions& guarantee);
+    const GuaranteeOptions& guarantee, std::size_t base_folds = 0);
 
 }  // namespace rateopt

@@ -728,13 +728,118 @@ GuaranteedTrainResult train_guaranteed(const ProblemSpec& spec, std::span<const 
   return out;
 }
 
-GuaranteedPostprocessResult postprocess_guaranteed(const ProblemSpec& spec, const Dataset& data,
-                                                   std::size_t first_row,
-                                                   const BaseScoreFit& fit_base,
-                                                   const PostprocessOptions& options,
-                                                   double tolerance,
-                                                   const GuaranteeOptions& guarantee) {
+namespace {
+
+// Cross-fitting (postprocess_guaranteed with base_folds >= 2): the base's scores of the candidate
+// rows from models fitted without them (row i of the candidate part in fold i mod folds), the
+// full candidate fit's scores of the safety rows, and the full fit.
+struct CrossFitScores {
+  Classifier full;
+  FeatureMatrix candidate, safety;
+};
+
+CrossFitScores cross_fit_scores(const BaseScoreFit& fit_base, const Dataset& candidate,
+                                const Dataset& safety, std::size_t folds, int n_threads) {
+  const std::size_t n = candidate.num_rows();
+  RATEOPT_CHECK(n >= 2 * folds,
+                "cross-fitting the base score over {} folds needs at least {} candidate rows, got "
+                "{}",
+                folds, 2 * folds, n);
+  CrossFitScores out;
+  std::vector<double> oof(n);
+  for (std::size_t k = 0; k < folds; ++k) {
+    std::vector<std::size_t> in, held;
+    for (std::size_t i = 0; i < n; ++i) (i % folds == k ? held : in).push_back(i);
+    const Classifier model = fit_base(select_rows(candidate, in));
+    std::vector<double> s(held.size());
+    model.decision_function(select_rows(candidate, held), s, n_threads);
+    for (std::size_t j = 0; j < held.size(); ++j) oof[held[j]] = s[j];
+  }
+  out.full = fit_base(candidate);
+  std::vector<double> on_safety(safety.num_rows());
+  out.full.decision_function(safety, on_safety, n_threads);
+  out.candidate = FeatureMatrix::dense(std::move(oof), n, 1);
+  out.safety = FeatureMatrix::dense(std::move(on_safety), safety.num_rows(), 1);
+  return out;
+}
+
+// The classifier a cross-fitted run kept reads the score as its one feature (components of
+// weight 1: the identity, its bias the move of the threshold; weight 0: a constant): the same on
+// the base model's own features, with the full candidate fit's score.
+Classifier on_base_features(const Classifier& kept, const Classifier& full) {
+  Classifier out = kept;
+  const ScoreModel& score = full.components.front();
+  for (ScoreModel& c : out.components) {
+    const LinearModel& m = c.linear("a cross-fitted post-processing component");
+    if (m.weights.size() == 1 && m.weights[0] == 1.0) {
+      if (score.is_linear()) {
+        LinearModel shifted = score.linear();
+        shifted.bias += m.bias;
+        c = std::move(shifted);
+      } else {
+        TreeEnsemble trees = *score.trees();
+        trees.set_offset(trees.offset() + m.bias);
+        c = std::move(trees);
+      }
+    } else {
+      RATEOPT_CHECK(m.weights.size() == 1 && m.weights[0] == 0.0,
+                    "a cross-fitted post-processing component reads its score with weight {}",
+                    m.weights.empty() ? 0.0 : m.weights[0]);
+      c = LinearModel{std::vector<double>(score.num_features(), 0.0), m.bias};
+    }
+  }
+  out.encoding = full.encoding;
+  return out;
+}
+
+}  // namespace
+
+GuaranteedPostprocessResult postprocess_guaranteed(
+    const ProblemSpec& spec, const Dataset& data, std::size_t first_row,
+    const BaseScoreFit& fit_base, const PostprocessOptions& options, double tolerance,
+    const GuaranteeOptions& guarantee, std::size_t base_folds) {
   RATEOPT_CHECK(static_cast<bool>(fit_base), "postprocess_guaranteed: fit_base is empty");
+  if (base_folds >= 2) {
+    RATEOPT_CHECK(!is_distributed(),
+                  "cross-fitting the base score (base_folds {}) runs in one process", base_folds);
+    const std::vector<std::uint8_t> to_safety = safety_rows(data.num_rows(), first_row, guarantee);
+    std::vector<std::size_t> safety_index;
+    for (std::size_t i = 0; i < to_safety.size(); ++i)
+      if (to_safety[i] != 0) safety_index.push_back(i);
+    const Dataset safety = select_rows(data, safety_index);
+    GuaranteedPostprocessResult out;
+    std::optional<CrossFitScores> scores;
+    std::vector<PostprocessResult> answers;
+    Classifier identity =
+        Classifier::single(LinearModel{{1.0}, 0.0}, Link::kThreshold, Encoding::for_matrix(1));
+    identity.kind = "cross_fitted_score";
+    const GuaranteedFeatureFit fit = [&](const ProblemSpec& tight, const Dataset& candidate) {
+      if (!scores)
+        scores = cross_fit_scores(fit_base, candidate, safety, base_folds, options.n_threads);
+      const Dataset view = with_features(candidate, scores->candidate, "candidate");
+      const std::vector<TrainingData> td = {{"train", &view}};
+      PostprocessResult p = postprocess(RateProblem::build(tight, td), identity, options);
+      GuaranteedFitOutput o;
+      o.fit.classifier = p.classifier;
+      o.fit.status = p.status;
+      o.fit.seconds = p.seconds;
+      o.fit.stochastic = p.stochastic;
+      o.fit.deterministic = p.deterministic;
+      o.candidate_features = scores->candidate;
+      o.safety_features = scores->safety;
+      answers.push_back(std::move(p));
+      return o;
+    };
+    out.guarantee =
+        train_guaranteed(spec, data, first_row, fit, tolerance, options.n_threads, guarantee);
+    out.guarantee.result.classifier =
+        on_base_features(out.guarantee.result.classifier, scores->full);
+    out.postprocess = std::move(answers.at(out.guarantee.kept_fit));
+    out.postprocess.classifier = on_base_features(out.postprocess.classifier, scores->full);
+    out.base = std::move(scores->full);
+    out.base_fitted = true;
+    return out;
+  }
   GuaranteedPostprocessResult out;
   std::optional<Classifier> score;
   std::vector<PostprocessResult> answers;  // one per call of the fit, to return the kept one

@@ -316,12 +316,19 @@ def test_postprocess_a_booster_fitted_here(cli, tmp_path):
     assert proc.returncode in (0, 3), proc.stderr
     rep = json.loads(report.read_text())
     assert rep["base_model"] == "boosted trees (--learner gbdt) of the candidate part", rep
+    assert rep["base_folds"] == 5  # the thresholds on cross-fitted scores, by default
     assert rep["guarantee"]["passed"] is (proc.returncode == 0)
     assert rep["guarantee"]["safety_rows"] + rep["guarantee"]["candidate_rows"] == 3000
     if proc.returncode == 0:
         assert json.loads(one.read_text())["components"][0]["family"] == "gbdt"
         cli.run("train", *common, *guaranteed, "--output", two, "--threads", "2", "--quiet")
         assert one.read_bytes() == two.read_bytes()
+    # The trees' own scores of their rows (no cross-fitting): another model, also certified.
+    own = tmp_path / "own.json"
+    proc = cli.run("train", *common, *guaranteed, "--base-folds", "0", "--output", own,
+                   "--report", report, "--threads", "1", check=False)
+    assert proc.returncode in (0, 3), proc.stderr
+    assert json.loads(report.read_text())["base_folds"] == 0
     proc = cli.run("train", *common, *problem, "--learner", "gbdt", "--base-model", base,
                    "--output", tmp_path / "x.json", check=False)
     assert proc.returncode == 2 and "--learner gbdt fits the base score here" in proc.stderr

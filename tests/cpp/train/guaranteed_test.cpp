@@ -518,6 +518,66 @@ TEST(PostprocessGuaranteed, CertifiesWithTheCandidatePartsScoreAndTheSafetyParts
                InvalidArgument);
 }
 
+TEST(PostprocessGuaranteed, CrossFittedScoresFitTheThresholdsAndTheFullFitIsKept) {
+  // base_folds 4: the learner is called on each fold's complement (3/4 of the candidate rows)
+  // and once on the whole candidate part; the model kept reads the whole fit's score on the
+  // data's own features, and its safety bound recomputed on the safety rows with those features
+  // is the one reported (so the test certified the model returned, not a stand-in).
+  const Dataset first = first_rows(test::bundled_adult(), 6000);
+  ProblemSpec spec;
+  spec.constraints = {"parity(ppr, sex) <= 0.05"};
+  int passed = 0;
+  for (const bool stochastic : {false, true}) {
+    SCOPED_TRACE(stochastic ? "stochastic" : "deterministic");
+    GuaranteeOptions g;
+    g.stochastic_output = stochastic;
+    std::vector<std::size_t> rows_seen;
+    const BaseScoreFit learner = [&](const Dataset& rows) {
+      rows_seen.push_back(rows.num_rows());
+      const auto lr = fit_logistic_regression(rows.features(), rows.labels().values, {}, {});
+      return logistic_regression_model(lr.model, {}, rows.encoding());
+    };
+    const GuaranteedPostprocessResult r =
+        postprocess_guaranteed(spec, first, 0, learner, {}, 1e-3, g, 4);
+    const std::size_t n = r.guarantee.candidate.num_rows();
+    ASSERT_EQ(rows_seen.size(), 5U);
+    for (std::size_t k = 0; k < 4; ++k) EXPECT_EQ(rows_seen[k], n - (n - k + 3) / 4);
+    EXPECT_EQ(rows_seen[4], n);
+    EXPECT_TRUE(r.base_fitted);
+    const Classifier& kept = r.guarantee.result.classifier;
+    EXPECT_EQ(kept.encoding.to_json(), first.encoding().to_json());
+    const auto whole = fit_logistic_regression(r.guarantee.candidate.features(),
+                                               r.guarantee.candidate.labels().values, {}, {});
+    EXPECT_EQ(r.base.components[0].linear().weights, whole.model.weights);
+    for (const ScoreModel& c : kept.components) {
+      ASSERT_EQ(c.num_features(), first.num_features());
+      // The whole fit's weights (a move changes the bias only), or a constant's zeros.
+      const auto& w = c.linear().weights;
+      EXPECT_TRUE(w == whole.model.weights ||
+                  std::all_of(w.begin(), w.end(), [](double v) { return v == 0.0; }));
+    }
+    if (!r.guarantee.passed) continue;
+    ++passed;
+    MixtureData again = guarantee_data(kept, r.guarantee.safety_rows, "train", stochastic);
+    again.draws = r.guarantee.safety_draws;
+    const auto ranges = high_confidence_ranges(spec.constraints, again, 0.05);
+    EXPECT_NEAR(ranges[0].range.high, r.guarantee.safety[0].range.high, 1e-12);
+    EXPECT_LE(r.guarantee.safety[0].range.high, 0.0);
+  }
+  EXPECT_GE(passed, 1);
+  // Too few candidate rows for the folds: a clear error before any fit.
+  const BaseScoreFit never = [](const Dataset&) -> Classifier { throw std::logic_error("fit"); };
+  try {
+    (void)postprocess_guaranteed(spec, first_rows(test::bundled_adult(), 10), 0, never, {}, 1e-3,
+                                 {}, 4);
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("over 4 folds needs at least 8 candidate rows"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(PostprocessGuaranteed, ImpossibleBoundIsNoSolutionFound) {
   const Dataset first = first_rows(test::bundled_adult(), 4000);
   ProblemSpec spec;
