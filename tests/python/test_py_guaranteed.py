@@ -289,3 +289,47 @@ def test_estimator_confidence_moves_and_fails(adult):
                          "tpr[sex=Female] >= 0.3"], confidence=0.999, safety_fraction=0.5,
             estimator=tree).fit(X[:4000], y[:4000], sensitive_features=sex[:4000])
     assert err.value.report["guarantee"]["passed"] is False
+
+
+class _ProbaRecorder(_RowRecorder):
+    """_RowRecorder with predict_proba (ThresholdClassifier's score) also reading every column
+    but the last."""
+
+    seen = []
+
+    def fit(self, X, y, sample_weight=None):
+        _ProbaRecorder.seen.append(np.asarray(X[:, -1], dtype=np.int64))
+        return DecisionTreeClassifier.fit(self, X[:, :-1], y, sample_weight=sample_weight)
+
+    def predict_proba(self, X):
+        return DecisionTreeClassifier.predict_proba(self, X[:, :-1])
+
+
+def test_threshold_classifier_cross_fitted_scores(adult):
+    """base_folds=3 with confidence: the estimator is fitted on the whole candidate part (kept)
+    and on each fold's complement (row i of the candidate part in fold i mod 3), never on a
+    safety row; the model certified predicts with the whole fit; fewer candidate rows than
+    2 x folds is a clear error."""
+    X, y, sex = adult
+    n = 6000
+    Xi = np.column_stack([X[:n], np.arange(n)])
+    _ProbaRecorder.seen.clear()
+    clf = rateopt.ThresholdClassifier(_ProbaRecorder(), constraints=RULE, confidence=0.9,
+                                      guarantee_for="stochastic", base_folds=3, n_threads=1)
+    clf.fit(Xi, y[:n], sensitive_features=sex[:n])
+    cand = np.flatnonzero(rateopt._core.safety_rows(n, 0, 0.4) == 0)
+    seen = _ProbaRecorder.seen
+    assert len(seen) == 4
+    np.testing.assert_array_equal(seen[0], cand)
+    for k in range(3):
+        np.testing.assert_array_equal(seen[1 + k], cand[np.arange(cand.size) % 3 != k])
+    assert clf.guarantee_["passed"] is True
+    by_hand = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X[cand], y[cand])
+    np.testing.assert_array_equal(clf.estimator_.predict_proba(Xi[:200]),
+                                  by_hand.predict_proba(X[:200]))
+    assert clf.predict(Xi[:50], sensitive_features=sex[:50]).shape == (50,)
+    few = np.concatenate([np.flatnonzero(y[:n] == 1)[:20], np.flatnonzero(y[:n] == 0)[:20]])
+    with pytest.raises(ValueError, match="base_folds=20 needs at least 40 candidate rows"):
+        rateopt.ThresholdClassifier(_ProbaRecorder(), constraints=RULE, confidence=0.9,
+                                    base_folds=20, n_threads=1).fit(
+            Xi[few], y[few], sensitive_features=sex.iloc[few])

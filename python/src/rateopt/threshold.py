@@ -126,6 +126,13 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     safety_fraction : float in (0, 1) or None, the share of rows held out for the safety test
     guarantee_for : {"deterministic", "stochastic"}: the output certified (each group's majority
         threshold, or the randomised rules); ``predict_mode="auto"`` predicts with it
+    base_folds : int, default 0, with ``confidence`` and an estimator fitted here: >= 2 fits the
+        thresholds on cross-fitted scores of the candidate part (each row scored by a clone
+        fitted on the other folds; row i in fold i mod base_folds), the model keeping the
+        estimator fitted on the whole candidate part (``rateopt train --base-folds``; the CLI's
+        default with ``--learner gbdt`` is 5, measured in docs/guarantees.md). 0 or 1: the
+        estimator's scores of the rows it was fitted on, which overstate how well a closely
+        fitting learner (deep trees) separates
 
     Attributes
     ----------
@@ -141,7 +148,9 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def __init__(self, estimator=None, constraints=(), objective="error", maximize=False,
                  prefit=False, score="auto", group_columns=None, predict_mode="auto",
                  tolerance=1e-3, seed=0, n_threads=0, confidence=None, safety_fraction=None,
-                 guarantee_for="deterministic", deterministic=False, max_nodes=None):
+                 guarantee_for="deterministic", deterministic=False, max_nodes=None,
+                 base_folds=0):
+        self.base_folds = base_folds
         self.deterministic = deterministic
         self.max_nodes = max_nodes
         self.confidence = confidence
@@ -205,6 +214,36 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return groups
         return sensitive_features
 
+    def _folds(self):
+        return check_int(self.base_folds, "base_folds", 0)
+
+    def _cross_fitted_scores(self, base, Xc, yc, folds, fit_params):
+        """Each candidate row's score from a clone fitted on the other folds (row i in fold
+        i mod folds)."""
+        n = yc.shape[0]
+        if n < 2 * folds:
+            raise ValueError(f"base_folds={folds} needs at least {2 * folds} candidate rows, got "
+                             f"{n}")
+        fold = np.arange(n) % folds
+        out = np.empty(n)
+        full = self.estimator_
+        try:
+            for k in range(folds):
+                train, held = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
+                params = {key: (np.asarray(v)[train] if key == "sample_weight" else v)
+                          for key, v in fit_params.items()}
+                pick = (lambda rows: Xc.iloc[rows]) if hasattr(Xc, "iloc") else (
+                    lambda rows: Xc[rows])
+                self.estimator_ = clone(base).fit(pick(train), yc[train], **params)
+                if list(getattr(self.estimator_, "classes_", [0, 1])) != list(
+                        getattr(full, "classes_", [0, 1])):
+                    raise ValueError(f"base_folds: fold {k}'s estimator saw other classes "
+                                     f"({list(self.estimator_.classes_)}); use fewer folds")
+                out[held] = self._scores(pick(held))
+        finally:
+            self.estimator_ = full
+        return out
+
     # ---- scikit-learn API ----
 
     def fit(self, X, y, sensitive_features=None, sample_weight=None, groups=None, **fit_params):
@@ -227,6 +266,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         n = y.shape[0]
         w = optional_weights(sample_weight, n)
         fit_rows = None  # the guaranteed mode: the candidate part's rows
+        cross_fit, cross_fitted = None, None  # their cross-fitted scores (base_folds)
         if self.confidence is not None:
             conf, frac = self.confidence, self.safety_fraction
             if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 < conf < 1:
@@ -264,6 +304,9 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 fit_params = dict(fit_params, sample_weight=np.asarray(sample_weight)[fit_rows])
             Xc = X.iloc[fit_rows] if hasattr(X, "iloc") else X[fit_rows]
             self.estimator_ = clone(base).fit(Xc, y[fit_rows], **fit_params)
+            folds = self._folds()
+            if folds >= 2:
+                cross_fit = (base, Xc, y[fit_rows], folds, fit_params)
         else:
             if sample_weight is not None and has_fit_parameter(base, "sample_weight"):
                 fit_params = dict(fit_params, sample_weight=sample_weight)
@@ -273,6 +316,8 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"the estimator's classes_ {est_classes} lack the positive class "
                              f"{self.classes_[1]!r}")
         self._positive_column = est_classes.index(self.classes_[1])
+        if cross_fit is not None:
+            cross_fitted = self._cross_fitted_scores(*cross_fit)
         if hasattr(self.estimator_, "n_features_in_"):
             self.n_features_in_ = self.estimator_.n_features_in_
         if hasattr(self.estimator_, "feature_names_in_"):
@@ -280,6 +325,10 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         s = self._scores(X)
         if s.shape[0] != n:
             raise ValueError(f"X has {s.shape[0]} rows, y has {n}")
+        if cross_fitted is not None:
+            # The candidate rows' thresholds see cross-fitted scores; the safety rows (split off
+            # by the same seed and fraction in _core) see the whole candidate fit's.
+            s[fit_rows] = cross_fitted
         labels = np.ascontiguousarray(y == self.classes_[1], dtype=np.int32)
         data = [("train", self._dataset(s, sf, labels, w))]
         gcols = [] if self.group_columns is None else [str(c) for c in self.group_columns]
@@ -313,7 +362,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.group_rules_ = [dict(rule, rows=g["rows"]) for rule, g in
                              zip(self.model_.group_rules, r["groups"])]
         kind = "deterministic" if self.deterministic else "randomised"
-        if self.status_ == "feasible":
+        if self.status_ == "feasible" and "deterministic_search" in r:
             warnings.warn(f"ThresholdClassifier: the deterministic search spent its budget "
                           f"(max_nodes); the rules meet the constraints but are not proved "
                           f"optimal (bound {r['deterministic_search']['search_bound']:.6g})",
