@@ -333,3 +333,17 @@ def test_threshold_classifier_cross_fitted_scores(adult):
         rateopt.ThresholdClassifier(_ProbaRecorder(), constraints=RULE, confidence=0.9,
                                     base_folds=20, n_threads=1).fit(
             Xi[few], y[few], sensitive_features=sex.iloc[few])
+
+
+def test_threshold_classifier_moved_fit(adult):
+    """A guaranteed ThresholdClassifier fit moved toward a constant (status "feasible") is a
+    fitted model: no budget warning looked up in a deterministic search it never ran (that raised
+    KeyError), the move in guarantee_, predictions from the certified output."""
+    X, y, sex = adult
+    clf = rateopt.ThresholdClassifier(constraints=["parity(ppr, sex) <= 0.02"], confidence=0.95,
+                                      guarantee_for="stochastic", n_threads=1)
+    clf.fit(X[:8000], y[:8000], sensitive_features=sex[:8000])
+    assert clf.status_ == "feasible" and clf.guarantee_["moved_toward"] == "all negative"
+    assert clf.guarantee_["passed"] is True and clf.predict_mode_ == "stochastic"
+    p = clf.predict_proba(X[:100], sensitive_features=sex[:100])[:, 1]
+    assert p.shape == (100,) and ((0 <= p) & (p <= 1)).all()
