@@ -153,6 +153,18 @@ bool draw_tightens(std::span<const std::string> constraints, MixtureData m,
 }
 
 // The models between a fit and a constant classifier, and the safety test along them.
+// `score` with its threshold moved by `by`: a linear model's bias, boosted trees' offset.
+ScoreModel shifted(const ScoreModel& score, double by) {
+  if (score.is_linear()) {
+    LinearModel m = score.linear();
+    m.bias += by;
+    return m;
+  }
+  TreeEnsemble trees = *score.trees();
+  trees.set_offset(trees.offset() + by);
+  return trees;
+}
+
 class Mover {
  public:
   // `draws`: each part's draws (MixtureData::draws), used when `draw`.
@@ -258,18 +270,9 @@ class Mover {
       out.mixture.push_back(1 - a);
       return out;
     }
-    // The best single model with its threshold moved: a linear model's bias, boosted trees'
-    // offset.
-    ScoreModel m = model.components[model.best];
-    const double by = (positive ? 1 : -1) * shift(model, positive, a);
-    if (m.is_linear()) {
-      m.linear().bias += by;
-    } else {
-      TreeEnsemble trees = *m.trees();
-      trees.set_offset(trees.offset() + by);
-      m = std::move(trees);
-    }
-    out.components = {std::move(m)};
+    // The best single model with its threshold moved.
+    out.components = {
+        shifted(model.components[model.best], (positive ? 1 : -1) * shift(model, positive, a))};
     out.mixture = {1.0};
     out.best = 0;
     return out;
@@ -772,15 +775,7 @@ Classifier on_base_features(const Classifier& kept, const Classifier& full) {
   for (ScoreModel& c : out.components) {
     const LinearModel& m = c.linear("a cross-fitted post-processing component");
     if (m.weights.size() == 1 && m.weights[0] == 1.0) {
-      if (score.is_linear()) {
-        LinearModel shifted = score.linear();
-        shifted.bias += m.bias;
-        c = std::move(shifted);
-      } else {
-        TreeEnsemble trees = *score.trees();
-        trees.set_offset(trees.offset() + m.bias);
-        c = std::move(trees);
-      }
+      c = shifted(score, m.bias);
     } else {
       RATEOPT_CHECK(m.weights.size() == 1 && m.weights[0] == 0.0,
                     "a cross-fitted post-processing component reads its score with weight {}",
@@ -790,6 +785,17 @@ Classifier on_base_features(const Classifier& kept, const Classifier& full) {
   }
   out.encoding = full.encoding;
   return out;
+}
+
+// A post-processing answer as the guaranteed mode's fit result.
+TrainResult fit_result(const PostprocessResult& p) {
+  TrainResult r;
+  r.classifier = p.classifier;
+  r.status = p.status;
+  r.seconds = p.seconds;
+  r.stochastic = p.stochastic;
+  r.deterministic = p.deterministic;
+  return r;
 }
 
 }  // namespace
@@ -819,14 +825,7 @@ GuaranteedPostprocessResult postprocess_guaranteed(
       const Dataset view = with_features(candidate, scores->candidate, "candidate");
       const std::vector<TrainingData> td = {{"train", &view}};
       PostprocessResult p = postprocess(RateProblem::build(tight, td), identity, options);
-      GuaranteedFitOutput o;
-      o.fit.classifier = p.classifier;
-      o.fit.status = p.status;
-      o.fit.seconds = p.seconds;
-      o.fit.stochastic = p.stochastic;
-      o.fit.deterministic = p.deterministic;
-      o.candidate_features = scores->candidate;
-      o.safety_features = scores->safety;
+      GuaranteedFitOutput o{fit_result(p), scores->candidate, scores->safety};
       answers.push_back(std::move(p));
       return o;
     };
@@ -850,12 +849,7 @@ GuaranteedPostprocessResult postprocess_guaranteed(
     }
     const std::vector<TrainingData> td = {{"train", &candidate}};
     PostprocessResult p = postprocess(RateProblem::build(tight, td), *score, options);
-    TrainResult r;
-    r.classifier = p.classifier;
-    r.status = p.status;
-    r.seconds = p.seconds;
-    r.stochastic = p.stochastic;
-    r.deterministic = p.deterministic;
+    TrainResult r = fit_result(p);
     answers.push_back(std::move(p));
     return r;
   };

@@ -505,7 +505,9 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
     std::vector<std::size_t> cuts{0};
     for (std::size_t c = 1; c <= rows.size(); ++c)
       if (c == rows.size() || sg[c - 1] > sg[c]) cuts.push_back(c);
-    std::vector<char> keep(cuts.size(), 1), hull_keep;
+    // The hull's vertices (every cut where it does not apply): the LP's columns, or in the
+    // deterministic mode (every cut a column) the randomised optimum's.
+    std::vector<char> hull(cuts.size(), 1);
     std::vector<std::array<std::uint64_t, 2>> points;
     if (options.hull && group_types.size() <= 2 && rows.size() < (std::size_t{1} << 32U)) {
       // Every atom value is linear in the counts of the group's (at most two) types among the
@@ -520,9 +522,7 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
         }
         points.push_back(count);
       }
-      detail::hull_vertices(points, options.deterministic ? hull_keep : keep);
-    } else {
-      hull_keep.assign(cuts.size(), 1);
+      detail::hull_vertices(points, hull);
     }
     if (options.deterministic) {
       lp.hull_group.push_back(points.empty() ? 0 : 1);
@@ -539,8 +539,8 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
         for (std::size_t e = 0; e < ta.size(); ++e)
           prefix[static_cast<std::size_t>(atom_slot[ta[e]])] += tc[e];
       }
-      if (keep[k] == 0) continue;
-      if (options.deterministic && hull_keep[k] != 0) hull_columns.push_back(lp.columns());
+      if (!options.deterministic && hull[k] == 0) continue;
+      if (options.deterministic && hull[k] != 0) hull_columns.push_back(lp.columns());
       lp.group.push_back(g);
       for (std::size_t e = 0; e < group_atoms.size(); ++e)
         if (prefix[e] != 0) {
@@ -586,8 +586,9 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
   result.lp_objective = lp.objective_at(*x, held);
   // Each column's share of its group's rule: the LP's pi (relative to t for Charnes-Cooper).
   std::vector<double> weight(lp.columns(), 0.0);
-  if (!options.deterministic) std::copy_n(x->begin(), lp.columns(), weight.begin());
-  if (options.deterministic) {
+  if (!options.deterministic) {
+    std::copy_n(x->begin(), lp.columns(), weight.begin());
+  } else {
     result.randomized = {result.status, result.lp_objective, result.violation_budget};
     const detail::DeterministicSearch found = detail::search_deterministic(
         lp, options.eager_constraints,
@@ -596,7 +597,6 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
     result.lp_objective = found.objective;
     result.violation_budget = found.violation_budget;
     result.search = {found.nodes, found.bound, found.sweep};
-    std::fill(weight.begin(), weight.end(), 0.0);
     for (const std::size_t c : found.column) weight[c] = 1.0;
   }
 

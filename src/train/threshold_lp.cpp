@@ -656,12 +656,12 @@ std::optional<Rule> minimise_objective(const ThresholdLp& lp, const BestAt& best
 
 class TwoGroupSweep {
  public:
-  explicit TwoGroupSweep(const ThresholdLp& lp) : lp_(lp), m_(lp.constraints) {}
+  TwoGroupSweep(const ThresholdLp& lp, const PartTables& t, const GroupRanges& r)
+      : lp_(lp), m_(lp.constraints), ranges_(r), part_(t.part), num_(t.num), den_(t.den) {}
 
   std::optional<std::array<std::size_t, 2>> run() {
     if (lp_.groups != 2) return std::nullopt;
-    tabulate();
-    const GroupRanges r = group_ranges(lp_);
+    const GroupRanges& r = ranges_;
     begin_ = {r.begin[0], r.begin[1]};
     end_ = {r.end[0], r.end[1]};
     // b: the group with more cuts if its rows are monotone, else the other.
@@ -677,12 +677,6 @@ class TwoGroupSweep {
   }
 
  private:
-  void tabulate() {
-    PartTables t = rateopt::detail::tabulate(lp_);
-    part_ = std::move(t.part);
-    num_ = std::move(t.num);
-    den_ = std::move(t.den);
-  }
   // Whether every row's part never both rises and falls over group g's cuts; direction_ per row:
   // +1 never falls, -1 never rises, 0 constant.
   bool monotone(std::size_t g) {
@@ -752,9 +746,10 @@ class TwoGroupSweep {
 
   const ThresholdLp& lp_;
   std::size_t m_;
+  const GroupRanges& ranges_;
   std::array<std::size_t, 2> begin_{}, end_{};
   std::size_t b_ = 1;
-  std::vector<double> part_, num_, den_;
+  const std::vector<double>&part_, &num_, &den_;
   std::vector<int> direction_;
 };
 
@@ -769,24 +764,25 @@ class TwoGroupSweep {
 // ratio's denominator can be 0, or no non-constant rule is allowed.
 class SeparableSearch {
  public:
-  explicit SeparableSearch(const ThresholdLp& lp) : lp_(lp) {}
+  SeparableSearch(const ThresholdLp& lp, const PartTables& t, const GroupRanges& r)
+      : lp_(lp),
+        part_(t.part),
+        num_(t.num),
+        den_(t.den),
+        ranges_(r),
+        begin_(r.begin),
+        end_(r.end) {}
 
   std::optional<std::vector<std::size_t>> run() {
     const std::size_t n = lp_.columns();
     const std::size_t m = lp_.constraints;
     if (lp_.groups == 0 || n == 0) return std::nullopt;
-    PartTables t = tabulate(lp_);
-    num_ = std::move(t.num);
-    den_ = std::move(t.den);
-    GroupRanges r = group_ranges(lp_);
-    begin_ = std::move(r.begin);
-    end_ = std::move(r.end);
     // Each row's group, and whether each cut meets its group's rows.
     allowed_.assign(n, 1);
     for (std::size_t j = 0; j < m; ++j) {
       std::optional<std::size_t> owner;
       for (std::size_t c = 0; c < n; ++c) {
-        if (t.part[j * n + c] == 0.0) continue;
+        if (part_[j * n + c] == 0.0) continue;
         if (owner && *owner != lp_.group[c]) return std::nullopt;
         owner = lp_.group[c];
       }
@@ -796,7 +792,7 @@ class SeparableSearch {
         continue;
       }
       for (std::size_t c = begin_[*owner]; c < end_[*owner]; ++c)
-        if (t.part[j * n + c] > room) allowed_[c] = 0;
+        if (part_[j * n + c] > room) allowed_[c] = 0;
     }
     for (std::size_t g = 0; g < lp_.groups; ++g)
       if (begin_[g] >= end_[g] ||
@@ -804,7 +800,7 @@ class SeparableSearch {
                        allowed_.begin() + static_cast<std::ptrdiff_t>(end_[g]),
                        [](char a) { return a != 0; }))
         return std::nullopt;
-    if (lp_.fractional && !denominator_positive(lp_, den_, {begin_, end_})) return std::nullopt;
+    if (lp_.fractional && !denominator_positive(lp_, den_, ranges_)) return std::nullopt;
     using Rule = std::vector<std::size_t>;
     return minimise_objective<Rule>(
         lp_, [&](double lambda) { return choose(lambda); },
@@ -874,8 +870,9 @@ class SeparableSearch {
   }
 
   const ThresholdLp& lp_;
-  std::vector<double> num_, den_;
-  std::vector<std::size_t> begin_, end_;
+  const std::vector<double>&part_, &num_, &den_;
+  const GroupRanges& ranges_;
+  const std::vector<std::size_t>&begin_, &end_;
   std::vector<char> allowed_;
 };
 
@@ -899,9 +896,14 @@ DeterministicSearch search_deterministic(const ThresholdLp& lp, std::size_t eage
     return true;
   };
   if (control.sweep) {
-    // Rows of one group each (any number of groups), then two groups with monotone rows.
-    if (const auto rule = SeparableSearch(lp).run(); rule && take(*rule)) return out;
-    if (const auto pair = TwoGroupSweep(lp).run(); pair && take({(*pair)[0], (*pair)[1]}))
+    // Rows of one group each (any number of groups), then two groups with monotone rows; both
+    // read the same tables of the columns' parts.
+    const PartTables tables = tabulate(lp);
+    const GroupRanges ranges = group_ranges(lp);
+    if (const auto rule = SeparableSearch(lp, tables, ranges).run(); rule && take(*rule))
+      return out;
+    if (const auto pair = TwoGroupSweep(lp, tables, ranges).run();
+        pair && take({(*pair)[0], (*pair)[1]}))
       return out;
   }
   std::size_t nodes = std::max<std::size_t>(control.max_nodes, 1);

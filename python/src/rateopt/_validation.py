@@ -308,6 +308,14 @@ def _format_level(v: Any) -> str:
     return str(v)
 
 
+def _all_text(obj: np.ndarray) -> bool:
+    """Whether every value of an object array is a string (False for unhashable values)."""
+    try:
+        return all(isinstance(v, str) for v in set(obj.tolist()))
+    except TypeError:
+        return False
+
+
 def column(name: Any, values: Any, n: int) -> tuple:
     """One group column -> (name, levels, codes int32, numeric float64 or None).
 
@@ -356,18 +364,11 @@ def column(name: Any, values: Any, n: int) -> tuple:
         levels = [_format_level(v) for v in uniq.tolist()]
         num = np.where(missing, np.nan, num)
         return (str(name), levels, np.ascontiguousarray(codes), np.ascontiguousarray(num))
-    if a.dtype.kind == "U":  # numpy strings: none missing, the text as it is
-        uniq, codes = np.unique(a, return_inverse=True)
-        return (str(name), uniq.tolist(), np.ascontiguousarray(codes, dtype=np.int32), None)
-    obj = a.astype(object)
-    # Objects that are all strings (none missing): coded by one np.unique, the distinct values
-    # checked once rather than every row.
-    try:
-        all_text = all(isinstance(v, str) for v in set(obj.tolist()))
-    except TypeError:  # unhashable values: the general path
-        all_text = False
-    if all_text:
-        uniq, codes = np.unique(obj.astype(str), return_inverse=True)
+    # Numpy strings, or objects that are all strings (the distinct values checked once, not
+    # every row): none missing, coded by one np.unique.
+    obj = None if a.dtype.kind == "U" else a.astype(object)
+    if obj is None or _all_text(obj):
+        uniq, codes = np.unique(a if obj is None else obj.astype(str), return_inverse=True)
         return (str(name), uniq.tolist(), np.ascontiguousarray(codes, dtype=np.int32), None)
     # Strings / objects: missing values (None, NaN) get code -1.
     missing = np.array([v is None or (isinstance(v, float) and v != v) for v in obj], dtype=bool)

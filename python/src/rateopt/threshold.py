@@ -214,9 +214,6 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return groups
         return sensitive_features
 
-    def _folds(self):
-        return check_int(self.base_folds, "base_folds", 0)
-
     def _cross_fitted_scores(self, base, Xc, yc, folds, fit_params):
         """Each candidate row's score from a clone fitted on the other folds (row i in fold
         i mod folds)."""
@@ -227,13 +224,12 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         fold = np.arange(n) % folds
         out = np.empty(n)
         full = self.estimator_
+        pick = (lambda rows: Xc.iloc[rows]) if hasattr(Xc, "iloc") else (lambda rows: Xc[rows])
         try:
             for k in range(folds):
                 train, held = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
                 params = {key: (np.asarray(v)[train] if key == "sample_weight" else v)
                           for key, v in fit_params.items()}
-                pick = (lambda rows: Xc.iloc[rows]) if hasattr(Xc, "iloc") else (
-                    lambda rows: Xc[rows])
                 self.estimator_ = clone(base).fit(pick(train), yc[train], **params)
                 if list(getattr(self.estimator_, "classes_", [0, 1])) != list(
                         getattr(full, "classes_", [0, 1])):
@@ -266,7 +262,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         n = y.shape[0]
         w = optional_weights(sample_weight, n)
         fit_rows = None  # the guaranteed mode: the candidate part's rows
-        cross_fit, cross_fitted = None, None  # their cross-fitted scores (base_folds)
+        cross_fit = None  # what their cross-fitted scores need (base_folds)
         if self.confidence is not None:
             conf, frac = self.confidence, self.safety_fraction
             if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 < conf < 1:
@@ -304,7 +300,7 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 fit_params = dict(fit_params, sample_weight=np.asarray(sample_weight)[fit_rows])
             Xc = X.iloc[fit_rows] if hasattr(X, "iloc") else X[fit_rows]
             self.estimator_ = clone(base).fit(Xc, y[fit_rows], **fit_params)
-            folds = self._folds()
+            folds = check_int(self.base_folds, "base_folds", 0)
             if folds >= 2:
                 cross_fit = (base, Xc, y[fit_rows], folds, fit_params)
         else:
@@ -316,8 +312,6 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"the estimator's classes_ {est_classes} lack the positive class "
                              f"{self.classes_[1]!r}")
         self._positive_column = est_classes.index(self.classes_[1])
-        if cross_fit is not None:
-            cross_fitted = self._cross_fitted_scores(*cross_fit)
         if hasattr(self.estimator_, "n_features_in_"):
             self.n_features_in_ = self.estimator_.n_features_in_
         if hasattr(self.estimator_, "feature_names_in_"):
@@ -325,10 +319,10 @@ class ThresholdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         s = self._scores(X)
         if s.shape[0] != n:
             raise ValueError(f"X has {s.shape[0]} rows, y has {n}")
-        if cross_fitted is not None:
+        if cross_fit is not None:
             # The candidate rows' thresholds see cross-fitted scores; the safety rows (split off
             # by the same seed and fraction in _core) see the whole candidate fit's.
-            s[fit_rows] = cross_fitted
+            s[fit_rows] = self._cross_fitted_scores(*cross_fit)
         labels = np.ascontiguousarray(y == self.classes_[1], dtype=np.int32)
         data = [("train", self._dataset(s, sf, labels, w))]
         gcols = [] if self.group_columns is None else [str(c) for c in self.group_columns]
