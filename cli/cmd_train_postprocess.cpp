@@ -87,6 +87,7 @@ void add_postprocess_flags(CLI::App& app, PostprocessFlags& flags, const std::st
                  "cross-fitted scores of this many folds (each candidate row scored by trees "
                  "fitted without it; the model keeps the trees fitted on the whole candidate "
                  "part); 0 or 1: on the trees' scores of the rows they were fitted on")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1000}).description("a count from 0 to 1000"))
       ->capture_default_str()
       ->group(group);
   if (CLI::Option* solver = app.get_option_no_throw("--solver"))

@@ -415,6 +415,10 @@ CASES = [
      ["model_step (--model-step) is 1e+308", "much too large"]),
     ("n-features-negative", ["info", "--data", "{badsvm.txt}", "--n-features", "-1"], 2,
      ["--n-features", "-1 not in range 0 to 2147483647"]),
+    ("base-folds-negative", TRAIN + ["--data", "{good}", "--groups", "g", "--minimize", "error",
+                                     "--constraint", "ppr[g=a] <= 0.5", "--solver",
+                                     "postprocess", "--learner", "gbdt", "--base-folds", "-1"],
+     2, ["--base-folds", "-1 not in range 0 to 1000"]),
     # An output naming an input's file, or another output's (issue 29): refused before anything
     # is read or written.
     ("output-is-the-data", ["train", "--data", "{good}", "--label", "y", "--output", "{good}"],
