@@ -25,6 +25,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "rateopt/dataset.hpp"
 
@@ -60,6 +61,10 @@ class TreeEnsemble {
   [[nodiscard]] double offset() const noexcept { return offset_; }
   // InvalidArgument for a value that is not finite.
   void set_offset(double offset);
+  // The booster of its first `rounds` trees (XGBoost's slice), without the offset: what fitting
+  // stopped after that many rounds would have given. InvalidArgument unless 1 <= rounds <=
+  // this->rounds().
+  [[nodiscard]] TreeEnsemble first_rounds(std::size_t rounds) const;
   // Margins (log-odds) of every row of x into out (x.rows() entries). x may have fewer columns
   // than num_features() (missing trailing features are 0, as for linear models); more is an
   // InvalidArgument.
@@ -84,5 +89,36 @@ class TreeEnsemble {
 // XGBoost; XGBoost's own errors as InvalidArgument with its message.
 [[nodiscard]] TreeEnsemble fit_gbdt(const FeatureMatrix& x, std::span<const std::int32_t> labels,
                                     std::span<const double> weights, const GbdtOptions& options);
+
+// Boosting on from a fitted booster, many times over the same rows (the rate-constrained
+// solvers' oracle with --gbdt-warm-rounds: start is the first fit's first rounds - warm trees,
+// first_rounds): each fit adds options.rounds trees to `start`, fitted to
+// the gradient of the weighted logistic loss at start's margins of the rows, for that fit's labels
+// and weights. The rows go to XGBoost once: their quantile bins (XGBoost's hist cuts) are made at
+// the first fit, from its weights, and kept; start's margins are given, not recomputed, and each
+// fit's margins come from XGBoost's training cache. So a fit costs its own rounds only, whatever
+// start's size, and fits in the same order give the same bytes for any thread count.
+//
+// fit's `model` holds start's trees and then the new ones (an XGBoost model of its own);
+// `margins` are its margins of the rows, the same bits as model.scores(x).
+struct BoostedOn {
+  TreeEnsemble model;
+  std::vector<double> margins;
+};
+class BoostOn {
+ public:
+  // start: fitted over x's features, without an offset; start_margins: as start.scores(x) gives
+  // them. InvalidArgument otherwise (sizes, values not finite), and in a build without XGBoost.
+  BoostOn(TreeEnsemble start, std::span<const double> start_margins, const FeatureMatrix& x);
+  // InvalidArgument as fit_gbdt.
+  [[nodiscard]] BoostedOn fit(std::span<const std::int32_t> labels, std::span<const double> weights,
+                              const GbdtOptions& options);
+
+ private:
+  TreeEnsemble start_;
+  std::size_t rows_ = 0;
+  std::size_t cols_ = 0;
+  std::shared_ptr<void> matrix_;  // XGBoost's handle of the rows, their base margins set
+};
 
 }  // namespace rateopt

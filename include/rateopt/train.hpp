@@ -389,6 +389,7 @@ struct TrainOptions {
   // the gbdt_* options below (GbdtOptions, rateopt/gbdt.hpp; seed: `seed`).
   Learner learner = Learner::kLogistic;
   int gbdt_rounds = 100;
+  int gbdt_warm_rounds = 20;
   int gbdt_max_depth = 6;
   double gbdt_learning_rate = 0.3;
   double gbdt_l2 = 1.0;

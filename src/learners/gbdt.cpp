@@ -109,6 +109,14 @@ void set_param(const std::shared_ptr<void>& b, const char* key, const std::strin
   check_xgb(XGBoosterSetParam(b.get(), key, value.c_str()), key);
 }
 
+std::string model_json(const std::shared_ptr<void>& b) {
+  bst_ulong len = 0;
+  const char* buf = nullptr;
+  check_xgb(XGBoosterSaveModelToBuffer(b.get(), R"({"format": "json"})", &len, &buf),
+            "saving the model");
+  return {buf, len};
+}
+
 std::mutex& predict_mutex() {
   static std::mutex m;
   return m;
@@ -178,6 +186,21 @@ void TreeEnsemble::set_offset(double offset) {
   offset_ = offset;
 }
 
+TreeEnsemble TreeEnsemble::first_rounds(std::size_t rounds) const {
+  RATEOPT_CHECK(rounds >= 1 && rounds <= rounds_,
+                "the first {} rounds of a boosted-tree model of {}: expected 1 to {}", rounds,
+                rounds_, rounds_);
+#if RATEOPT_WITH_XGBOOST
+  BoosterHandle sliced = nullptr;
+  check_xgb(XGBoosterSlice(booster_.get(), 0, static_cast<int>(rounds), 1, &sliced),
+            "slicing the model");
+  const std::shared_ptr<void> owned(sliced, [](void* p) { XGBoosterFree(p); });
+  return {model_json(owned), num_features_};
+#else
+  missing_xgboost();
+#endif
+}
+
 void TreeEnsemble::scores(const FeatureMatrix& x, std::span<double> out, int n_threads) const {
   RATEOPT_CHECK(out.size() == x.rows(), "out has {} entries, expected {} (one per row)", out.size(),
                 x.rows());
@@ -214,32 +237,30 @@ void TreeEnsemble::scores(const FeatureMatrix& x, std::size_t first, std::span<d
 #endif
 }
 
-TreeEnsemble fit_gbdt(const FeatureMatrix& x, std::span<const std::int32_t> labels,
+namespace {
+
+// Labels (0/1) and weights (none, or >= 0) of n rows, and the options.
+void check_fit_inputs(std::size_t n, std::span<const std::int32_t> labels,
                       std::span<const double> weights, const GbdtOptions& options) {
   validate(options);
-  const std::size_t n = x.rows();
   RATEOPT_CHECK(labels.size() == n, "labels has {} entries, expected {} (one per row)",
                 labels.size(), n);
   RATEOPT_CHECK(weights.empty() || weights.size() == n,
                 "weights has {} entries, expected {} (one per row) or none", weights.size(), n);
-  RATEOPT_CHECK(n > 0, "no rows to fit boosted trees to");
-  RATEOPT_CHECK(x.cols() > 0, "no features to fit boosted trees to");
   for (std::size_t i = 0; i < n; ++i)
     RATEOPT_CHECK(labels[i] == 0 || labels[i] == 1, "labels[{}] is {}, expected 0 or 1", i,
                   labels[i]);
   for (std::size_t i = 0; i < weights.size(); ++i)
     RATEOPT_CHECK(std::isfinite(weights[i]) && weights[i] >= 0,
                   "weights[{}] is {}, expected a finite number >= 0", i, weights[i]);
+}
+
 #if RATEOPT_WITH_XGBOOST
-  const DynamicThreadsOff fixed_threads;
-  const Matrix m(dense_floats(x, 0, n, x.cols()), n, x.cols());
-  std::vector<float> y(labels.begin(), labels.end());
-  check_xgb(XGDMatrixSetFloatInfo(m.handle, "label", y.data(), n), "setting the labels");
-  if (!weights.empty()) {
-    std::vector<float> w(weights.begin(), weights.end());
-    check_xgb(XGDMatrixSetFloatInfo(m.handle, "weight", w.data(), n), "setting the weights");
-  }
-  const std::shared_ptr<void> b = new_booster(&m.handle, 1);
+
+// A booster fitted with options.rounds rounds to the rows of m (its labels and weights set),
+// starting from m's base margins where it has them.
+std::shared_ptr<void> boost(DMatrixHandle m, const GbdtOptions& options) {
+  std::shared_ptr<void> b = new_booster(&m, 1);
   set_param(b, "objective", "binary:logistic");
   set_param(b, "tree_method", "hist");
   set_param(b, "nthread", std::to_string(detail::resolve_threads(options.n_threads)));
@@ -253,13 +274,114 @@ TreeEnsemble fit_gbdt(const FeatureMatrix& x, std::span<const std::int32_t> labe
   set_param(b, "seed", std::to_string(options.seed % 2147483648ULL));
   set_param(b, "verbosity", "0");
   for (int round = 0; round < options.rounds; ++round)
-    check_xgb(XGBoosterUpdateOneIter(b.get(), round, m.handle), "boosting");
-  bst_ulong len = 0;
-  const char* buf = nullptr;
-  check_xgb(XGBoosterSaveModelToBuffer(b.get(), R"({"format": "json"})", &len, &buf),
-            "saving the model");
-  return {std::string(buf, len), x.cols()};
+    check_xgb(XGBoosterUpdateOneIter(b.get(), round, m), "boosting");
+  return b;
+}
+
+// Sets the labels and (when given) the weights of m's rows.
+void set_labels(DMatrixHandle m, std::span<const std::int32_t> labels,
+                std::span<const double> weights) {
+  const std::size_t n = labels.size();
+  std::vector<float> y(labels.begin(), labels.end());
+  check_xgb(XGDMatrixSetFloatInfo(m, "label", y.data(), n), "setting the labels");
+  if (!weights.empty()) {
+    std::vector<float> w(weights.begin(), weights.end());
+    check_xgb(XGDMatrixSetFloatInfo(m, "weight", w.data(), n), "setting the weights");
+  }
+}
+
+// start's model JSON with more's trees after its own (ids renumbered).
+std::string append_trees(const std::string& start, const std::string& more) {
+  nlohmann::json a = nlohmann::json::parse(start);
+  const nlohmann::json b = nlohmann::json::parse(more);
+  nlohmann::json& model = a["learner"]["gradient_booster"]["model"];
+  const nlohmann::json& extra = b["learner"]["gradient_booster"]["model"];
+  nlohmann::json& trees = model["trees"];
+  for (const nlohmann::json& t : extra["trees"]) {
+    nlohmann::json tree = t;
+    tree["id"] = trees.size();
+    trees.push_back(std::move(tree));
+  }
+  for (const nlohmann::json& g : extra["tree_info"]) model["tree_info"].push_back(g);
+  model["gbtree_model_param"]["num_trees"] = std::to_string(trees.size());
+  return a.dump();
+}
+
+#endif
+
+}  // namespace
+
+TreeEnsemble fit_gbdt(const FeatureMatrix& x, std::span<const std::int32_t> labels,
+                      std::span<const double> weights, const GbdtOptions& options) {
+  check_fit_inputs(x.rows(), labels, weights, options);
+  RATEOPT_CHECK(x.rows() > 0, "no rows to fit boosted trees to");
+  RATEOPT_CHECK(x.cols() > 0, "no features to fit boosted trees to");
+#if RATEOPT_WITH_XGBOOST
+  const DynamicThreadsOff fixed_threads;
+  const Matrix m(dense_floats(x, 0, x.rows(), x.cols()), x.rows(), x.cols());
+  set_labels(m.handle, labels, weights);
+  return {model_json(boost(m.handle, options)), x.cols()};
 #else
+  missing_xgboost();
+#endif
+}
+
+BoostOn::BoostOn(TreeEnsemble start, std::span<const double> start_margins, const FeatureMatrix& x)
+    : start_(std::move(start)), rows_(x.rows()), cols_(x.cols()) {
+  RATEOPT_CHECK(!start_.json().empty(), "boosting on from an empty boosted-tree model");
+  RATEOPT_CHECK(x.rows() > 0, "no rows to boost on");
+  RATEOPT_CHECK(start_.num_features() == x.cols(),
+                "the starting boosted-tree model reads {} features, the data has {}",
+                start_.num_features(), x.cols());
+  RATEOPT_CHECK(start_.offset() == 0,
+                "the starting boosted-tree model has an offset ({}); boosting on needs none",
+                start_.offset());
+  RATEOPT_CHECK(start_margins.size() == x.rows(),
+                "start_margins has {} entries, expected {} (one per row)", start_margins.size(),
+                x.rows());
+  for (std::size_t i = 0; i < start_margins.size(); ++i)
+    RATEOPT_CHECK(std::isfinite(start_margins[i]),
+                  "start_margins[{}] is {}, expected a finite number", i, start_margins[i]);
+#if RATEOPT_WITH_XGBOOST
+  const std::vector<float> floats = dense_floats(x, 0, rows_, cols_);
+  DMatrixHandle m = nullptr;
+  check_xgb(XGDMatrixCreateFromMat(floats.data(), static_cast<bst_ulong>(rows_),
+                                   static_cast<bst_ulong>(cols_), std::nanf(""), &m),
+            "creating a matrix");
+  matrix_ = {m, [](void* p) { XGDMatrixFree(p); }};
+  // XGBoost starts each row at its base margin instead of the model's base score (0 for
+  // binary:logistic) and adds the trees to it in order: start's trees then the new ones', as the
+  // appended model adds them from 0.
+  const std::vector<float> base(start_margins.begin(), start_margins.end());
+  check_xgb(XGDMatrixSetFloatInfo(m, "base_margin", base.data(), rows_),
+            "setting the base margins");
+#else
+  missing_xgboost();
+#endif
+}
+
+BoostedOn BoostOn::fit(std::span<const std::int32_t> labels, std::span<const double> weights,
+                       const GbdtOptions& options) {
+  check_fit_inputs(rows_, labels, weights, options);
+#if RATEOPT_WITH_XGBOOST
+  const DynamicThreadsOff fixed_threads;
+  const DMatrixHandle m = matrix_.get();
+  // No weights: every row 1, in place of an earlier fit's.
+  const std::vector<double> ones(weights.empty() ? rows_ : 0, 1.0);
+  set_labels(m, labels, weights.empty() ? std::span<const double>(ones) : weights);
+  const std::shared_ptr<void> b = boost(m, options);
+  // Predicting for the training matrix answers from the booster's training cache: the base
+  // margins plus each new tree's leaf value of the row, added in order in floats, as XGBoost
+  // adds them when it scores the rows anew (tested).
+  bst_ulong len = 0;
+  const float* result = nullptr;
+  check_xgb(XGBoosterPredict(b.get(), m, 1, 0, 0, &len, &result), "predicting");
+  RATEOPT_CHECK(len == rows_, "XGBoost gave {} scores for {} rows", len, rows_);
+  BoostedOn out{{append_trees(start_.json(), model_json(b)), cols_}, std::vector<double>(rows_)};
+  for (std::size_t i = 0; i < rows_; ++i) out.margins[i] = static_cast<double>(result[i]);
+  return out;
+#else
+  (void)options;
   missing_xgboost();
 #endif
 }

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "common/check.hpp"
@@ -59,6 +60,7 @@ TrainResult train_gbdt(const RateProblem& problem, const TrainOptions& options) 
   const std::span<const TrainingData> data = problem.data();
   const FeatureMatrix x = stacked_features(data);
   std::vector<TreeEnsemble> answers;
+  std::optional<BoostOn> warm;  // boosting on from the first answer's first trees
   const PredictionOracle oracle = [&](const OracleCosts& costs) {
     std::vector<std::int32_t> labels;
     std::vector<double> weights;
@@ -77,13 +79,31 @@ TrainResult train_gbdt(const RateProblem& problem, const TrainOptions& options) 
     // all: every row alike, labelled negative.
     const double scale = total > 0 ? static_cast<double>(with_cost) / total : 1.0;
     for (double& w : weights) w = total > 0 ? w * scale : 1.0;
-    answers.push_back(fit_gbdt(x, labels, weights, g));
+    std::vector<double> margins(x.rows());
+    const int warm_rounds = options.gbdt_warm_rounds;
+    if (warm_rounds > 0 && warm_rounds < g.rounds && !answers.empty()) {
+      if (!warm) {
+        // The first answer's first rounds - warm trees, and their margins of the rows.
+        TreeEnsemble prefix =
+            answers.front().first_rounds(static_cast<std::size_t>(g.rounds - warm_rounds));
+        prefix.scores(x, margins, options.n_threads);
+        warm.emplace(std::move(prefix), margins, x);
+      }
+      GbdtOptions more = g;
+      more.rounds = warm_rounds;
+      BoostedOn on = warm->fit(labels, weights, more);
+      answers.push_back(std::move(on.model));
+      margins = std::move(on.margins);
+    } else {
+      answers.push_back(fit_gbdt(x, labels, weights, g));
+      answers.back().scores(x, margins, options.n_threads);
+    }
+    // The stacked rows' decisions, dataset by dataset.
     std::vector<std::vector<double>> out(data.size());
+    std::size_t at = 0;
     for (std::size_t k = 0; k < data.size(); ++k) {
-      const FeatureMatrix& xk = data[k].data->features();
-      out[k].resize(xk.rows());
-      answers.back().scores(xk, out[k], options.n_threads);
-      for (double& s : out[k]) s = s > 0 ? 1.0 : 0.0;
+      out[k].resize(data[k].data->num_rows());
+      for (double& s : out[k]) s = margins[at++] > 0 ? 1.0 : 0.0;
     }
     return out;
   };

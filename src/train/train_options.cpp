@@ -110,6 +110,11 @@ const std::array kEntries{
                 "the cutting-plane and oracle solvers' oracle, and the model without a problem)."},
     OptionEntry{"gbdt_rounds", "--gbdt-rounds", &O::gbdt_rounds, C::kPositive, kLogisticOracle,
                 "--learner gbdt: boosting rounds (trees) of each fit."},
+    OptionEntry{"gbdt_warm_rounds", "--gbdt-warm-rounds", &O::gbdt_warm_rounds, C::kNonNegative,
+                kLogisticOracle,
+                "--learner gbdt under constraints: each fit after the first keeps the first "
+                "fit's first --gbdt-rounds minus this many trees and fits this many more to its "
+                "own costs; 0 (or at least --gbdt-rounds): every fit from scratch."},
     OptionEntry{"gbdt_max_depth", "--gbdt-max-depth", &O::gbdt_max_depth, C::kPositive,
                 kLogisticOracle, "--learner gbdt: depth of each tree (at most 32)."},
     OptionEntry{"gbdt_learning_rate", "--gbdt-learning-rate", &O::gbdt_learning_rate, C::kPositive,

@@ -79,13 +79,23 @@ def test_gbdt_matches_the_xgboost_package(cli, tmp_path):
     assert acc > max(y.mean(), 1 - y.mean()) + 0.05
 
 
-def test_gbdt_under_constraints_is_certified_and_deterministic(cli, tmp_path):
+def component_trees(model):
+    """The trees of each component booster of a saved model (XGBoost's JSON)."""
+    return [json.loads(c["booster"])["learner"]["gradient_booster"]["model"]["trees"]
+            for c in model["components"]]
+
+
+@pytest.mark.parametrize("warm", ["5", "0"])
+def test_gbdt_under_constraints_is_certified_and_deterministic(cli, tmp_path, warm):
+    """Certified and the same bytes for 1 and 2 threads, with warm starts (each fit after the
+    first keeps the first fit's first 15 trees and fits 5 more) and without."""
     if not has_gbdt(cli, tmp_path):
         pytest.skip("rateopt built without XGBoost")
     data = csv_file(tmp_path)
     flags = ["--data", data, "--label", "y", "--groups", "g", "--learner", "gbdt",
              "--gbdt-rounds", "20", "--gbdt-max-depth", "3", "--minimize", "error",
              "--constraint", "parity(ppr, g) <= 0.01"]
+    flags += ["--gbdt-warm-rounds", warm]
     one, two, report = tmp_path / "m1.json", tmp_path / "m2.json", tmp_path / "r.json"
     out = cli.run("train", *flags, "--output", one, "--report", report, "--threads", "1").stdout
     assert "done: converged (cutting-plane solver" in out
@@ -96,6 +106,16 @@ def test_gbdt_under_constraints_is_certified_and_deterministic(cli, tmp_path):
     model = json.loads(one.read_text())
     assert all(c["family"] == "gbdt" for c in model["components"])
     assert model["options"]["learner"] == "gbdt" and model["options"]["gbdt_rounds"] == 20
+    assert model["options"]["gbdt_warm_rounds"] == int(warm)
+    # Every booster has 20 trees. Warm, the boosters share their first 15 (the first fit's), and
+    # differ after them; from scratch they differ from the first tree on.
+    assert rep["oracle_calls"] >= 2 and len(model["components"]) >= 2
+    trees = component_trees(model)
+    assert all(len(t) == 20 for t in trees)
+    def same(a, b):
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    shared = [all(same(t[i], trees[0][i]) for t in trees) for i in range(20)]
+    assert shared == ([True] * 15 + [False] * 5 if warm == "5" else [False] * 20)
     # The stochastic model's expected rates on the training rows, recomputed by eval.
     vals = cli.eval_json("--data", data, "--label", "y", "--groups", "g", "--model", one,
                          "--mode", "probability", "--metric", "parity(ppr, g)", "--metric",

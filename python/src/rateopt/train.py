@@ -369,8 +369,8 @@ class RateConstrainedClassifier(_RateEstimator):
     def __init__(self, objective="error", constraints=(), maximize=False, solver="auto",
                  iterations=500, model_step=0.05, model_rule="adam", multiplier_step=0.0,
                  multiplier_rule="sgd", multiplier_bound=20.0, slack_step=0.01, l2=0.0, c=1.0,
-                 learner="logistic", gbdt_rounds=100, gbdt_max_depth=6, gbdt_learning_rate=0.3,
-                 gbdt_l2=1.0, gbdt_min_child_weight=1.0, gbdt_subsample=1.0, gbdt_colsample=1.0,
+                 learner="logistic", gbdt_rounds=100, gbdt_warm_rounds=20, gbdt_max_depth=6,
+                 gbdt_learning_rate=0.3, gbdt_l2=1.0, gbdt_min_child_weight=1.0, gbdt_subsample=1.0, gbdt_colsample=1.0,
                  fit_intercept=True, checkpoint_every=0, tolerance=1e-3, stop_window=0,
                  stop_tolerance=1e-3, shrink=True, batch_size=0, seed=0, n_threads=0,
                  predict_mode="auto", verbose=0, random_state=None,
@@ -398,6 +398,7 @@ class RateConstrainedClassifier(_RateEstimator):
         self.c = c
         self.learner = learner
         self.gbdt_rounds = gbdt_rounds
+        self.gbdt_warm_rounds = gbdt_warm_rounds
         self.gbdt_max_depth = gbdt_max_depth
         self.gbdt_learning_rate = gbdt_learning_rate
         self.gbdt_l2 = gbdt_l2

@@ -16,6 +16,10 @@
 #include "rateopt/model.hpp"
 #include "test_util.hpp"
 
+#if RATEOPT_TEST_XGBOOST_API
+#include <xgboost/c_api.h>
+#endif
+
 namespace rateopt {
 namespace {
 
@@ -135,6 +139,172 @@ TEST(Gbdt, SparseRowsScoreAsTheirDenseForm) {
   const TreeEnsemble dense_fit = fit_gbdt(r.x, r.y, {}, o);
   EXPECT_EQ(fit_gbdt(csr, r.y, {}, o).json(), dense_fit.json());
   EXPECT_TRUE(test::same_bits(scores_of(dense_fit, csr), scores_of(dense_fit, r.x)));
+}
+
+#if RATEOPT_TEST_XGBOOST_API
+// XGBoost's own training continuation: `start` loaded into a booster that trains `rounds` more
+// rounds on (x, y), unweighted; its margins of x.
+std::vector<double> xgboost_continued(const TreeEnsemble& start, const Rows& r,
+                                      const GbdtOptions& o) {
+  const DenseView v = r.x.dense_view();
+  std::vector<float> f(v.rows * v.cols);
+  for (std::size_t i = 0; i < v.rows; ++i)
+    for (std::size_t j = 0; j < v.cols; ++j) f[i * v.cols + j] = static_cast<float>(v(i, j));
+  DMatrixHandle m = nullptr;
+  EXPECT_EQ(XGDMatrixCreateFromMat(f.data(), v.rows, v.cols, std::nanf(""), &m), 0);
+  std::vector<float> y(r.y.begin(), r.y.end());
+  EXPECT_EQ(XGDMatrixSetFloatInfo(m, "label", y.data(), y.size()), 0);
+  BoosterHandle b = nullptr;
+  EXPECT_EQ(XGBoosterCreate(&m, 1, &b), 0);
+  EXPECT_EQ(XGBoosterLoadModelFromBuffer(b, start.json().data(), start.json().size()), 0);
+  const std::vector<std::pair<const char*, std::string>> params{
+      {"objective", "binary:logistic"},
+      {"tree_method", "hist"},
+      {"nthread", "1"},
+      {"max_depth", std::to_string(o.max_depth)},
+      {"eta", fmt::format("{}", o.learning_rate)},
+      {"seed", std::to_string(o.seed)},
+      {"verbosity", "0"}};
+  for (const auto& [key, value] : params) EXPECT_EQ(XGBoosterSetParam(b, key, value.c_str()), 0);
+  const int first = static_cast<int>(start.rounds());
+  for (int round = first; round < first + o.rounds; ++round)
+    EXPECT_EQ(XGBoosterUpdateOneIter(b, round, m), 0);
+  bst_ulong len = 0;
+  const float* out = nullptr;
+  EXPECT_EQ(XGBoosterPredict(b, m, 1, 0, 0, &len, &out), 0);
+  std::vector<double> margins(out, out + len);
+  XGBoosterFree(b);
+  XGDMatrixFree(m);
+  return margins;
+}
+
+// Boosting on from a booster gives what XGBoost's own continuation gives (unweighted rows, where
+// both make the same bins), as one model holding both sets of trees.
+TEST(Gbdt, BoostingOnIsXGBoostsContinuation) {
+  if (!gbdt_available()) GTEST_SKIP() << "built without XGBoost";
+  const Rows r = make_rows(2000, 5, 11);
+  GbdtOptions o;
+  o.rounds = 15;
+  o.max_depth = 4;
+  o.n_threads = 1;
+  const TreeEnsemble start = fit_gbdt(r.x, r.y, {}, o);
+  BoostOn on(start, scores_of(start, r.x), r.x);
+  o.rounds = 7;
+  const BoostedOn fit = on.fit(r.y, {}, o);
+  EXPECT_EQ(fit.model.rounds(), 22U);
+  const std::vector<double> theirs = xgboost_continued(start, r, o);
+  ASSERT_EQ(theirs.size(), fit.margins.size());
+  double largest = 0;
+  for (std::size_t i = 0; i < theirs.size(); ++i)
+    largest = std::max(largest, std::fabs(theirs[i] - fit.margins[i]));
+  EXPECT_LT(largest, 1e-5);
+}
+#endif
+
+// Each fit's margins are its model's scores of the rows, bit for bit, over fits with other labels
+// and weights (the bins stay the first fit's); the same bytes for any thread count; a fit without
+// weights after a weighted one weighs every row 1.
+TEST(Gbdt, BoostingOnMarginsAreTheModelsScores) {
+  if (!gbdt_available()) GTEST_SKIP() << "built without XGBoost";
+  const Rows r = make_rows(1500, 6, 12);
+  GbdtOptions o;
+  o.rounds = 12;
+  o.subsample = 0.8;
+  o.colsample = 0.9;
+  o.seed = 3;
+  o.n_threads = 1;
+  const TreeEnsemble start = fit_gbdt(r.x, r.y, {}, o);
+  const std::vector<double> start_margins = scores_of(start, r.x);
+  std::mt19937_64 rng(4);
+  std::uniform_real_distribution<double> unit;
+  std::vector<std::vector<std::int32_t>> labels;
+  std::vector<std::vector<double>> weights;
+  for (int k = 0; k < 3; ++k) {
+    std::vector<std::int32_t> y = r.y;
+    std::vector<double> w(y.size());
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      if (unit(rng) < 0.2) y[i] = 1 - y[i];
+      w[i] = k == 2 ? 1.0 : 3 * unit(rng);
+    }
+    labels.push_back(std::move(y));
+    weights.push_back(std::move(w));
+  }
+  std::vector<std::string> models;
+  for (const int threads : {1, 3}) {
+    o.n_threads = threads;
+    BoostOn on(start, start_margins, r.x);
+    for (std::size_t k = 0; k < 3; ++k) {
+      o.rounds = 5 + static_cast<int>(k);
+      // The third fit: no weights (every row 1).
+      const BoostedOn fit = on.fit(labels[k], k == 2 ? std::span<const double>() : weights[k], o);
+      EXPECT_EQ(fit.model.rounds(), 12U + 5U + k);
+      EXPECT_TRUE(test::same_bits(fit.margins, scores_of(fit.model, r.x, threads))) << k;
+      if (threads == 1) {
+        models.push_back(fit.model.json());
+      } else {
+        EXPECT_EQ(fit.model.json(), models[k]) << k << ": " << threads << " threads";
+      }
+    }
+  }
+  // Unit weights and no weights fit the same trees.
+  BoostOn again(start, start_margins, r.x);
+  o.n_threads = 1;
+  o.rounds = 5;
+  (void)again.fit(labels[0], weights[0], o);
+  o.rounds = 7;
+  EXPECT_EQ(again.fit(labels[2], weights[2], o).model.json(), models[2]);
+}
+
+// A booster's first k trees are the booster that k rounds fit (boosting is sequential, and the
+// seed draws each round's subsample the same way), scoring to the same bits.
+TEST(Gbdt, FirstRoundsAreTheShorterFit) {
+  if (!gbdt_available()) GTEST_SKIP() << "built without XGBoost";
+  const Rows r = make_rows(1000, 4, 14);
+  GbdtOptions o;
+  o.rounds = 20;
+  o.subsample = 0.7;
+  o.seed = 9;
+  o.n_threads = 1;
+  TreeEnsemble whole = fit_gbdt(r.x, r.y, {}, o);
+  o.rounds = 12;
+  const TreeEnsemble shorter = fit_gbdt(r.x, r.y, {}, o);
+  whole.set_offset(1.5);  // not carried over
+  const TreeEnsemble first = whole.first_rounds(12);
+  EXPECT_EQ(first.rounds(), 12U);
+  EXPECT_EQ(first.offset(), 0.0);
+  EXPECT_TRUE(test::same_bits(scores_of(first, r.x), scores_of(shorter, r.x)));
+  EXPECT_EQ(whole.first_rounds(20).rounds(), 20U);
+  test::expect_invalid([&] { (void)whole.first_rounds(0); }, "expected 1 to 20");
+  test::expect_invalid([&] { (void)whole.first_rounds(21); }, "first 21 rounds");
+}
+
+TEST(Gbdt, BoostingOnBadInputsAreErrors) {
+  if (!gbdt_available()) GTEST_SKIP() << "built without XGBoost";
+  const Rows r = make_rows(300, 3, 13);
+  GbdtOptions o;
+  o.rounds = 3;
+  const TreeEnsemble start = fit_gbdt(r.x, r.y, {}, o);
+  const std::vector<double> m = scores_of(start, r.x);
+  test::expect_invalid([&] { (void)BoostOn(TreeEnsemble(), m, r.x); }, "empty boosted-tree model");
+  test::expect_invalid([&] { (void)BoostOn(start, std::span<const double>(m).first(10), r.x); },
+                       "start_margins has 10 entries, expected 300");
+  std::vector<double> bad = m;
+  bad[7] = std::nan("");
+  test::expect_invalid([&] { (void)BoostOn(start, bad, r.x); }, "start_margins[7] is nan");
+  TreeEnsemble shifted = start;
+  shifted.set_offset(0.5);
+  test::expect_invalid([&] { (void)BoostOn(shifted, m, r.x); }, "has an offset (0.5)");
+  const Rows wide = make_rows(300, 4, 13);
+  test::expect_invalid([&] { (void)BoostOn(start, m, wide.x); },
+                       "reads 3 features, the data has 4");
+  BoostOn on(start, m, r.x);
+  test::expect_invalid([&] { (void)on.fit(std::span<const std::int32_t>(r.y).first(5), {}, o); },
+                       "labels has 5 entries, expected 300");
+  std::vector<double> w(300, 1.0);
+  w[2] = -1;
+  test::expect_invalid([&] { (void)on.fit(r.y, w, o); }, "weights[2] is -1");
+  o.rounds = 0;
+  test::expect_invalid([&] { (void)on.fit(r.y, {}, o); }, "gbdt rounds is 0");
 }
 
 TEST(Gbdt, BadInputsAreErrors) {
