@@ -193,7 +193,7 @@ int train_ramp_cli(const RateProblem& problem, const ProblemSpec& spec, NamedDat
     std::vector<RampResult> answers;  // one per fit, to report the kept one
     const GuaranteedFit fit = [&](const ProblemSpec& tight, const Dataset& candidate) {
       const std::vector<TrainingData> td = {{"train", &candidate}};
-      const RateProblem p = RateProblem::build(tight, td);
+      const RateProblem p = RateProblem::build(pairwise_parity(tight), td);
       answers.push_back(fit_ramp(ramp_problem(p), ramp_datasets(p), o));
       const RampResult& r = answers.back();
       TrainResult t;  // the training values: computed by train_guaranteed
@@ -377,7 +377,9 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
     return train_postprocess_cli(spec, named, f.datasets, shard, data_path, validation_path, reader,
                                  f.postprocess, f.quiet, f.output_infeasible, f.report, threads,
                                  output);
-  const RateProblem problem = RateProblem::build(spec, td);
+  // The ramp solver takes parity pairwise; the others, over many values, as one spread.
+  const RateProblem problem =
+      RateProblem::build(f.solver == "ramp" ? pairwise_parity(spec) : spec, td);
   if (distributed) {
     const TrainSolver solver = parse_train_solver(f.solver);
     if (resolve_train_solver(problem, solver) != TrainSolver::kCuttingPlane)

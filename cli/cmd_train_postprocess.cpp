@@ -206,7 +206,7 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
     }
     std::vector<TrainingData> td;
     for (const auto& [n, p] : data) td.push_back({n, p});
-    const RateProblem problem = RateProblem::build(spec, td);
+    const RateProblem problem = RateProblem::build(pairwise_parity(spec), td);
     if (!quiet && lead)
       fmt::print(stderr, "post-processing {} ({}) on {} ({} rows)\n{}",
                  given ? score_name : std::string("the base score"), base.kind, data_path,

@@ -237,9 +237,12 @@ using ColumnLevels =
 //
 // ParityForm::kSpread writes parity instead as (max(RATE[COL=v1], ...) - min(RATE[COL=v1], ...)):
 // the same value, to the bit (the largest gap is the largest rate minus the smallest, and
-// rounding is monotone), from 2 k rates instead of k (k - 1) / 2 gaps, for evaluation only
-// (evaluate_text): it does not split into linear constraints (Expression::pieces).
-enum class ParityForm { kPairs, kSpread };
+// rounding is monotone), from 2 k rates instead of k (k - 1) / 2 gaps. It does not split into
+// linear constraints (Expression::pieces): evaluation (evaluate_text), and training by the
+// cutting-plane solver, which writes it with two auxiliary variables (FunctionInfo::spread).
+// ParityForm::kTraining: pairs over at most kPairwiseParityValues values, the spread beyond.
+enum class ParityForm { kPairs, kSpread, kTraining };
+inline constexpr std::size_t kPairwiseParityValues = 16;
 [[nodiscard]] std::string expand_group_shorthands(std::string_view text, const ColumnLevels& levels,
                                                   ParityForm parity = ParityForm::kPairs);
 // The same with the levels of named data (the first entry is the default dataset).

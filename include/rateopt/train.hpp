@@ -90,7 +90,19 @@ struct ProblemSpec {
   std::string objective = "error";       // an expression (not a constraint)
   bool maximize = false;                 // maximise the objective instead
   std::vector<std::string> constraints;  // "lhs <= rhs", "lhs >= rhs", "lhs == rhs"
+  // How parity(RATE, COL) compiles (expand_group_shorthands): kTraining (default) keeps every
+  // pairwise gap as a linear constraint over at most kPairwiseParityValues values and writes
+  // more as one spread constraint max - min <= b (FunctionInfo::spread), which the cutting-plane
+  // solver takes with memory linear in the values; kPairs always pairs (train runs the other
+  // solvers, post-processing and the ramp solver on the pairs).
+  ParityForm parity = ParityForm::kTraining;
 };
+// spec with parity written pairwise (ParityForm::kPairs), for post-processing and the ramp
+// solver.
+[[nodiscard]] inline ProblemSpec pairwise_parity(ProblemSpec spec) {
+  spec.parity = ParityForm::kPairs;
+  return spec;
+}
 
 enum class FunctionKind { kConstant, kLinear, kRatio, kGeneral };
 [[nodiscard]] std::string_view to_string(FunctionKind kind) noexcept;
@@ -195,6 +207,13 @@ struct FunctionInfo {
     AffineForm num, den;
   };
   std::optional<Ratio> ratio;
+  // parity over many values (ProblemSpec::parity): the function is max_v members[v] - min_v
+  // members[v] - bound, each member a rate affine in atoms (kind kGeneral, shape "convex").
+  struct Spread {
+    std::vector<AffineForm> members;
+    double bound = 0;
+  };
+  std::optional<Spread> spread;
 };
 
 struct ProblemValues {

@@ -579,7 +579,7 @@ py::dict postprocess_thresholds(const std::string& objective, bool maximize,
   std::string description;
   {
     py::gil_scoped_release release;
-    const RateProblem problem = RateProblem::build(spec, named);
+    const RateProblem problem = RateProblem::build(pairwise_parity(spec), named);
     description = problem.describe();
     r = postprocess(problem, base, o);
   }

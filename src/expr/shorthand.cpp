@@ -155,7 +155,9 @@ std::string expand_call(std::string_view text, std::string_view call, std::strin
     out += s;
     first = false;
   };
-  if (call == "parity" && parity == ParityForm::kSpread) {
+  if (call == "parity" &&
+      (parity == ParityForm::kSpread ||
+       (parity == ParityForm::kTraining && rates.size() > kPairwiseParityValues))) {
     const std::string list = fmt::format("{}", fmt::join(rates, ", "));
     return fmt::format("(max({}) - min({}))", list, list);
   }

@@ -71,52 +71,190 @@ struct MasterColumn {
   std::optional<LinearModel> model;
   std::size_t answer = SIZE_MAX;
   std::vector<double> atoms;
-  double f = 0;           // objective as minimised
-  std::vector<double> g;  // constraints (<= 0 feasible)
+  double f = 0;                 // objective as minimised
+  std::vector<double> g;        // constraints (<= 0 feasible)
+  std::vector<double> members;  // spread constraints' member rates, all spreads in order
 };
+
+// The rows of the master LP. A linear constraint j is one row, sum_i w_i g_ij - s_j <= 0 (s_j >=
+// 0, elastic). A spread constraint j (FunctionInfo::spread: max_v r_v - min_v r_v - b <= 0) is
+// written with two auxiliary variables, u_j above every member and l_j below: rows
+// sum_i w_i r_vi - u_j <= 0 and l_j - sum_i w_i r_vi <= 0 for each member v, and
+// u_j - l_j - b - s_j <= 0. That is 2 k + 1 rows for k members, where the pairwise form has
+// k (k - 1) gaps; at the LP's optimum u_j - l_j is the mixture's spread. u_j and l_j are bounded
+// by the members' range over all classifiers (so the Lagrangian bound stays finite at any
+// multipliers). One multiplier per row; without spread constraints the rows are the constraints
+// in order, and the LP is the plain one.
+struct MasterRows {
+  enum class Kind { kLinear, kUpper, kLower, kBound };
+  struct Row {
+    Kind kind = Kind::kLinear;
+    std::size_t constraint = 0;  // j
+    std::size_t member = 0;      // kUpper, kLower: index into MasterColumn::members
+    std::size_t spread = 0;      // kUpper, kLower, kBound: which spread (its u, l)
+  };
+  std::vector<Row> rows;
+  std::vector<std::size_t> main;         // per constraint: its row, or its spread's bound row
+  std::vector<double> bound;             // per spread: b
+  std::vector<double> low, high;         // per spread: the range of its members
+  std::vector<const AffineForm*> forms;  // per member value: its rate
+  [[nodiscard]] bool any_spread() const noexcept { return !bound.empty(); }
+  [[nodiscard]] std::size_t size() const noexcept { return rows.size(); }
+
+  // Row r's entry for a column (its value at the column's classifier).
+  [[nodiscard]] double value(std::size_t r, const MasterColumn& c) const {
+    const Row& row = rows[r];
+    switch (row.kind) {
+      case Kind::kLinear:
+        return c.g[row.constraint];
+      case Kind::kUpper:
+        return c.members[row.member];
+      case Kind::kLower:
+        return -c.members[row.member];
+      case Kind::kBound:
+        return -bound[row.spread];
+    }
+    return 0;
+  }
+  // Row r's coefficients on its spread's u and l.
+  [[nodiscard]] std::pair<double, double> aux(std::size_t r) const {
+    switch (rows[r].kind) {
+      case Kind::kUpper:
+        return {-1.0, 0.0};
+      case Kind::kLower:
+        return {0.0, 1.0};
+      case Kind::kBound:
+        return {1.0, -1.0};
+      case Kind::kLinear:
+        break;
+    }
+    return {0.0, 0.0};
+  }
+  [[nodiscard]] bool elastic(std::size_t r) const {
+    return rows[r].kind == Kind::kLinear || rows[r].kind == Kind::kBound;
+  }
+};
+
+// The range of an affine form of atoms, each atom between 0 and its capacity.
+std::pair<double, double> form_range(const AffineForm& form, std::span<const Atom> atoms) {
+  double lo = form.constant, hi = form.constant;
+  for (const AtomTerm& t : form.terms) {
+    const double v = t.coef * atoms[t.atom].capacity;
+    lo += std::min(0.0, v);
+    hi += std::max(0.0, v);
+  }
+  return {lo, hi};
+}
+
+MasterRows master_rows(const RateProblem& problem) {
+  MasterRows out;
+  const std::span<const FunctionInfo> cons = problem.constraints();
+  for (std::size_t j = 0; j < cons.size(); ++j) {
+    if (!cons[j].spread) {
+      out.main.push_back(out.rows.size());
+      out.rows.push_back({MasterRows::Kind::kLinear, j, 0, 0});
+      continue;
+    }
+    const FunctionInfo::Spread& sp = *cons[j].spread;
+    const std::size_t k = out.bound.size();
+    double lo = kInf, hi = -kInf;
+    for (const AffineForm& form : sp.members) {
+      const auto [a, b] = form_range(form, problem.atoms());
+      lo = std::min(lo, a);
+      hi = std::max(hi, b);
+    }
+    out.bound.push_back(sp.bound);
+    out.low.push_back(lo);
+    out.high.push_back(hi);
+    const std::size_t first = out.forms.size();
+    for (const AffineForm& form : sp.members) out.forms.push_back(&form);
+    for (std::size_t v = 0; v < sp.members.size(); ++v)
+      out.rows.push_back({MasterRows::Kind::kUpper, j, first + v, k});
+    for (std::size_t v = 0; v < sp.members.size(); ++v)
+      out.rows.push_back({MasterRows::Kind::kLower, j, first + v, k});
+    out.main.push_back(out.rows.size());
+    out.rows.push_back({MasterRows::Kind::kBound, j, 0, k});
+  }
+  return out;
+}
 
 struct Master {
   std::vector<double> weights;  // one per column
-  std::vector<double> mu;       // one per constraint, in [0, M]
+  std::vector<double> mu;       // one per row of MasterRows, in [0, M]
   double value = 0;             // sum w f + M sum s
   double slack = 0;             // sum s: the violation the penalty M bought
 };
 
-// The elastic master LP, solved by CLP's dual simplex.
-Master solve_master(const std::vector<MasterColumn>& cols, std::size_t m, double big_m) {
+// The master LP over the columns: the elastic one (violations cost big_m a unit), or with
+// `budget` every violation at most the budget and no slack. Columns: candidates, then (elastic)
+// one slack per constraint, then u and l of each spread.
+void load_master(ClpSimplex& lp, const std::vector<MasterColumn>& cols, const MasterRows& mr,
+                 std::size_t m, double big_m, std::optional<double> budget) {
   const std::size_t n = cols.size();
-  const std::size_t nc = n + m;  // columns: candidates, then slacks
-  const std::size_t rows = m + 1;
+  const std::size_t slacks = budget ? 0 : m;
+  const std::size_t nc = n + slacks + 2 * mr.bound.size();
+  const std::size_t rows = mr.size() + 1;
   std::vector<CoinBigIndex> start(nc + 1, 0);
   std::vector<int> index;
   std::vector<double> value;
   for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j < m; ++j) {
-      if (std::fabs(cols[i].g[j]) > 1e-13) {
-        index.push_back(static_cast<int>(j));
-        value.push_back(cols[i].g[j]);
+    for (std::size_t r = 0; r < mr.size(); ++r) {
+      const double v = mr.value(r, cols[i]);
+      if (std::fabs(v) > 1e-13) {
+        index.push_back(static_cast<int>(r));
+        value.push_back(v);
       }
     }
-    index.push_back(static_cast<int>(m));
+    index.push_back(static_cast<int>(mr.size()));
     value.push_back(1.0);
     start[i + 1] = static_cast<CoinBigIndex>(index.size());
   }
-  for (std::size_t j = 0; j < m; ++j) {
-    index.push_back(static_cast<int>(j));
+  for (std::size_t j = 0; j < slacks; ++j) {
+    index.push_back(static_cast<int>(mr.main[j]));
     value.push_back(-1.0);
     start[n + j + 1] = static_cast<CoinBigIndex>(index.size());
   }
+  // u and l of each spread: their rows in order.
+  std::vector<std::vector<std::pair<int, double>>> aux(2 * mr.bound.size());
+  for (std::size_t r = 0; r < mr.size(); ++r) {
+    const auto [cu, cl] = mr.aux(r);
+    const std::size_t k = mr.rows[r].spread;
+    if (cu != 0) aux[2 * k].emplace_back(static_cast<int>(r), cu);
+    if (cl != 0) aux[2 * k + 1].emplace_back(static_cast<int>(r), cl);
+  }
+  for (std::size_t a = 0; a < aux.size(); ++a) {
+    for (const auto& [r, c] : aux[a]) {
+      index.push_back(r);
+      value.push_back(c);
+    }
+    start[n + slacks + a + 1] = static_cast<CoinBigIndex>(index.size());
+  }
   std::vector<double> col_lo(nc, 0.0), col_hi(nc, COIN_DBL_MAX), cost(nc, big_m);
   for (std::size_t i = 0; i < n; ++i) cost[i] = cols[i].f;
+  for (std::size_t a = 0; a < aux.size(); ++a) {
+    col_lo[n + slacks + a] = mr.low[a / 2];
+    col_hi[n + slacks + a] = mr.high[a / 2];
+    cost[n + slacks + a] = 0;
+  }
   std::vector<double> row_lo(rows, -COIN_DBL_MAX), row_hi(rows, 0.0);
-  row_lo[m] = row_hi[m] = 1.0;
-  ClpSimplex lp;
+  if (budget)
+    for (std::size_t r = 0; r < mr.size(); ++r)
+      if (mr.elastic(r)) row_hi[r] = *budget;
+  row_lo[mr.size()] = row_hi[mr.size()] = 1.0;
   lp.setLogLevel(0);
   lp.scaling(0);  // see shrink.cpp: rates are of order one
   lp.loadProblem(static_cast<int>(nc), static_cast<int>(rows), start.data(), index.data(),
                  value.data(), col_lo.data(), col_hi.data(), cost.data(), row_lo.data(),
                  row_hi.data());
   limit_lp(lp);
+}
+
+// The elastic master LP, solved by CLP's dual simplex.
+Master solve_master(const std::vector<MasterColumn>& cols, const MasterRows& mr, std::size_t m,
+                    double big_m) {
+  const std::size_t n = cols.size();
+  ClpSimplex lp;
+  load_master(lp, cols, mr, m, big_m, std::nullopt);
   lp.dual();
   if (!lp.isProvenOptimal()) lp.primal();
   RATEOPT_CHECK(lp.isProvenOptimal(), "cutting-plane solver: the master LP failed (CLP status {})",
@@ -126,10 +264,61 @@ Master solve_master(const std::vector<MasterColumn>& cols, std::size_t m, double
   r.weights.assign(x, x + n);
   for (std::size_t j = 0; j < m; ++j) r.slack += x[n + j];
   const double* y = lp.getRowPrice();
-  r.mu.resize(m);
-  // Minimisation with rows sum_i w_i g_ij - s_j <= 0: their prices are <= 0; mu = -price.
-  for (std::size_t j = 0; j < m; ++j) r.mu[j] = std::clamp(-y[j], 0.0, big_m);
+  r.mu.resize(mr.size());
+  // Minimisation with rows ... <= 0: their prices are <= 0; mu = -price.
+  for (std::size_t j = 0; j < mr.size(); ++j) r.mu[j] = std::clamp(-y[j], 0.0, big_m);
   r.value = lp.getObjValue();
+  return r;
+}
+
+// The LP over the columns with every violation at most `budget` (no slack): the weights, or
+// nothing when infeasible.
+std::optional<std::vector<double>> solve_within(const std::vector<MasterColumn>& cols,
+                                                const MasterRows& mr, std::size_t m,
+                                                double budget) {
+  ClpSimplex lp;
+  load_master(lp, cols, mr, m, 0, budget);
+  lp.primal();
+  if (!lp.isProvenOptimal()) return std::nullopt;
+  const double* x = lp.getColSolution();
+  return std::vector<double>(x, x + cols.size());
+}
+
+// shrink_candidates for a problem with spread constraints: the LP over the columns with their
+// rows (MasterRows) at violation budget 0, else at the smallest budget a bisection finds (each
+// column alone meets its own largest violation). Weights below 1e-12 are dropped.
+ShrinkResult shrink_spread(const std::vector<MasterColumn>& cols, const MasterRows& mr,
+                           std::size_t m, double tolerance) {
+  std::optional<std::vector<double>> w = solve_within(cols, mr, m, 0.0);
+  ShrinkResult r;
+  r.feasible = w.has_value();
+  if (!w) {
+    double lo = 0, hi = kInf;
+    for (const MasterColumn& c : cols) {
+      double worst = 0;
+      for (const double v : c.g) worst = std::max(worst, v);
+      hi = std::min(hi, worst);
+    }
+    // A little above the column's own violation: the LP's rows round differently.
+    hi += 1e-9;
+    w = solve_within(cols, mr, m, hi);
+    RATEOPT_CHECK(w.has_value(), "cutting-plane solver: the LP at the largest violation failed");
+    while (hi - lo > tolerance) {
+      const double mid = 0.5 * (lo + hi);
+      if (std::optional<std::vector<double>> x = solve_within(cols, mr, m, mid)) {
+        w = std::move(x);
+        hi = mid;
+      } else {
+        lo = mid;
+      }
+    }
+  }
+  for (double& v : *w)
+    if (!(v > 1e-12)) v = 0;
+  const double sum = std::accumulate(w->begin(), w->end(), 0.0);
+  for (double& v : *w) v /= sum;
+  r.weights = std::move(*w);
+  for (std::size_t i = 0; i < cols.size(); ++i) r.objective += r.weights[i] * cols[i].f;
   return r;
 }
 
@@ -147,11 +336,13 @@ std::vector<double> solved_on_first_rank(std::size_t length, const char* what,
   return packed;
 }
 
-Master solve_master_on_root(const std::vector<MasterColumn>& cols, std::size_t m, double big_m) {
-  if (!is_distributed()) return solve_master(cols, m, big_m);
+Master solve_master_on_root(const std::vector<MasterColumn>& cols, const MasterRows& mr,
+                            std::size_t m, double big_m) {
+  if (!is_distributed()) return solve_master(cols, mr, m, big_m);
   const std::size_t n = cols.size();
-  const std::vector<double> packed = solved_on_first_rank(n + m + 2, "master", [&] {
-    const Master r = solve_master(cols, m, big_m);
+  const std::size_t rows = mr.size();
+  const std::vector<double> packed = solved_on_first_rank(n + rows + 2, "master", [&] {
+    const Master r = solve_master(cols, mr, m, big_m);
     std::vector<double> out = r.weights;
     out.insert(out.end(), r.mu.begin(), r.mu.end());
     out.push_back(r.value);
@@ -161,17 +352,18 @@ Master solve_master_on_root(const std::vector<MasterColumn>& cols, std::size_t m
   Master r;
   r.weights.assign(packed.begin(), packed.begin() + static_cast<std::ptrdiff_t>(n));
   r.mu.assign(packed.begin() + static_cast<std::ptrdiff_t>(n),
-              packed.begin() + static_cast<std::ptrdiff_t>(n + m));
-  r.value = packed[n + m];
-  r.slack = packed[n + m + 1];
+              packed.begin() + static_cast<std::ptrdiff_t>(n + rows));
+  r.value = packed[n + rows];
+  r.slack = packed[n + rows + 1];
   return r;
 }
 
-ShrinkResult shrink_on_root(std::span<const double> f, std::span<const double> g, std::size_t m) {
-  if (!is_distributed()) return shrink_candidates(f, g, m);
-  const std::size_t n = f.size();
+// shrink() (over n columns) on rank 0 over several ranks, its answer on every rank.
+template <typename Shrink>
+ShrinkResult shrink_on_root(std::size_t n, const Shrink& shrink) {
+  if (!is_distributed()) return shrink();
   const std::vector<double> packed = solved_on_first_rank(n + 3, "shrinking", [&] {
-    const ShrinkResult r = shrink_candidates(f, g, m);
+    const ShrinkResult r = shrink();
     std::vector<double> out = r.weights;
     out.push_back(r.objective);
     out.push_back(r.max_violation);
@@ -221,9 +413,25 @@ std::optional<double> best_cut(std::vector<ScoredRow>& rows) {
 
 constexpr std::size_t kScoreBlock = 4096;  // rows per task when a column's rows are scored
 
-double lagrangian(const MasterColumn& c, std::span<const double> mu) {
+// L(h, mu) = f + sum_r mu_r row_r(h), minimised over each spread's u and l in their range (a
+// lower bound on every classifier's penalised objective at any mu >= 0, and exact at the LP's
+// multipliers, where the coefficients of u and l cancel).
+double lagrangian(const MasterColumn& c, std::span<const double> mu, const MasterRows& mr) {
   double v = c.f;
-  for (std::size_t j = 0; j < mu.size(); ++j) v += mu[j] * c.g[j];
+  if (!mr.any_spread()) {
+    for (std::size_t j = 0; j < mu.size(); ++j) v += mu[j] * c.g[j];
+    return v;
+  }
+  std::vector<double> coef(2 * mr.bound.size(), 0.0);
+  for (std::size_t r = 0; r < mu.size(); ++r) {
+    if (mu[r] == 0) continue;
+    v += mu[r] * mr.value(r, c);
+    const auto [cu, cl] = mr.aux(r);
+    coef[2 * mr.rows[r].spread] += mu[r] * cu;
+    coef[2 * mr.rows[r].spread + 1] += mu[r] * cl;
+  }
+  for (std::size_t a = 0; a < coef.size(); ++a)
+    v += std::min(coef[a] * mr.low[a / 2], coef[a] * mr.high[a / 2]);
   return v;
 }
 
@@ -430,7 +638,8 @@ class CuttingPlane {
         p_(problem.impl()),
         o_(options),
         predict_(predict),
-        parts_(stacked_parts(p_)) {
+        parts_(stacked_parts(p_)),
+        master_rows_(master_rows(problem)) {
     if (is_distributed()) {
       // Every rank holds its rows of the one dataset; the multipliers and LPs are shared.
       RATEOPT_CHECK(p_.data.size() == 1,
@@ -495,10 +704,12 @@ class CuttingPlane {
       cols[i].g.assign(g.begin() + static_cast<std::ptrdiff_t>(i * m),
                        g.begin() + static_cast<std::ptrdiff_t>((i + 1) * m));
     }
-    const Master master = solve_master_on_root(cols, m, o_.multiplier_bound);
+    RATEOPT_CHECK(!master_rows_.any_spread(),
+                  "the Lagrangian bound of other solvers' candidates takes linear constraints");
+    const Master master = solve_master_on_root(cols, master_rows_, m, o_.multiplier_bound);
     for (MasterColumn& c : columns_at(master.mu)) cols.push_back(std::move(c));
     double lb = kInf;
-    for (const MasterColumn& c : cols) lb = std::min(lb, lagrangian(c, master.mu));
+    for (const MasterColumn& c : cols) lb = std::min(lb, lagrangian(c, master.mu, master_rows_));
     return lb;
   }
 
@@ -511,6 +722,18 @@ class CuttingPlane {
     return stop[0] != 0;
   }
 
+  // The spread constraints' member rates at the atoms (MasterColumn::members).
+  [[nodiscard]] std::vector<double> member_values(std::span<const double> atoms) const {
+    std::vector<double> out;
+    out.reserve(master_rows_.forms.size());
+    for (const AffineForm* form : master_rows_.forms) {
+      double v = form->constant;
+      for (const AtomTerm& t : form->terms) v += t.coef * atoms[t.atom];
+      out.push_back(v);
+    }
+    return out;
+  }
+
   // The cost of each atom in L(h, mu).
   [[nodiscard]] std::vector<double> atom_costs(std::span<const double> mu) const {
     std::vector<double> beta(p_.atoms.size(), 0.0);
@@ -518,8 +741,23 @@ class CuttingPlane {
       for (const AtomTerm& t : form.terms) beta[t.atom] += c * t.coef;
     };
     add(*p_.objective.info.linear, 1.0);
-    for (std::size_t j = 0; j < mu.size(); ++j)
-      if (mu[j] != 0) add(*p_.constraints[j].info.linear, mu[j]);
+    for (std::size_t r = 0; r < mu.size(); ++r) {
+      if (mu[r] == 0) continue;
+      const MasterRows::Row& row = master_rows_.rows[r];
+      switch (row.kind) {
+        case MasterRows::Kind::kLinear:
+          add(*p_.constraints[row.constraint].info.linear, mu[r]);
+          break;
+        case MasterRows::Kind::kUpper:
+          add(*master_rows_.forms[row.member], mu[r]);
+          break;
+        case MasterRows::Kind::kLower:
+          add(*master_rows_.forms[row.member], -mu[r]);
+          break;
+        case MasterRows::Kind::kBound:
+          break;
+      }
+    }
     return beta;
   }
 
@@ -563,6 +801,7 @@ class CuttingPlane {
     const ProblemValues v = problem_.evaluate(c.atoms);
     c.f = p_.objective_sign * v.objective;
     c.g = v.constraints;
+    c.members = member_values(c.atoms);
     c.answer = static_cast<std::size_t>(oracle_calls_++);
     return c;
   }
@@ -587,6 +826,7 @@ class CuttingPlane {
     const ProblemValues v = problem_.evaluate(c.atoms);
     c.f = p_.objective_sign * v.objective;
     c.g = v.constraints;
+    c.members = member_values(c.atoms);
     c.model = std::move(model);
     return c;
   }
@@ -764,6 +1004,7 @@ class CuttingPlane {
   const TrainOptions& o_;
   const PredictionOracle* predict_ = nullptr;
   std::vector<std::size_t> parts_;  // stacked_parts
+  MasterRows master_rows_;          // the master LP's rows (spread constraints lifted)
   std::optional<FeatureMatrix> stacked_;
   const FeatureMatrix* x_ = nullptr;  // the oracle's rows: stacked_, or the one sparse dataset
   std::size_t first_row_ = 0;         // over several ranks: rows on the ranks before this one
@@ -795,12 +1036,13 @@ TrainResult CuttingPlane::run() {
   std::vector<MasterColumn> cols;
   const auto add_columns = [&](std::span<const double> mu) { return columns_at(mu); };
 
-  std::vector<double> mu_center(m, 0.0), mu_q(m, 0.0);
+  const MasterRows& mr = master_rows_;
+  std::vector<double> mu_center(mr.size(), 0.0), mu_q(mr.size(), 0.0);
   std::vector<std::vector<double>> queries;
   double lb_best = -kInf;
-  const auto lower_bound = [](const std::vector<MasterColumn>& cs, std::span<const double> mu) {
+  const auto lower_bound = [&mr](const std::vector<MasterColumn>& cs, std::span<const double> mu) {
     double lb = kInf;
-    for (const MasterColumn& c : cs) lb = std::min(lb, lagrangian(c, mu));
+    for (const MasterColumn& c : cs) lb = std::min(lb, lagrangian(c, mu, mr));
     return lb;
   };
   double alpha = 0;
@@ -832,7 +1074,7 @@ TrainResult CuttingPlane::run() {
       // clang-tidy 14 takes an infinite constant in ?: for a narrowing conversion.
       // NOLINTNEXTLINE(bugprone-narrowing-conversions)
       const double previous = t > 0 ? master.value : kInf;
-      master = solve_master_on_root(cols, m, big_m);
+      master = solve_master_on_root(cols, mr, m, big_m);
       gap = master.value - lb_best;
       const bool improved = master.value < previous - 1e-12;
       if (o_.progress && (t % std::max(1, o_.progress_every) == 0 || gap <= tol)) {
@@ -845,6 +1087,14 @@ TrainResult CuttingPlane::run() {
           for (std::size_t j = 0; j < m; ++j) g[j] += master.weights[i] * cols[i].g[j];
         }
         rec.objective = p_.objective_sign * f;
+        if (mr.any_spread()) {
+          // The mixture's spread is not the mixture of its columns' spreads: from its atoms.
+          std::vector<double> mix(p_.atoms.size(), 0.0);
+          for (std::size_t i = 0; i < cols.size(); ++i)
+            for (std::size_t a = 0; a < mix.size(); ++a)
+              mix[a] += master.weights[i] * cols[i].atoms[a];
+          g = problem_.evaluate(mix).constraints;
+        }
         for (double v : g) rec.max_violation = std::max(rec.max_violation, v);
         rec.lagrangian = lb_best;
         rec.gap = gap;
@@ -854,7 +1104,7 @@ TrainResult CuttingPlane::run() {
       }
       if (gap <= tol && master.slack > 1e-9 && big_m < 1e6) {
         big_m = std::min(1e6, 10 * big_m);
-        master = solve_master_on_root(cols, m, big_m);
+        master = solve_master_on_root(cols, mr, m, big_m);
         gap = kInf;
       }
       if (gap <= tol) {
@@ -869,8 +1119,8 @@ TrainResult CuttingPlane::run() {
       // Wentges smoothing; a query whose columns did not improve the LP is followed by one at the
       // LP's own multipliers.
       alpha = (t > 0 && !improved) ? 0.0 : 0.5;
-      for (std::size_t j = 0; j < m; ++j)
-        mu_q[j] = alpha * mu_center[j] + (1 - alpha) * master.mu[j];
+      for (std::size_t r = 0; r < mr.size(); ++r)
+        mu_q[r] = alpha * mu_center[r] + (1 - alpha) * master.mu[r];
     }
   };
   rounds_until_certified();
@@ -892,13 +1142,14 @@ TrainResult CuttingPlane::run() {
   int search_calls = 0;
   if (m > 0 && !interrupted && !any_feasible(cols)) {
     std::vector<double> base = master.mu;
-    if (std::all_of(base.begin(), base.end(), [](double v) { return v <= 0; })) base.assign(m, 1.0);
+    if (std::all_of(base.begin(), base.end(), [](double v) { return v <= 0; }))
+      base.assign(mr.size(), 1.0);
     // Returns whether an active constraint is still violated by the probe's first answer (the
     // oracle's own model); sets `found` when any answer is feasible.
     bool found = false;
     const auto probe = [&](double s) {
-      std::vector<double> mu(m);
-      for (std::size_t j = 0; j < m; ++j) mu[j] = s * base[j];
+      std::vector<double> mu(mr.size());
+      for (std::size_t r = 0; r < mr.size(); ++r) mu[r] = s * base[r];
       std::vector<MasterColumn> fresh = add_columns(mu);
       ++search_calls;
       interrupted = interrupted || stop_requested();
@@ -906,7 +1157,7 @@ TrainResult CuttingPlane::run() {
       bool active_violated = true;
       for (const MasterColumn& c : fresh) {
         bool v = false;
-        for (std::size_t j = 0; j < m; ++j) v = v || (base[j] > 0 && c.g[j] > tol);
+        for (std::size_t j = 0; j < m; ++j) v = v || (base[mr.main[j]] > 0 && c.g[j] > tol);
         active_violated = active_violated && v;
       }
       for (MasterColumn& c : fresh) cols.push_back(std::move(c));
@@ -930,7 +1181,7 @@ TrainResult CuttingPlane::run() {
   // exact): when the certificate no longer holds over all columns, resume the rounds from the
   // LP's multipliers over all of them.
   if (search_calls > 0 && t < o_.iterations && !interrupted) {
-    master = solve_master_on_root(cols, m, big_m);
+    master = solve_master_on_root(cols, mr, m, big_m);
     lb_best = -kInf;
     for (const std::vector<double>& mu : queries)
       lb_best = std::max(lb_best, lower_bound(cols, mu));
@@ -948,7 +1199,11 @@ TrainResult CuttingPlane::run() {
     f[i] = cols[i].f;
     for (std::size_t j = 0; j < m; ++j) g[i * m + j] = cols[i].g[j];
   }
-  const ShrinkResult sr = shrink_on_root(f, g, m);
+  // With spread constraints the mixture's spread is not the mixture of the columns' spreads: the
+  // LP over the lifted rows.
+  const ShrinkResult sr = mr.any_spread()
+                              ? shrink_on_root(n, [&] { return shrink_spread(cols, mr, m, 1e-7); })
+                              : shrink_on_root(n, [&] { return shrink_candidates(f, g, m); });
   std::vector<double> mix(p_.atoms.size(), 0.0);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t a = 0; a < mix.size(); ++a) mix[a] += sr.weights[i] * cols[i].atoms[a];

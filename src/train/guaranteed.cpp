@@ -824,7 +824,8 @@ GuaranteedPostprocessResult postprocess_guaranteed(
         scores = cross_fit_scores(fit_base, candidate, safety, base_folds, options.n_threads);
       const Dataset view = with_features(candidate, scores->candidate, "candidate");
       const std::vector<TrainingData> td = {{"train", &view}};
-      PostprocessResult p = postprocess(RateProblem::build(tight, td), identity, options);
+      PostprocessResult p =
+          postprocess(RateProblem::build(pairwise_parity(tight), td), identity, options);
       GuaranteedFitOutput o{fit_result(p), scores->candidate, scores->safety};
       answers.push_back(std::move(p));
       return o;
@@ -848,7 +849,8 @@ GuaranteedPostprocessResult postprocess_guaranteed(
       out.base_fitted = true;
     }
     const std::vector<TrainingData> td = {{"train", &candidate}};
-    PostprocessResult p = postprocess(RateProblem::build(tight, td), *score, options);
+    PostprocessResult p =
+        postprocess(RateProblem::build(pairwise_parity(tight), td), *score, options);
     TrainResult r = fit_result(p);
     answers.push_back(std::move(p));
     return r;

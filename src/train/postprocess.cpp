@@ -320,6 +320,12 @@ std::vector<std::string> slice_columns(const RateProblem& problem) {
 PostprocessResult postprocess(const RateProblem& problem, const Classifier& base,
                               const PostprocessOptions& options) {
   const auto start = std::chrono::steady_clock::now();
+  for (const FunctionInfo& c : problem.constraints())
+    RATEOPT_CHECK(!c.spread,
+                  "post-processing takes parity written pairwise, and '{}' is one spread "
+                  "constraint; build the problem with ProblemSpec::parity = ParityForm::kPairs "
+                  "(pairwise_parity(spec))",
+                  c.text);
   const LpForms lp_functions = lp_forms(problem);
   const std::vector<AffineForm>& forms = lp_functions.forms;
   const std::size_t m = forms.size() - 1;  // forms[0] is the objective (as minimised)

@@ -534,6 +534,44 @@ void finish_function(const RateProblem::Impl& p, Function& f, const std::string&
   }
 }
 
+// The spread form of parity (ParityForm::kSpread), `(max(r_1, ..., r_k) - min(r_1, ..., r_k)) <=
+// b` with every r_v a rate linear in atoms and b a constant, as the piece of expression e it is;
+// nothing for any other piece.
+std::optional<FunctionInfo::Spread> spread_of(const RateProblem::Impl& p, std::size_t e,
+                                              const Expression::Piece& pc) {
+  const Expression& ex = p.exprs[e];
+  const std::vector<ExprNode>& nodes = ex.nodes();
+  const ExprNode& top = nodes[pc.plus];
+  if (ex.relation() != Relation::kLessEqual || pc.plus_sign != 1 || top.op != NodeOp::kSub ||
+      top.args.size() != 2)
+    return std::nullopt;
+  const ExprNode& hi = nodes[top.args[0]];
+  const ExprNode& lo = nodes[top.args[1]];
+  if (hi.op != NodeOp::kCall || hi.function != "max" || lo.op != NodeOp::kCall ||
+      lo.function != "min" || hi.args.size() != lo.args.size() || hi.args.size() < 2)
+    return std::nullopt;
+  // The bound: a subtree without rates (Expression::affine would hold a coefficient per rate at
+  // every node, k^2 numbers).
+  std::vector<std::size_t> todo{pc.minus};
+  while (!todo.empty()) {
+    const ExprNode& node = nodes[todo.back()];
+    todo.pop_back();
+    if (node.op == NodeOp::kRate) return std::nullopt;
+    todo.insert(todo.end(), node.args.begin(), node.args.end());
+  }
+  FunctionInfo::Spread out;
+  out.bound = ex.evaluate(pc.minus, std::vector<double>(ex.rates().size(), 0.0));
+  for (std::size_t v = 0; v < hi.args.size(); ++v) {
+    const ExprNode& a = nodes[hi.args[v]];
+    const ExprNode& b = nodes[lo.args[v]];
+    if (a.op != NodeOp::kRate || b.op != NodeOp::kRate || a.rate != b.rate) return std::nullopt;
+    const Leaf& leaf = p.leaves[p.expr_leaves[e][a.rate]];
+    if (leaf.kind != Leaf::Kind::kLinear) return std::nullopt;
+    out.members.push_back(normalized(leaf.linear));
+  }
+  return out;
+}
+
 // Rejects what no solver can handle (the LPs and games would spin or return garbage): a
 // coefficient that is not finite or larger than kMaxCoefficient in magnitude (rates lie in
 // [0, 1]; such a weight drowns every other term in double precision), a non-finite constant,
@@ -784,7 +822,7 @@ RateProblem RateProblem::build(const ProblemSpec& spec, std::vector<TrainingData
     throw NotFound(fmt::format("no dataset named '{}'", dataset));
   };
   const auto add_expr = [&](const std::string& text) {
-    p.exprs.push_back(Expression::parse(expand_group_shorthands(text, levels)));
+    p.exprs.push_back(Expression::parse(expand_group_shorthands(text, levels, spec.parity)));
     std::vector<std::size_t> map;
     for (const RateRef& r : p.exprs.back().rates()) map.push_back(builder.leaf_of(r));
     p.expr_leaves.push_back(std::move(map));
@@ -828,6 +866,8 @@ RateProblem RateProblem::build(const ProblemSpec& spec, std::vector<TrainingData
           text = fmt::format("{} ({})", spec.constraints[c], pc.plus == lhs ? "<=" : ">=");
       }
       finish_function(p, f, text, node_levels_of);
+      f.info.spread = spread_of(p, e, pc);
+      if (f.info.spread) f.info.shape = "convex";
       check_numbers(p, f, fmt::format("constraint {} '{}'", c + 1, spec.constraints[c]));
       RATEOPT_CHECK(f.info.kind != FunctionKind::kConstant,
                     "constraint {} '{}' is constant: it does not depend on the model's "

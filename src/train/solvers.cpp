@@ -19,13 +19,17 @@ namespace {
 struct Shape {
   bool all_linear = true;  // objective and constraints affine in rates (or constant)
   bool any_general = false;
+  // Linear but for spread constraints (parity over many values, FunctionInfo::spread): what the
+  // cutting-plane solver takes.
+  bool linear_or_spread = true;
 };
 
 Shape shape_of(const RateProblem& problem) {
   Shape s;
   const auto visit = [&](const FunctionInfo& f) {
-    s.all_linear =
-        s.all_linear && (f.kind == FunctionKind::kLinear || f.kind == FunctionKind::kConstant);
+    const bool linear = f.kind == FunctionKind::kLinear || f.kind == FunctionKind::kConstant;
+    s.all_linear = s.all_linear && linear;
+    s.linear_or_spread = s.linear_or_spread && (linear || f.spread.has_value());
     s.any_general = s.any_general || f.kind == FunctionKind::kGeneral;
   };
   visit(problem.objective());
@@ -109,14 +113,18 @@ TrainSolver parse_train_solver(std::string_view name) {
 TrainSolver resolve_train_solver(const RateProblem& problem, TrainSolver requested) {
   const Shape s = shape_of(problem);
   if (requested == TrainSolver::kAuto)
-    return s.all_linear ? TrainSolver::kCuttingPlane
-                        : (s.any_general ? TrainSolver::kThreePlayer : TrainSolver::kRatio);
+    return s.linear_or_spread ? TrainSolver::kCuttingPlane
+                              : (s.any_general ? TrainSolver::kThreePlayer : TrainSolver::kRatio);
   const SolverEntry* e = find(requested);
   RATEOPT_CHECK(e != nullptr, "unknown solver {}", static_cast<int>(requested));
-  RATEOPT_CHECK(!e->linear_only || s.all_linear,
-                "the {} solver needs an objective and constraints linear in rates; use --solver "
+  const bool takes = requested == TrainSolver::kCuttingPlane ? s.linear_or_spread : s.all_linear;
+  RATEOPT_CHECK(!e->linear_only || takes,
+                "the {} solver needs an objective and constraints linear in rates{}; use --solver "
                 "three-player or ratio (or auto)",
-                e->info.name);
+                e->info.name,
+                s.linear_or_spread ? " (parity over more than 16 values is one convex constraint "
+                                     "max - min <= b here, which the cutting-plane solver takes)"
+                                   : "");
   return requested;
 }
 

@@ -115,7 +115,8 @@ def _truncated_gzip():
 
 
 FILES["truncated.csv.gz"] = _truncated_gzip()
-# A group column with 3,003 values: parity over it is too large to train on pairwise.
+# A group column with 3,003 values: parity over it is too large to write pairwise (the ramp solver
+# and post-processing need the pairs; the cutting-plane solver trains it as one spread).
 FILES["manygroups.csv"] = "x,g,y\n" + "".join(f"{i % 17},v{i},{i % 2}\n" for i in range(3003))
 
 TRAIN = ["train", "--label", "y", "--quiet", "--output", "{out}"]
@@ -136,8 +137,12 @@ CASES = [
      ["--bogus"]),
     ("train-bad-solver", RATE + ["--data", "{good}", "--solver", "magic"], 2, ["magic"]),
     ("train-parity-too-many-groups", RATE + ["--data", "{manygroups.csv}", "--constraint",
-                                             "parity(ppr, g) <= 0.1"], 2,
+                                             "parity(ppr, g) <= 0.1", "--solver", "ramp"], 2,
      ["takes 3003 values", "4507503 pairs", "max_over(ppr, g) <= A"]),
+    ("train-parity-spread-proxy", RATE + ["--data", "{manygroups.csv}", "--constraint",
+                                          "parity(ppr, g) <= 0.1", "--solver", "proxy"], 2,
+     ["proxy solver needs", "parity over more than 16 values is one convex constraint",
+      "cutting-plane solver takes"]),
     ("train-neg-iterations", RATE + ["--data", "{good}", "--iterations", "-3"], 2,
      ["--iterations"]),
     ("train-both-objectives", RATE + ["--data", "{good}", "--maximize", "f1"], 2,

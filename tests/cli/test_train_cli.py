@@ -556,3 +556,40 @@ def test_train_report_intervals(cli, source_dir, tmp_path):
     cli.run(*args)
     again = json.loads(report.read_text())
     assert again["validation"] == rep["validation"] and again["train"] == rep["train"]
+
+
+def test_parity_over_a_thousand_values_trains_as_one_spread(cli, tmp_path):
+    """parity(ppr, g) over 1,000 values: one constraint max - min <= b for the cutting-plane
+    solver (two auxiliary variables, 2,001 LP rows), not 999,000 pairwise gaps. Certified, and
+    eval's own evaluation of the saved mixture meets the bound."""
+    import random
+
+    rnd = random.Random(11)
+    lines = ["x0,x1,g,y"]
+    for i in range(8000):
+        v = i % 1000
+        x0, x1 = rnd.gauss(0, 1) + v / 1000, rnd.gauss(0, 1)
+        y = 1 if rnd.random() < 1 / (1 + pow(2.718281828, -2 * (x0 + 0.5 * x1))) else 0
+        lines.append(f"{x0:.5f},{x1:.5f},v{v},{y}")
+    data = tmp_path / "groups.csv"
+    data.write_text("\n".join(lines) + "\n")
+    model, report = tmp_path / "m.json", tmp_path / "r.json"
+    flags = ["--data", data, "--label", "y", "--groups", "g", "--minimize", "error"]
+    cli.run("train", *flags, "--constraint", "parity(ppr, g) <= 0.05", "--output", model,
+            "--report", report, "--threads", "1", "--quiet")
+    rep = json.loads(report.read_text())
+    assert rep["status"] == "converged" and rep["gap"] <= 1e-3
+    (con,) = rep["train"]["stochastic"]["constraints"]
+    assert con["lhs"] <= 0.05 + 1e-6  # the LP's feasibility tolerance
+    vals = cli.eval_json("--data", data, "--label", "y", "--groups", "g", "--model", model,
+                         "--mode", "probability", "--metric", "parity(ppr, g)", "--metric",
+                         "error")
+    assert vals["parity(ppr, g)"]["value"] == pytest.approx(con["lhs"], abs=1e-12)
+    assert vals["error"]["value"] == pytest.approx(rep["train"]["stochastic"]["objective"],
+                                                   abs=1e-9)
+    # Unconstrained, the groups' rates spread much wider (so the bound binds).
+    free = tmp_path / "free.json"
+    cli.run("train", *flags, "--output", free, "--quiet")
+    gap = cli.eval_json("--data", data, "--label", "y", "--groups", "g", "--model", free,
+                        "--metric", "parity(ppr, g)")
+    assert gap["parity(ppr, g)"]["value"] > 0.5

@@ -8,10 +8,12 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "rateopt/error.hpp"
+#include "rateopt/postprocess.hpp"
 #include "rateopt/train.hpp"
 #include "train/train_test_util.hpp"
 
@@ -226,6 +228,131 @@ TEST_F(PoolTest, CuttingPlaneExactOracleCertifiesTheLpOptimum) {
     // The deterministic pick is feasible whenever a feasible candidate exists.
     EXPECT_LE(r.deterministic.max_violation(), o.tolerance) << c;
   }
+}
+
+// Rows of one score feature and a group column "c" of k values, whose rates differ by group.
+Dataset many_groups(std::size_t n, std::size_t k, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> unif;
+  std::vector<double> x(n);
+  Labels y;
+  y.kind = LabelKind::kBinary;
+  y.names = {"0", "1"};
+  std::vector<std::string> group(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t v = i % k;
+    x[i] = normal(rng) + 0.8 * static_cast<double>(v) / static_cast<double>(k);
+    y.values.push_back(unif(rng) < 1 / (1 + std::exp(-2.5 * x[i])) ? 1 : 0);
+    group[i] = fmt::format("v{}", v);
+  }
+  Dataset ds(FeatureMatrix::dense(std::move(x), n, 1), y);
+  ds.add_column(test::make_column("c", group));
+  return ds;
+}
+
+// parity over many values as one spread constraint (max - min <= b, with two auxiliary variables
+// in the cutting-plane solver's LP): the same values as the pairwise form on every classifier of
+// the pool, and the exact oracle reaches the pairwise LP optimum over the pool.
+TEST(SpreadParity, CuttingPlaneReachesThePairwiseOptimum) {
+  for (const std::size_t k : {3U, 7U, 20U}) {
+    const Dataset ds = many_groups(700, k, 40 + k);
+    const std::vector<LinearModel> pool = threshold_pool(ds);
+    for (const char* c : {"parity(ppr, c) <= 0.04", "parity(tpr, c) <= 0.03"}) {
+      ProblemSpec pairs = test::spec("error", {c});
+      pairs.parity = ParityForm::kPairs;
+      ProblemSpec spread = pairs;
+      spread.parity = ParityForm::kSpread;
+      const RateProblem pp = RateProblem::build(pairs, {{"train", &ds}});
+      const RateProblem sp = RateProblem::build(spread, {{"train", &ds}});
+      // The forms: k (k - 1) pieces (each gap both ways) against one spread of k members; the
+      // default (kTraining) pairs up to 16 values.
+      ASSERT_EQ(pp.constraints().size(), k * (k - 1)) << c;
+      ASSERT_EQ(sp.constraints().size(), 1U) << c;
+      ASSERT_TRUE(sp.constraints()[0].spread.has_value()) << c;
+      EXPECT_EQ(sp.constraints()[0].spread->members.size(), k) << c;
+      EXPECT_EQ(sp.constraints()[0].shape, "convex");
+      EXPECT_EQ(RateProblem::build(test::spec("error", {c}), {{"train", &ds}})
+                    .constraints()[0]
+                    .spread.has_value(),
+                k > kPairwiseParityValues);
+      // The same value on every classifier of the pool.
+      const PoolRates pr = pool_rates(pp, ds, pool);
+      const PoolRates sr = pool_rates(sp, ds, pool);
+      const std::size_t m = pp.constraints().size();
+      for (std::size_t i = 0; i < pool.size(); ++i) {
+        double worst = -1e300;
+        for (std::size_t j = 0; j < m; ++j) worst = std::max(worst, pr.g[i * m + j]);
+        ASSERT_NEAR(sr.g[i], worst, 1e-12) << c << ", pool model " << i;
+      }
+      const ShrinkResult opt = shrink_candidates(pr.f, pr.g, m);
+      ASSERT_TRUE(opt.feasible) << c;
+      // The bound binds: the best unconstrained threshold is better.
+      EXPECT_GT(opt.objective, *std::min_element(pr.f.begin(), pr.f.end()) + 1e-3) << k << c;
+      TrainOptions o;
+      o.oracle = pool_oracle(ds);
+      o.tolerance = 1e-4;
+      const TrainResult r = train_rate_constrained(sp, o);
+      EXPECT_EQ(r.solver, TrainSolver::kCuttingPlane) << c;  // auto takes the spread
+      EXPECT_EQ(r.status, Termination::kConverged) << k << " " << c;
+      EXPECT_LE(r.stochastic.max_violation(), 1e-9) << k << " " << c;
+      EXPECT_LE(r.lower_bound, opt.objective + 1e-9) << k << " " << c;
+      EXPECT_GE(r.stochastic.objective, opt.objective - 1e-9) << k << " " << c;
+      EXPECT_NEAR(r.stochastic.objective, opt.objective, 1e-4) << k << " " << c;
+      EXPECT_NEAR(r.gap, r.stochastic.objective - r.lower_bound, 1e-12) << c;
+      // The mixture's own pairwise gaps, recomputed from its components, meet the bound.
+      std::vector<double> mix_atoms(pp.atoms().size(), 0.0);
+      for (std::size_t q = 0; q < r.classifier.components.size(); ++q) {
+        const LinearModel& lm = r.classifier.components[q].linear();
+        const auto at = std::find_if(pool.begin(), pool.end(), [&](const LinearModel& x) {
+          return x.weights == lm.weights && x.bias == lm.bias;
+        });
+        ASSERT_NE(at, pool.end());
+        const std::vector<double>& a = pr.atoms[static_cast<std::size_t>(at - pool.begin())];
+        for (std::size_t t = 0; t < a.size(); ++t) mix_atoms[t] += r.classifier.mixture[q] * a[t];
+      }
+      EXPECT_LE(pp.evaluate(mix_atoms).max_violation(), 1e-9) << k << " " << c;
+    }
+  }
+}
+
+// A spread bound no mixture meets: the smallest violation (gaps are >= 0: 0.01, at a mixture of
+// equal rates), found by the bisection over the lifted LP.
+TEST(SpreadParity, InfeasibleBoundEndsAtTheSmallestViolation) {
+  const Dataset ds = many_groups(400, 20, 6);
+  const RateProblem sp =
+      RateProblem::build(test::spec("error", {"parity(ppr, c) <= -0.01"}), {{"train", &ds}});
+  ASSERT_TRUE(sp.constraints()[0].spread.has_value());
+  TrainOptions o;
+  o.oracle = pool_oracle(ds);
+  const TrainResult r = train_rate_constrained(sp, o);
+  EXPECT_EQ(r.status, Termination::kInfeasible);
+  EXPECT_NEAR(r.stochastic.max_violation(), 0.01, 1e-6);
+}
+
+// The solvers that need linear functions refuse the spread and say what takes it; the game
+// solvers take it as a convex function; post-processing asks for the pairwise form.
+TEST(SpreadParity, OtherSolversAndPostProcessing) {
+  const Dataset ds = many_groups(300, 20, 5);
+  const RateProblem sp =
+      RateProblem::build(test::spec("error", {"parity(ppr, c) <= 0.1"}), {{"train", &ds}});
+  ASSERT_TRUE(sp.constraints()[0].spread.has_value());
+  TrainOptions o;
+  o.solver = TrainSolver::kProxyLagrangian;
+  test::expect_invalid([&] { (void)train_rate_constrained(sp, o); },
+                       "parity over more than 16 values is one convex constraint");
+  o.solver = TrainSolver::kThreePlayer;
+  o.iterations = 50;
+  const TrainResult r = train_rate_constrained(sp, o);
+  EXPECT_EQ(r.solver, TrainSolver::kThreePlayer);
+  EXPECT_EQ(r.stochastic.constraints.size(), 1U);
+  const Classifier base =
+      Classifier::single(LinearModel{{1.0}, 0.0}, Link::kThreshold, Encoding::for_matrix(1));
+  test::expect_invalid([&] { (void)postprocess(sp, base, {{"c"}}); }, "pairwise_parity(spec)");
+  const RateProblem pairs = RateProblem::build(
+      pairwise_parity(test::spec("error", {"parity(ppr, c) <= 0.1"})), {{"train", &ds}});
+  EXPECT_EQ(pairs.constraints().size(), 20U * 19U);
+  EXPECT_EQ(postprocess(pairs, base, {{"c"}}).status, Termination::kConverged);
 }
 
 // The default (logistic) oracle on the score + group indicator problems: feasible to the
