@@ -719,6 +719,17 @@ def f4(x):
     return "n/a" if x is None else f"{x:.4f}"
 
 
+def verdict_row(key, c, peer, r, chk, d, ratio):
+    """A findings table row: the peer's and rateopt's test error / level / CPU, the differences,
+    the seeds meeting the training constraint, the CPU ratio (text) and the verdict."""
+    miss = [k for k, v in chk.items() if not v]
+    return (f"| {DATASETS[key]['name']}, {CONSTRAINTS[c]} | {f4(peer['test_error'])} / "
+            f"{f4(peer['test_level'])} / {peer['cpu_s']:.2f} | {f4(r['test_error'])} / "
+            f"{f4(r['test_level'])} / {r['cpu_s']:.2f} | {d['d_error']:+.4f} | "
+            f"{d['d_level']:+.4f} | {r['met']}/{r['n']} | {ratio} | "
+            + ("**pass**" if not miss else "miss: " + ", ".join(miss)) + " |")
+
+
 def must_show(agg, c, row="rateopt_match_fgbm"):
     """The issue's must-show against tuned FairGBM: rateopt (defaults, matched) test error <=
     FairGBM + 0.002, test level no worse than FairGBM's + 0.002, training constraint met in
@@ -884,13 +895,8 @@ def write_report(blob, out):
           "| d error | d gap | met | CPU rateopt / FairGBM | verdict |",
           "|---|---|---|---|---|---|---|---|"]
     for key, c, agg, (chk, d) in summary:
-        f, r = agg["fgbm_tuned"], agg["rateopt_match_fgbm"]
-        miss = [k for k, v in chk.items() if not v]
-        L.append(f"| {DATASETS[key]['name']}, {CONSTRAINTS[c]} | {f4(f['test_error'])} / "
-                 f"{f4(f['test_level'])} / {f['cpu_s']:.2f} | {f4(r['test_error'])} / "
-                 f"{f4(r['test_level'])} / {r['cpu_s']:.2f} | {d['d_error']:+.4f} | "
-                 f"{d['d_level']:+.4f} | {r['met']}/{r['n']} | {d['cpu_ratio']:.2f} | "
-                 + ("**pass**" if not miss else "miss: " + ", ".join(miss)) + " |")
+        L.append(verdict_row(key, c, agg["fgbm_tuned"], agg["rateopt_match_fgbm"], chk, d,
+                             f"{d['cpu_ratio']:.2f}"))
     L += ["", "The same checks for rateopt (defaults) at the target bound itself (not at "
           "FairGBM's training level):", "",
           "| cell | FairGBM tuned: test error / gap / CPU s | rateopt at the target: test error / "
@@ -898,13 +904,8 @@ def write_report(blob, out):
           "|---|---|---|---|---|---|---|---|"]
     for key, c, agg, _ in summary:
         chk, d = must_show(agg, c, "rateopt_target")
-        f, r = agg["fgbm_tuned"], agg["rateopt_target"]
-        miss = [k for k, v in chk.items() if not v]
-        L.append(f"| {DATASETS[key]['name']}, {CONSTRAINTS[c]} | {f4(f['test_error'])} / "
-                 f"{f4(f['test_level'])} / {f['cpu_s']:.2f} | {f4(r['test_error'])} / "
-                 f"{f4(r['test_level'])} / {r['cpu_s']:.2f} | {d['d_error']:+.4f} | "
-                 f"{d['d_level']:+.4f} | {r['met']}/{r['n']} | {d['cpu_ratio']:.2f} | "
-                 + ("**pass**" if not miss else "miss: " + ", ".join(miss)) + " |")
+        L.append(verdict_row(key, c, agg["fgbm_tuned"], agg["rateopt_target"], chk, d,
+                             f"{d['cpu_ratio']:.2f}"))
     L += ["", "### Against EG at level quality (target: rateopt >= 10x less CPU)", "",
           f"rateopt (defaults) at EG's training level vs EG at the target, medians; *level "
           f"quality*: test error <= EG's + {QUALITY} and test level no worse than EG's + "
@@ -913,13 +914,8 @@ def write_report(blob, out):
           "d error | d level | met | EG CPU / rateopt CPU | verdict |",
           "|---|---|---|---|---|---|---|---|"]
     for key, c, agg, (chk, d) in egsum:
-        e, r = agg["eg"], agg["rateopt_match_eg"]
-        miss = [k for k, v in chk.items() if not v]
-        L.append(f"| {DATASETS[key]['name']}, {CONSTRAINTS[c]} | {f4(e['test_error'])} / "
-                 f"{f4(e['test_level'])} / {e['cpu_s']:.2f} | {f4(r['test_error'])} / "
-                 f"{f4(r['test_level'])} / {r['cpu_s']:.2f} | {d['d_error']:+.4f} | "
-                 f"{d['d_level']:+.4f} | {r['met']}/{r['n']} | {d['eg_over_rateopt']:.1f}x | "
-                 + ("**pass**" if not miss else "miss: " + ", ".join(miss)) + " |")
+        L.append(verdict_row(key, c, agg["eg"], agg["rateopt_match_eg"], chk, d,
+                             f"{d['eg_over_rateopt']:.1f}x"))
     L.append("")
     if blob.get("findings"):
         L += [f"- {x}" for x in blob["findings"]] + [""]

@@ -87,17 +87,15 @@ void check_xgb(int rc, const char* what) {
   if (rc != 0) throw InvalidArgument(fmt::format("XGBoost: {}: {}", what, XGBGetLastError()));
 }
 
-struct Matrix {
-  DMatrixHandle handle = nullptr;
-  Matrix(const std::vector<float>& data, std::size_t rows, std::size_t cols) {
-    check_xgb(XGDMatrixCreateFromMat(data.data(), static_cast<bst_ulong>(rows),
-                                     static_cast<bst_ulong>(cols), std::nanf(""), &handle),
-              "creating a matrix");
-  }
-  Matrix(const Matrix&) = delete;
-  Matrix& operator=(const Matrix&) = delete;
-  ~Matrix() { XGDMatrixFree(handle); }
-};
+// XGBoost's matrix of row-major floats (rows x cols), freed with its handle.
+std::shared_ptr<void> new_matrix(const std::vector<float>& data, std::size_t rows,
+                                 std::size_t cols) {
+  DMatrixHandle m = nullptr;
+  check_xgb(XGDMatrixCreateFromMat(data.data(), static_cast<bst_ulong>(rows),
+                                   static_cast<bst_ulong>(cols), std::nanf(""), &m),
+            "creating a matrix");
+  return {m, [](void* p) { XGDMatrixFree(p); }};
+}
 
 std::shared_ptr<void> new_booster(const DMatrixHandle* cache, bst_ulong n) {
   BoosterHandle b = nullptr;
@@ -222,11 +220,12 @@ void TreeEnsemble::scores(const FeatureMatrix& x, std::size_t first, std::span<d
   constexpr std::size_t kBlock = 65536;
   for (std::size_t at = 0; at < out.size(); at += kBlock) {
     const std::size_t count = std::min(kBlock, out.size() - at);
-    const Matrix m(dense_floats(x, first + at, count, num_features_), count, num_features_);
+    const std::shared_ptr<void> m =
+        new_matrix(dense_floats(x, first + at, count, num_features_), count, num_features_);
     bst_ulong len = 0;
     const float* result = nullptr;
     // option_mask 1: margins; every tree; not training.
-    check_xgb(XGBoosterPredict(booster_.get(), m.handle, 1, 0, 0, &len, &result), "predicting");
+    check_xgb(XGBoosterPredict(booster_.get(), m.get(), 1, 0, 0, &len, &result), "predicting");
     RATEOPT_CHECK(len == count, "XGBoost gave {} scores for {} rows", len, count);
     for (std::size_t r = 0; r < count; ++r) out[at + r] = static_cast<double>(result[r]) + offset_;
   }
@@ -318,9 +317,10 @@ TreeEnsemble fit_gbdt(const FeatureMatrix& x, std::span<const std::int32_t> labe
   RATEOPT_CHECK(x.cols() > 0, "no features to fit boosted trees to");
 #if RATEOPT_WITH_XGBOOST
   const DynamicThreadsOff fixed_threads;
-  const Matrix m(dense_floats(x, 0, x.rows(), x.cols()), x.rows(), x.cols());
-  set_labels(m.handle, labels, weights);
-  return {model_json(boost(m.handle, options)), x.cols()};
+  const std::shared_ptr<void> m =
+      new_matrix(dense_floats(x, 0, x.rows(), x.cols()), x.rows(), x.cols());
+  set_labels(m.get(), labels, weights);
+  return {model_json(boost(m.get(), options)), x.cols()};
 #else
   missing_xgboost();
 #endif
@@ -343,17 +343,12 @@ BoostOn::BoostOn(TreeEnsemble start, std::span<const double> start_margins, cons
     RATEOPT_CHECK(std::isfinite(start_margins[i]),
                   "start_margins[{}] is {}, expected a finite number", i, start_margins[i]);
 #if RATEOPT_WITH_XGBOOST
-  const std::vector<float> floats = dense_floats(x, 0, rows_, cols_);
-  DMatrixHandle m = nullptr;
-  check_xgb(XGDMatrixCreateFromMat(floats.data(), static_cast<bst_ulong>(rows_),
-                                   static_cast<bst_ulong>(cols_), std::nanf(""), &m),
-            "creating a matrix");
-  matrix_ = {m, [](void* p) { XGDMatrixFree(p); }};
+  matrix_ = new_matrix(dense_floats(x, 0, rows_, cols_), rows_, cols_);
   // XGBoost starts each row at its base margin instead of the model's base score (0 for
   // binary:logistic) and adds the trees to it in order: start's trees then the new ones', as the
   // appended model adds them from 0.
   const std::vector<float> base(start_margins.begin(), start_margins.end());
-  check_xgb(XGDMatrixSetFloatInfo(m, "base_margin", base.data(), rows_),
+  check_xgb(XGDMatrixSetFloatInfo(matrix_.get(), "base_margin", base.data(), rows_),
             "setting the base margins");
 #else
   missing_xgboost();

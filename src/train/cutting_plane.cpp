@@ -418,14 +418,11 @@ constexpr std::size_t kScoreBlock = 4096;  // rows per task when a column's rows
 // multipliers, where the coefficients of u and l cancel).
 double lagrangian(const MasterColumn& c, std::span<const double> mu, const MasterRows& mr) {
   double v = c.f;
-  if (!mr.any_spread()) {
-    for (std::size_t j = 0; j < mu.size(); ++j) v += mu[j] * c.g[j];
-    return v;
-  }
   std::vector<double> coef(2 * mr.bound.size(), 0.0);
   for (std::size_t r = 0; r < mu.size(); ++r) {
     if (mu[r] == 0) continue;
     v += mu[r] * mr.value(r, c);
+    if (mr.rows[r].kind == MasterRows::Kind::kLinear) continue;
     const auto [cu, cl] = mr.aux(r);
     coef[2 * mr.rows[r].spread] += mu[r] * cu;
     coef[2 * mr.rows[r].spread + 1] += mu[r] * cl;
