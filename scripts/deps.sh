@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config
   libeigen3-dev libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev liblbfgspp-dev
-  coinor-libclp-dev libtomlplusplus-dev libboost-dev pybind11-dev python3-dev
+  coinor-libclp-dev libtomlplusplus-dev libboost-dev libfast-float-dev pybind11-dev python3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-scipy python3-sklearn python3-pandas python3-pytest python3-matplotlib
   python3-pip python3-setuptools python3-wheel python3-venv

@@ -27,6 +27,9 @@ class CsvTokenizer {
 
   // Numbers the next line `line` (a chunk of a file starts at the file's line).
   void set_line(std::size_t line) { line_ = line; }
+  // The position in the text of the next line, and its number.
+  [[nodiscard]] std::size_t position() const noexcept { return pos_; }
+  [[nodiscard]] std::size_t line() const noexcept { return line_; }
 
   void skip_lines(std::size_t n) {
     for (std::size_t k = 0; k < n && pos_ < text_.size(); ++k) {
@@ -87,7 +90,7 @@ class CsvTokenizer {
       } else {
         const std::size_t start = p;
         while (p < n && text_[p] != delim_ && text_[p] != '\n') ++p;
-        std::string_view field = text_.substr(start, p - start);
+        std::string_view field(text_.data() + start, p - start);  // no bounds check: p <= n
         while (!field.empty() && (is_blank(field.back()) || field.back() == '\r'))
           field.remove_suffix(1);
         out.push_back(field);
@@ -181,9 +184,10 @@ enum class Role { kFeature, kLabel, kGroup, kWeight, kIgnored, kOther };
 struct CsvFeature {
   std::size_t column = 0;
   FeatureSpec spec;
-  LevelIndex level_index;       // views into spec.levels
-  std::vector<double> numbers;  // inferred numeric column: value per kept row (NaN: missing)
-  NumericMoments moments;       // inferred numeric column: of its non-missing values
+  LevelIndex level_index;           // views into spec.levels
+  std::vector<double> numbers;      // inferred numeric column: value per kept row (NaN: missing)
+  std::vector<std::int32_t> codes;  // inferred categorical column: level per kept row (-1: missing)
+  NumericMoments moments;           // inferred numeric column: of its non-missing values
 };
 
 void index_levels(CsvFeature& f) {
@@ -225,6 +229,17 @@ char pick_delimiter(const CsvOptions& o, const std::string& name) {
   return ends_with_ci(name, ".tsv") || ends_with_ci(name, ".tsv.gz") ? '\t' : ',';
 }
 
+// The records of one piece of a CSV text, column by column: [c][r] is column c of its record r.
+struct RecordBlock {
+  std::vector<std::vector<std::string_view>> fields;
+  std::vector<std::vector<std::uint8_t>> missing;  // 1: a missing-value token
+  // Columns read as numbers (else empty): the value (NaN when missing) and its NumberKind.
+  std::vector<std::vector<double>> numbers;
+  std::vector<std::vector<std::uint8_t>> kinds;
+  std::vector<std::size_t> lines;  // each record's first line
+  std::exception_ptr error;
+};
+
 // One read of a CSV text: the records, the roles of the columns, the rows kept after the
 // missing-value policy, and from them the encoding, features, labels, weights and columns.
 class CsvReader {
@@ -246,9 +261,11 @@ class CsvReader {
   void number_records_from(std::size_t line) noexcept { records_line_ = line; }
 
   Dataset read(std::string_view text) {
-    tokenize(text);
+    CsvTokenizer tok(text, pick_delimiter(o_, name_), o_.comment_prefix, name_, arena_);
+    read_names(tok);
     resolve_roles();
     make_features();
+    read_records(text.substr(tok.position()), tok.line());
     select_rows();
     if (encoding_ == nullptr) infer_encoding();
     for (auto& f : features_) index_levels(f);
@@ -265,17 +282,15 @@ class CsvReader {
   }
 
  private:
-  [[nodiscard]] std::string_view field(std::size_t r, std::size_t c) const {
-    return fields_[r * ncols_ + c];
-  }
+  [[nodiscard]] std::string_view field(std::size_t r, std::size_t c) const { return fields_[c][r]; }
   [[nodiscard]] bool missing_at(std::size_t r, std::size_t c) const {
-    return missing_flag_[r * ncols_ + c] != 0;
+    return missing_flag_[c][r] != 0;
   }
 
   // ---- records ----------------------------------------------------------------------------------
 
-  void tokenize(std::string_view text) {
-    CsvTokenizer tok(text, pick_delimiter(o_, name_), o_.comment_prefix, name_, arena_);
+  // The skipped lines and the header: the column names.
+  void read_names(CsvTokenizer& tok) {
     if (chunk_ != nullptr) tok.set_line(chunk_->first_line);
     if (chunk_ != nullptr && !chunk_->first) {
       // A later chunk of a file: records only, with the first chunk's columns.
@@ -290,15 +305,147 @@ class CsvReader {
       if (chunk_ != nullptr) chunk_->names = names_;
     }
     if (records_line_ > 0) tok.set_line(records_line_);
+  }
+
+  // The records of `text` (after the header), its first line numbered `first_line`: in pieces
+  // split at line ends, each on its own thread, when threads are asked for and no quote can
+  // carry a record over a line end; joined in order (the same records, flags, numbers and
+  // first error as one piece).
+  void read_records(std::string_view text, std::size_t first_line) {
+    parsed_as_number_.assign(ncols_, false);
+    for (const auto& f : features_) {
+      parsed_as_number_[f.column] = encoding_ == nullptr
+                                        ? !categorical_[f.column]
+                                        : f.spec.kind == FeatureSpec::Kind::kNumeric;
+    }
+    const std::vector<std::string_view> pieces = split_at_lines(text);
+    std::vector<std::size_t> piece_line(pieces.size(), first_line);
+    std::vector<std::size_t> piece_lines(pieces.size(), 0);
+    if (pieces.size() == 1) {
+      piece_lines[0] = st_.lines;  // the whole text's: a bound, to reserve
+    } else {
+      detail::parallel_for(pieces.size(), o_.n_threads,
+                           [&](std::size_t k) { piece_lines[k] = count_lines(pieces[k]); });
+    }
+    for (std::size_t k = 1; k < pieces.size(); ++k)
+      piece_line[k] = piece_line[k - 1] + piece_lines[k - 1];
+    std::vector<RecordBlock> blocks(pieces.size());
+    arenas_.resize(pieces.size());
+    detail::parallel_for(pieces.size(), o_.n_threads, [&](std::size_t k) {
+      try {
+        read_piece(pieces[k], piece_line[k], piece_lines[k], arenas_[k], blocks[k]);
+      } catch (...) {
+        blocks[k].error = std::current_exception();
+      }
+    });
+    for (const RecordBlock& b : blocks)
+      if (b.error) std::rethrow_exception(b.error);
+    join_blocks(blocks);
+  }
+
+  // One piece unless threads are asked for, the text is over kPieceBytes and holds no quote;
+  // then pieces of about kPieceBytes, each ending after a '\n'.
+  [[nodiscard]] std::vector<std::string_view> split_at_lines(std::string_view text) const {
+    constexpr std::size_t kPieceBytes = std::size_t{1} << 20;
+    if (detail::resolve_threads(o_.n_threads) == 1 || text.size() <= kPieceBytes ||
+        text.find('"') != std::string_view::npos)
+      return {text};
+    std::vector<std::string_view> pieces;
+    std::size_t begin = 0;
+    while (begin < text.size()) {
+      std::size_t end = text.size();
+      if (text.size() - begin > kPieceBytes) {
+        const std::size_t eol = text.find('\n', begin + kPieceBytes);
+        if (eol != std::string_view::npos) end = eol + 1;
+      }
+      pieces.push_back(text.substr(begin, end - begin));
+      begin = end;
+    }
+    return pieces;
+  }
+
+  // The records of one piece: each field, whether it is a missing-value token, and in the
+  // columns read as numbers its value and kind.
+  void read_piece(std::string_view text, std::size_t first_line, std::size_t lines,
+                  TextArena& arena, RecordBlock& out) const {
+    CsvTokenizer tok(text, pick_delimiter(o_, name_), o_.comment_prefix, name_, arena);
+    tok.set_line(first_line);
+    // One allocation per column (a line holds at most one record's start): growing by doubling
+    // copied and page-faulted the fields about twice over.
+    out.fields.resize(ncols_);
+    out.missing.resize(ncols_);
+    out.numbers.resize(ncols_);
+    out.kinds.resize(ncols_);
+    for (std::size_t c = 0; c < ncols_; ++c) {
+      out.fields[c].reserve(lines);
+      out.missing[c].reserve(lines);
+      if (parsed_as_number_[c]) {
+        out.numbers[c].reserve(lines);
+        out.kinds[c].reserve(lines);
+      }
+    }
+    out.lines.reserve(lines);
+    std::vector<std::string_view> record;
     std::size_t line = 0;
     while (true) {
-      const std::size_t before = fields_.size();
-      if (!tok.next(fields_, line)) break;
-      const std::size_t found = fields_.size() - before;
-      if (found != ncols_)
-        detail::throw_parse_error(name_, line, 0, "expected {} fields, found {}", ncols_, found);
-      record_lines_.push_back(line);
+      record.clear();
+      if (!tok.next(record, line)) break;
+      if (record.size() != ncols_)
+        detail::throw_parse_error(name_, line, 0, "expected {} fields, found {}", ncols_,
+                                  record.size());
+      for (std::size_t c = 0; c < ncols_; ++c) {
+        const std::string_view v = record[c];
+        const bool missing = missing_.contains(v);
+        out.fields[c].push_back(v);
+        out.missing[c].push_back(missing ? 1 : 0);
+        if (!parsed_as_number_[c]) continue;
+        double x = std::nan("");
+        const NumberKind kind = missing ? NumberKind::kNotNumber : parse_double(v, x);
+        out.numbers[c].push_back(x);
+        out.kinds[c].push_back(static_cast<std::uint8_t>(kind));
+      }
+      out.lines.push_back(line);
     }
+  }
+
+  // The pieces' records in order (moved when there is one piece).
+  void join_blocks(std::vector<RecordBlock>& blocks) {
+    if (blocks.size() == 1) {
+      fields_ = std::move(blocks[0].fields);
+      missing_flag_ = std::move(blocks[0].missing);
+      numbers_ = std::move(blocks[0].numbers);
+      kinds_ = std::move(blocks[0].kinds);
+      record_lines_ = std::move(blocks[0].lines);
+      return;
+    }
+    std::size_t total = 0;
+    for (const RecordBlock& b : blocks) total += b.lines.size();
+    fields_.resize(ncols_);
+    missing_flag_.resize(ncols_);
+    numbers_.resize(ncols_);
+    kinds_.resize(ncols_);
+    const auto append = [&blocks, total](auto& to, auto part_of) {
+      if (part_of(blocks[0]).empty()) return;  // a column not read as numbers
+      to.reserve(total);
+      for (RecordBlock& b : blocks) {
+        auto& part = part_of(b);
+        to.insert(to.end(), part.begin(), part.end());
+        part = {};
+      }
+    };
+    detail::parallel_for(ncols_, o_.n_threads, [&](std::size_t c) {  // a column a task
+      append(
+          fields_[c], [c](RecordBlock & b) -> auto& { return b.fields[c]; });
+      append(
+          missing_flag_[c], [c](RecordBlock & b) -> auto& { return b.missing[c]; });
+      append(
+          numbers_[c], [c](RecordBlock & b) -> auto& { return b.numbers[c]; });
+      append(
+          kinds_[c], [c](RecordBlock & b) -> auto& { return b.kinds[c]; });
+    });
+    record_lines_.reserve(total);
+    for (const RecordBlock& b : blocks)
+      record_lines_.insert(record_lines_.end(), b.lines.begin(), b.lines.end());
   }
 
   void read_header(CsvTokenizer& tok) {
@@ -388,18 +535,17 @@ class CsvReader {
     std::vector<std::size_t> checked;  // columns whose missing values follow the policy
     for (std::size_t j = 0; j < ncols_; ++j)
       if (role_[j] != Role::kIgnored && role_[j] != Role::kOther) checked.push_back(j);
-    missing_flag_.assign(fields_.size(), 0);
-    constexpr std::size_t kFieldBlock = std::size_t{1} << 16;
-    detail::parallel_for((fields_.size() + kFieldBlock - 1) / kFieldBlock, o_.n_threads,
-                         [&](std::size_t b) {
-                           const std::size_t end = std::min(fields_.size(), (b + 1) * kFieldBlock);
-                           for (std::size_t k = b * kFieldBlock; k < end; ++k)
-                             missing_flag_[k] = missing_.contains(fields_[k]) ? 1 : 0;
-                         });
     const std::size_t nrec = record_lines_.size();
+    // Whether a checked column of the record is missing, column by column; drops_row (the
+    // policy, in column order) only for those.
+    std::vector<std::uint8_t> any_missing(nrec, 0);
+    for (const std::size_t j : checked) {
+      const std::vector<std::uint8_t>& flags = missing_flag_[j];
+      for (std::size_t r = 0; r < nrec; ++r) any_missing[r] |= flags[r];
+    }
     kept_.reserve(nrec);
     for (std::size_t r = 0; r < nrec; ++r) {
-      if (drops_row(r, checked)) {
+      if (any_missing[r] != 0 && drops_row(r, checked)) {
         ++st_.rows_dropped_missing;
       } else {
         kept_.push_back(r);
@@ -428,9 +574,17 @@ class CsvReader {
 
   // ---- typed columns ----------------------------------------------------------------------------
 
+  // The number in record r, column j (parsed while read in the columns read as numbers); an
+  // error when it is not a finite number.
   void number_at(std::size_t r, std::size_t j, double& x) const {
     const std::string_view v = field(r, j);
-    const NumberKind kind = parse_double(v, x);
+    NumberKind kind = NumberKind::kNotNumber;
+    if (kinds_[j].empty()) {
+      kind = parse_double(v, x);
+    } else {
+      kind = static_cast<NumberKind>(kinds_[j][r]);
+      x = numbers_[j][r];
+    }
     if (kind == NumberKind::kFinite) return;
     detail::throw_parse_error(
         name_, record_lines_[r], 0, "column '{}': expected a {}number, found {}{}", names_[j],
@@ -465,8 +619,7 @@ class CsvReader {
     std::string_view first;
     for (std::size_t r : kept_) {
       if (missing_at(r, j)) continue;
-      double x = 0;
-      if (parse_double(field(r, j), x) == NumberKind::kNotNumber) {
+      if (static_cast<NumberKind>(kinds_[j][r]) == NumberKind::kNotNumber) {
         if (others++ == 0) {
           first = field(r, j);
           first_line = record_lines_[r];
@@ -514,22 +667,35 @@ class CsvReader {
 
   // One feature column's kind, numbers and moments or levels; the warning of a column read as
   // categorical for a few stray tokens. Reads the shared records only.
-  std::optional<std::string> infer_feature(CsvFeature& f) const {
+  // Moves the column's parsed numbers (numbers_[j]) into f.numbers.
+  std::optional<std::string> infer_feature(CsvFeature& f) {
     const std::size_t j = f.column;
     const std::size_t nrec = record_lines_.size();
-    bool numeric = !categorical_[j];
+    bool numeric = !categorical_[j];  // then parsed while read (parsed_as_number_)
     std::size_t first_nonfinite = nrec;
-    if (numeric) f.numbers.assign(n_, std::nan(""));
     for (std::size_t k = 0; k < n_ && numeric; ++k) {
       const std::size_t r = kept_[k];
       if (missing_at(r, j)) continue;
-      const NumberKind kind = parse_double(field(r, j), f.numbers[k]);
+      const auto kind = static_cast<NumberKind>(kinds_[j][r]);
       if (kind == NumberKind::kNotNumber) numeric = false;
       if (kind == NumberKind::kNonFinite && first_nonfinite == nrec) first_nonfinite = r;
     }
+    if (numeric) {  // by kept row
+      if (n_ == nrec) {
+        f.numbers = std::move(numbers_[j]);
+      } else {
+        f.numbers.resize(n_);
+        for (std::size_t k = 0; k < n_; ++k) f.numbers[k] = numbers_[j][kept_[k]];
+        numbers_[j] = {};
+      }
+      kinds_[j] = {};
+    }
     std::optional<std::string> warning;
     if (!numeric && !categorical_[j]) warning = mostly_numeric_warning(j);
-    if (!numeric) f.numbers.clear();
+    if (!numeric) {
+      numbers_[j] = {};
+      kinds_[j] = {};
+    }
     if (numeric) {
       if (first_nonfinite != nrec) {
         double x = 0;
@@ -576,11 +742,13 @@ class CsvReader {
   void infer_levels(CsvFeature& f) const {
     f.spec.kind = FeatureSpec::Kind::kOneHot;
     LevelIndex seen;
-    for (std::size_t r : kept_) {
+    f.codes.assign(n_, -1);
+    for (std::size_t k = 0; k < n_; ++k) {
+      const std::size_t r = kept_[k];
       if (missing_at(r, f.column)) continue;
       const std::string_view v = field(r, f.column);
       bool inserted = false;
-      (void)seen.find_or_add(v, inserted);
+      f.codes[k] = seen.find_or_add(v, inserted);
       if (inserted) f.spec.levels.emplace_back(v);
     }
   }
@@ -685,7 +853,6 @@ class CsvReader {
       }
       return;
     }
-    const std::string_view v = field(r, f.column);
     if (f.spec.kind == FeatureSpec::Kind::kNumeric) {
       double x = 0;
       if (f.numbers.empty()) {
@@ -697,13 +864,15 @@ class CsvReader {
       if (!std::isfinite(z)) {
         detail::throw_parse_error(name_, record_lines_[r], 0,
                                   "column '{}': value {} is out of range after scaling",
-                                  names_[f.column], io_detail::quoted(v));
+                                  names_[f.column], io_detail::quoted(field(r, f.column)));
       }
       if (z != 0.0) entries.emplace_back(first, z);
       return;
     }
-    const std::int32_t code = f.level_index.find(v);
+    // The code found while the levels were inferred, or the reused encoding's.
+    const std::int32_t code = f.codes.empty() ? f.level_index.find(field(r, f.column)) : f.codes[k];
     if (code < 0) {
+      const std::string_view v = field(r, f.column);
       if (o_.unseen_error)
         detail::throw_parse_error(name_, record_lines_[r], 0,
                                   "column '{}': value {} was not seen in training (the encoding "
@@ -749,11 +918,11 @@ class CsvReader {
     std::vector<std::string>& negatives = chunk_ != nullptr ? chunk_->negatives : local_negatives;
     for (std::size_t r : kept_) {
       const std::string_view v = field(r, label_col_);
-      const bool pos = std::find(o_.positive_values.begin(), o_.positive_values.end(), v) !=
-                       o_.positive_values.end();
+      const bool pos = std::ranges::any_of(o_.positive_values,
+                                           [v](const std::string& p) { return same_text(p, v); });
       labels.values.push_back(pos ? 1 : 0);
       if (!pos && negatives.size() < 2 &&
-          std::find(negatives.begin(), negatives.end(), v) == negatives.end())
+          std::ranges::none_of(negatives, [v](const std::string& n) { return same_text(n, v); }))
         negatives.emplace_back(v);
       if (chunk_ != nullptr) {
         chunk_->any_positive = chunk_->any_positive || pos;
@@ -835,10 +1004,12 @@ class CsvReader {
   CsvChunkState* chunk_ = nullptr;  // set when the text is one chunk of a file
   std::size_t records_line_ = 0;    // number_records_from (0: the text's own numbering)
   const std::vector<std::string>* keep_ = nullptr;
-  TextArena arena_;  // unescaped fields
+  TextArena arena_;                // unescaped fields of the header
+  std::vector<TextArena> arenas_;  // of each piece's records
   std::vector<std::string> names_;
   std::size_t ncols_ = 0;
-  std::vector<std::string_view> fields_;  // record r, column c at r * ncols_ + c
+  // Column by column (each column's passes read it alone): record r, column c at [c][r].
+  std::vector<std::vector<std::string_view>> fields_;
   std::vector<std::size_t> record_lines_;
   std::unordered_map<std::string_view, std::size_t> by_name_;
   std::vector<Role> role_;
@@ -846,7 +1017,10 @@ class CsvReader {
   std::size_t weight_col_ = 0;
   std::size_t label_col_ = 0;
   std::vector<CsvFeature> features_;
-  std::vector<std::uint8_t> missing_flag_;
+  std::vector<std::vector<std::uint8_t>> missing_flag_;  // at [c][r], as fields_
+  std::vector<bool> parsed_as_number_;        // per column: its fields are parsed while read
+  std::vector<std::vector<double>> numbers_;  // at [c][r] in those columns (RecordBlock)
+  std::vector<std::vector<std::uint8_t>> kinds_;
   std::vector<std::size_t> kept_;
   std::size_t n_ = 0;
   std::size_t num_features_ = 0;

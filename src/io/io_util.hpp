@@ -30,6 +30,16 @@ enum class NumberKind {
 // Parses the whole of `s` as a decimal integer (optional leading '+' or '-').
 [[nodiscard]] bool parse_int64(std::string_view s, std::int64_t& out) noexcept;
 
+// a == b, comparing short texts (most fields: labels, levels, missing-value tokens) inline, where
+// a call to memcmp for each of ~10^7 fields was a tenth of a CSV read.
+[[nodiscard]] inline bool same_text(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  if (a.size() > 16) return a == b;
+  for (std::size_t k = 0; k < a.size(); ++k)
+    if (a[k] != b[k]) return false;
+  return true;
+}
+
 // `s` without leading and trailing spaces, tabs and carriage returns.
 [[nodiscard]] std::string_view trim(std::string_view s) noexcept;
 

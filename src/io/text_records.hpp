@@ -108,13 +108,21 @@ enum class QuoteStyle {
 // The tokens that stand for a missing value, compared exactly.
 class MissingTokens {
  public:
-  explicit MissingTokens(std::vector<std::string> tokens) : tokens_(std::move(tokens)) {}
+  explicit MissingTokens(std::vector<std::string> tokens) : tokens_(std::move(tokens)) {
+    for (const std::string& t : tokens_) lengths_ |= t.size() < 64 ? bit(t.size()) : kLong;
+  }
   [[nodiscard]] bool contains(std::string_view v) const noexcept {
-    return std::ranges::any_of(tokens_, [v](const std::string& t) { return t == v; });
+    // Most values have a length no token has: one bit test, no comparison.
+    if ((lengths_ & (v.size() < 64 ? bit(v.size()) : kLong)) == 0) return false;
+    return std::ranges::any_of(tokens_, [v](const std::string& t) { return same_text(t, v); });
   }
 
  private:
+  static constexpr std::uint64_t bit(std::size_t k) noexcept { return std::uint64_t{1} << k; }
+  // Lengths of 63 and more share the top bit.
+  static constexpr std::uint64_t kLong = std::uint64_t{1} << 63;
   std::vector<std::string> tokens_;
+  std::uint64_t lengths_ = 0;  // bit k: some token is k bytes long
 };
 
 // ---- labels -------------------------------------------------------------------------------------

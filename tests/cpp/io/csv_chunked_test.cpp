@@ -197,6 +197,94 @@ TEST(CsvColumnsOnThreads, SameDatasetWarningsAndFirstError) {
   EXPECT_EQ(error_at(4), want);
 }
 
+// Over 1 MiB without a quote, threads read the records in pieces split at line ends: the same
+// records, line numbers, dropped rows, warnings and first error as one piece, with blank and
+// comment lines, CRLF ends and missing values falling anywhere, and pieces that end mid-way
+// through them.
+TEST(CsvPiecesOnThreads, SameRecordsLinesAndFirstErrorAsOnePiece) {
+  std::string text = "a,b,c,d,g,y\r\n";
+  std::mt19937 rng(11);
+  std::vector<std::size_t> line_of_row;  // the physical line of each record
+  std::size_t line = 1;
+  for (int i = 0; i < 120000; ++i) {
+    if (i % 997 == 0) {
+      text += "\r\n";
+      ++line;
+    }
+    if (i % 1499 == 0) {
+      text += "# a comment line\n";
+      ++line;
+    }
+    const bool missing = i % 211 == 0;
+    text += fmt::format("{},{},{},{},g{},{}\r\n", static_cast<int>(rng() % 10000) / 16.0,
+                        missing ? std::string("?") : std::to_string(rng() % 50), rng() % 9,
+                        i == 90000 ? std::string("word") : std::to_string(rng() % 3), rng() % 6,
+                        rng() % 2);
+    line_of_row.push_back(++line);
+  }
+  ASSERT_GT(text.size(), std::size_t{2} << 20);
+  CsvOptions o;
+  o.label_column = "y";
+  o.group_columns = {"g"};
+  o.comment_prefix = "#";
+  ReadStats one_stats;
+  const Dataset one = parse_csv(text, o, "pieces.csv", nullptr, &one_stats);
+  EXPECT_EQ(one_stats.rows_dropped_missing, 569U);  // rows 0, 211, ... (b missing)
+  ASSERT_EQ(one_stats.warnings.size(), 1U);         // d: one stray token, read as categorical
+  for (const int threads : {2, 3, 4}) {
+    SCOPED_TRACE(threads);
+    CsvOptions t = o;
+    t.n_threads = threads;
+    ReadStats stats;
+    const Dataset many = parse_csv(text, t, "pieces.csv", nullptr, &stats);
+    test::expect_same_dataset(one, many);
+    EXPECT_EQ(many.encoding().to_json(), one.encoding().to_json());
+    EXPECT_EQ(stats.warnings, one_stats.warnings);
+    EXPECT_EQ(stats.rows_dropped_missing, one_stats.rows_dropped_missing);
+    for (std::size_t c = 0; c < one.columns().size(); ++c) {
+      EXPECT_EQ(many.columns()[c].levels, one.columns()[c].levels);
+      EXPECT_EQ(many.columns()[c].codes, one.columns()[c].codes);
+    }
+  }
+  // Two records with a field too many, in different pieces, and an infinite value after both:
+  // the first record's error, with its physical line, for any thread count.
+  const auto line_start = [&](const std::string& s, std::size_t want) {
+    std::size_t pos = 0;
+    for (std::size_t k = 1; k < want; ++k) pos = s.find('\n', pos) + 1;
+    return pos;
+  };
+  const auto set_first_field = [&](std::string& s, std::size_t want, const std::string& value) {
+    const std::size_t at = line_start(s, want);
+    s.replace(at, s.find(',', at) - at, value);
+  };
+  std::string bad = text;
+  set_first_field(bad, line_of_row[100000], "inf");
+  bad.insert(line_start(bad, line_of_row[82000]), "1,");
+  bad.insert(line_start(bad, line_of_row[60000]), "1,");
+  const auto error_at = [&](const std::string& s, int threads) {
+    CsvOptions t = o;
+    t.n_threads = threads;
+    try {
+      (void)parse_csv(s, t, "pieces.csv");
+    } catch (const ParseError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string want = error_at(bad, 1);
+  EXPECT_NE(want.find(fmt::format("pieces.csv:{}:", line_of_row[60000])), std::string::npos)
+      << want;
+  EXPECT_NE(want.find("expected 6 fields, found 7"), std::string::npos) << want;
+  for (const int threads : {2, 3}) EXPECT_EQ(error_at(bad, threads), want);
+  // Without the field counts, the infinite value's error names its own line.
+  std::string inf = text;
+  set_first_field(inf, line_of_row[100000], "inf");
+  const std::string want_inf = error_at(inf, 1);
+  EXPECT_NE(want_inf.find(fmt::format("pieces.csv:{}:", line_of_row[100000])), std::string::npos)
+      << want_inf;
+  for (const int threads : {2, 3}) EXPECT_EQ(error_at(inf, threads), want_inf);
+}
+
 TEST(CsvChunked, BadInputGivesTheWholeTextsErrorWithTheFilesLine) {
   const std::string good = tricky_csv(5, 120, false);
   const CsvOptions o = tricky_options(MissingPolicy::kZero);  // a missing label is an error
