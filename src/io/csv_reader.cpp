@@ -962,11 +962,23 @@ class CsvReader {
     ds.set_weights(std::move(w));
   }
 
+  // Whether every present value of column j in the kept rows is a finite number once trimmed
+  // (ColumnBuilder's test for a numeric slice column); stops at the first that is not.
+  [[nodiscard]] bool numbers_when_trimmed(std::size_t j) const {
+    return std::ranges::all_of(kept_, [&](std::size_t r) {
+      double x = 0;
+      return missing_at(r, j) || parse_double(trim(field(r, j)), x) == NumberKind::kFinite;
+    });
+  }
+
   // The slice columns; returns the names of those left out (keep_), in column order.
   std::vector<std::string> add_columns(Dataset& ds) const {
     std::vector<const std::vector<double>*> numbers_of(ncols_, nullptr);
-    for (const auto& f : features_)
+    std::vector<const CsvFeature*> levels_of(ncols_, nullptr);  // inferred categorical features
+    for (const auto& f : features_) {
       if (!f.numbers.empty()) numbers_of[f.column] = &f.numbers;
+      if (!f.codes.empty()) levels_of[f.column] = &f;
+    }
     std::vector<std::string> skipped;
     std::vector<std::size_t> built;  // the columns to build, in order
     for (std::size_t j = 0; j < ncols_; ++j) {
@@ -981,9 +993,19 @@ class CsvReader {
     std::vector<Column> columns(built.size());
     detail::parallel_for(built.size(), o_.n_threads, [&](std::size_t b) {
       const std::size_t j = built[b];
+      if (levels_of[j] != nullptr && !numbers_when_trimmed(j)) {
+        // ColumnBuilder would read the column as text: its levels and codes are the feature's.
+        columns[b].name = names_[j];
+        columns[b].levels = levels_of[j]->spec.levels;
+        columns[b].codes = levels_of[j]->codes;
+        return;
+      }
       ColumnBuilder builder(names_[j], n_);
+      constexpr std::size_t kAhead = 16;  // rows between a prefetch and its lookup
       for (std::size_t k = 0; k < n_; ++k) {
         const std::size_t r = kept_[k];
+        if (numbers_of[j] != nullptr && k + kAhead < n_)
+          builder.prefetch_number((*numbers_of[j])[k + kAhead]);
         if (numbers_of[j] != nullptr && !missing_at(r, j)) {
           builder.push_number(field(r, j), (*numbers_of[j])[k]);
         } else {

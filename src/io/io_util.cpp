@@ -294,12 +294,22 @@ std::size_t NumberIndex::hash_of(std::uint64_t bits) noexcept {
 void NumberIndex::rehash(std::size_t slots) {
   slots_.assign(slots, Slot{});
   const std::size_t mask = slots - 1;
+  constexpr std::size_t kAhead = 16;  // codes between a slot's prefetch and its write
   for (std::size_t code = 0; code < keys_.size(); ++code) {
+    if (code + kAhead < keys_.size())
+      __builtin_prefetch(&slots_[hash_of(bits_[code + kAhead]) & mask], 1);
     std::size_t i = hash_of(bits_[code]) & mask;
     while (slots_[i].code >= 0) i = (i + 1) & mask;
     slots_[i] = slot_of(bits_[code], keys_[code]);
     slots_[i].code = static_cast<std::int32_t>(code);
   }
+}
+
+void NumberIndex::prefetch(double value) const noexcept {
+  if (slots_.empty()) return;
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  __builtin_prefetch(&slots_[hash_of(bits) & (slots_.size() - 1)]);
 }
 
 std::int32_t NumberIndex::find_or_add(double value, std::string_view text, bool& inserted) {

@@ -106,6 +106,9 @@ class NumberIndex {
   std::int32_t find_or_add(double value, std::string_view text, bool& inserted);
   // The texts, by code.
   [[nodiscard]] const std::vector<std::string_view>& keys() const noexcept { return keys_; }
+  // Asks the cache for the slot where a lookup of `value` starts (a hint: nothing changes). A
+  // column of 10^6 distinct values has a table of ~50 MB, and each lookup missed the cache.
+  void prefetch(double value) const noexcept;
 
  private:
   struct Slot {
@@ -129,6 +132,10 @@ class ColumnBuilder {
   // A present value already known to parse as the finite number `number`.
   void push_number(std::string_view value, double number);
   [[nodiscard]] Column finish() &&;
+  // NumberIndex::prefetch while the column is numeric: call it some values ahead of push_number.
+  void prefetch_number(double number) const noexcept {
+    if (numeric_) numbers_.prefetch(number);
+  }
 
  private:
   // The value's code, by its text (LevelIndex) once the column is not numeric, by its value and

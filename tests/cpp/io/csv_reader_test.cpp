@@ -1,7 +1,9 @@
 // CSV/TSV reader: happy paths on small strings and malformed input.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -72,6 +74,61 @@ TEST(CsvReader, StandardisesNumericAndOneHotEncodesCategorical) {
   EXPECT_EQ(ds.column("sex").codes, (std::vector<std::int32_t>{0, 1, 0}));
   EXPECT_TRUE(ds.column("age").is_numeric());
   EXPECT_EQ(ds.column("income").find_level(">50K"), 0);
+}
+
+// The slice columns equal Column::push_back over the raw values of the kept rows: a categorical
+// feature (its columns built from the feature's levels and codes), one forced categorical whose
+// values are numbers (a numeric slice column), one whose quoted values are numbers only once
+// trimmed (a categorical feature, a numeric slice column), a numeric one, with missing values
+// and dropped rows between.
+TEST(CsvSliceColumns, EqualColumnPushBackOverTheKeptRows) {
+  const std::vector<std::vector<std::string>> rows = {
+      {"red", "02139", "\" 5\"", "1.5", "1"}, {"blue", "10001", "6", "?", "0"},
+      {"?", "02139", "\" 7\"", "2.5", "1"},   {"red", "94305", "6", "3", "0"},
+      {"green", "?", "\"8 \"", "4", "1"},     {"blue", "10001", "\" 5\"", "NA", "0"},
+      {"red", "02139", "9", "5.25", "1"},     {"?", "94305", "6", "6", "0"}};
+  std::string text = "colour,zip,q,x,y\n";
+  for (const auto& r : rows) text += fmt::format("{}\n", fmt::join(r, ","));
+  const auto unquoted = [](const std::string& v) {
+    return v.size() >= 2 && v.front() == '"' ? v.substr(1, v.size() - 2) : v;
+  };
+  for (const MissingPolicy policy : {MissingPolicy::kDrop, MissingPolicy::kZero}) {
+    SCOPED_TRACE(static_cast<int>(policy));
+    CsvOptions o;
+    o.label_column = "y";
+    o.categorical_columns = {"zip"};
+    o.missing = policy;
+    const Dataset ds = parse_csv(text, o, "slices.csv");
+    ASSERT_EQ(ds.columns().size(), 5U);
+    for (std::size_t c = 0; c < 5; ++c) {
+      SCOPED_TRACE(ds.columns()[c].name);
+      Column want;
+      for (const auto& r : rows) {
+        const bool drop =
+            policy == MissingPolicy::kDrop &&
+            std::ranges::any_of(r, [](const std::string& v) { return v == "?" || v == "NA"; });
+        if (drop) continue;
+        const std::string v = unquoted(r[c]);
+        want.push_back(v, v == "?" || v == "NA");
+      }
+      EXPECT_EQ(ds.columns()[c].levels, want.levels);
+      EXPECT_EQ(ds.columns()[c].codes, want.codes);
+      ASSERT_EQ(ds.columns()[c].numeric.size(), want.numeric.size());
+      for (std::size_t k = 0; k < want.numeric.size(); ++k) {
+        if (std::isnan(want.numeric[k])) {
+          EXPECT_TRUE(std::isnan(ds.columns()[c].numeric[k]));
+        } else {
+          EXPECT_EQ(ds.columns()[c].numeric[k], want.numeric[k]);
+        }
+      }
+    }
+    // The kinds the cases stand for: colour and q text features, zip forced; zip and q numeric
+    // slice columns.
+    EXPECT_FALSE(ds.columns()[0].is_numeric());
+    EXPECT_TRUE(ds.columns()[1].is_numeric());
+    EXPECT_TRUE(ds.columns()[2].is_numeric());
+    EXPECT_EQ(ds.encoding().specs[2].kind, FeatureSpec::Kind::kOneHot);
+  }
 }
 
 TEST(CsvReader, NoStandardisationAndConstantColumn) {
