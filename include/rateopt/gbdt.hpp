@@ -74,11 +74,23 @@ class TreeEnsemble {
               int n_threads = 0) const;
 
  private:
+  friend TreeEnsemble fit_gbdt(const FeatureMatrix& x, std::span<const std::int32_t> labels,
+                               std::span<const double> weights, const GbdtOptions& options);
+  friend class BoostOn;
+  // A model XGBoost itself wrote (fitted, sliced, or trees appended to one): no check. `booster`
+  // is its handle when there is one in memory (without a training cache), else XGBoost reads json
+  // when it is first asked for scores or a slice. The rate-constrained solvers' oracle makes a
+  // model per call and scores only the first; reading each back cost more than its boosting.
+  TreeEnsemble(std::string json, std::size_t num_features, std::size_t rounds,
+               std::shared_ptr<void> booster = nullptr);
+  // XGBoost's handle of json_, read from it the first time (under the scoring lock).
+  [[nodiscard]] void* booster() const;
+
   std::string json_;
   std::size_t num_features_ = 0;
   std::size_t rounds_ = 0;
   double offset_ = 0;
-  std::shared_ptr<void> booster_;  // XGBoost's handle, loaded from json_
+  mutable std::shared_ptr<void> booster_;  // XGBoost's handle, loaded from json_
 };
 
 // Whether this build has XGBoost.
@@ -115,7 +127,9 @@ class BoostOn {
                               const GbdtOptions& options);
 
  private:
+  struct StartModel;  // start's JSON model, parsed once (the new trees go after its own)
   TreeEnsemble start_;
+  std::shared_ptr<StartModel> start_model_;
   std::size_t rows_ = 0;
   std::size_t cols_ = 0;
   std::shared_ptr<void> matrix_;  // XGBoost's handle of the rows, their base margins set

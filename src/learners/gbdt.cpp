@@ -178,6 +178,28 @@ TreeEnsemble::TreeEnsemble(std::string json, std::size_t num_features)
 #endif
 }
 
+TreeEnsemble::TreeEnsemble(std::string json, std::size_t num_features, std::size_t rounds,
+                           std::shared_ptr<void> booster)
+    : json_(std::move(json)),
+      num_features_(num_features),
+      rounds_(rounds),
+      booster_(std::move(booster)) {}
+
+void* TreeEnsemble::booster() const {
+#if RATEOPT_WITH_XGBOOST
+  RATEOPT_CHECK(!json_.empty(), "the boosted-tree model is empty");
+  if (booster_ == nullptr) {
+    std::shared_ptr<void> b = new_booster(nullptr, 0);
+    check_xgb(XGBoosterLoadModelFromBuffer(b.get(), json_.data(), json_.size()),
+              "reading a boosted-tree model");
+    booster_ = std::move(b);
+  }
+  return booster_.get();
+#else
+  missing_xgboost();
+#endif
+}
+
 void TreeEnsemble::set_offset(double offset) {
   RATEOPT_CHECK(std::isfinite(offset), "the boosted trees' offset is {}, expected a finite number",
                 offset);
@@ -189,11 +211,13 @@ TreeEnsemble TreeEnsemble::first_rounds(std::size_t rounds) const {
                 "the first {} rounds of a boosted-tree model of {}: expected 1 to {}", rounds,
                 rounds_, rounds_);
 #if RATEOPT_WITH_XGBOOST
+  const std::lock_guard lock(predict_mutex());
   BoosterHandle sliced = nullptr;
-  check_xgb(XGBoosterSlice(booster_.get(), 0, static_cast<int>(rounds), 1, &sliced),
+  check_xgb(XGBoosterSlice(booster(), 0, static_cast<int>(rounds), 1, &sliced),
             "slicing the model");
-  const std::shared_ptr<void> owned(sliced, [](void* p) { XGBoosterFree(p); });
-  return {model_json(owned), num_features_};
+  std::shared_ptr<void> owned(sliced, [](void* p) { XGBoosterFree(p); });
+  std::string json = model_json(owned);
+  return {std::move(json), num_features_, rounds, std::move(owned)};
 #else
   missing_xgboost();
 #endif
@@ -213,10 +237,11 @@ void TreeEnsemble::scores(const FeatureMatrix& x, std::size_t first, std::span<d
                 "the data has {} features, the boosted-tree model reads {}", x.cols(),
                 num_features_);
 #if RATEOPT_WITH_XGBOOST
-  RATEOPT_CHECK(booster_ != nullptr, "the boosted-tree model is empty");
   const std::lock_guard lock(predict_mutex());
   const DynamicThreadsOff fixed_threads;
-  set_param(booster_, "nthread", std::to_string(detail::resolve_threads(n_threads)));
+  check_xgb(XGBoosterSetParam(booster(), "nthread",
+                              std::to_string(detail::resolve_threads(n_threads)).c_str()),
+            "nthread");
   constexpr std::size_t kBlock = 65536;
   for (std::size_t at = 0; at < out.size(); at += kBlock) {
     const std::size_t count = std::min(kBlock, out.size() - at);
@@ -289,21 +314,29 @@ void set_labels(DMatrixHandle m, std::span<const std::int32_t> labels,
   }
 }
 
-// start's model JSON with more's trees after its own (ids renumbered).
-std::string append_trees(const std::string& start, const std::string& more) {
-  nlohmann::json a = nlohmann::json::parse(start);
-  const nlohmann::json b = nlohmann::json::parse(more);
-  nlohmann::json& model = a["learner"]["gradient_booster"]["model"];
-  const nlohmann::json& extra = b["learner"]["gradient_booster"]["model"];
+// start's model JSON (parsed) with more's trees after its own (ids renumbered); `start` is left
+// as it was.
+std::string append_trees(nlohmann::json& start, const std::string& more) {
+  nlohmann::json b = nlohmann::json::parse(more);
+  nlohmann::json& model = start["learner"]["gradient_booster"]["model"];
+  nlohmann::json& extra = b["learner"]["gradient_booster"]["model"];
   nlohmann::json& trees = model["trees"];
-  for (const nlohmann::json& t : extra["trees"]) {
-    nlohmann::json tree = t;
-    tree["id"] = trees.size();
-    trees.push_back(std::move(tree));
+  nlohmann::json& info = model["tree_info"];
+  nlohmann::json& count = model["gbtree_model_param"]["num_trees"];
+  const std::size_t own_trees = trees.size();
+  const std::size_t own_info = info.size();
+  const nlohmann::json own_count = count;
+  for (nlohmann::json& t : extra["trees"]) {
+    t["id"] = trees.size();
+    trees.push_back(std::move(t));
   }
-  for (const nlohmann::json& g : extra["tree_info"]) model["tree_info"].push_back(g);
-  model["gbtree_model_param"]["num_trees"] = std::to_string(trees.size());
-  return a.dump();
+  for (const nlohmann::json& g : extra["tree_info"]) info.push_back(g);
+  count = std::to_string(trees.size());
+  std::string out = start.dump();
+  trees.erase(trees.begin() + static_cast<std::ptrdiff_t>(own_trees), trees.end());
+  info.erase(info.begin() + static_cast<std::ptrdiff_t>(own_info), info.end());
+  count = own_count;
+  return out;
 }
 
 #endif
@@ -320,11 +353,25 @@ TreeEnsemble fit_gbdt(const FeatureMatrix& x, std::span<const std::int32_t> labe
   const std::shared_ptr<void> m =
       new_matrix(dense_floats(x, 0, x.rows(), x.cols()), x.rows(), x.cols());
   set_labels(m.get(), labels, weights);
-  return {model_json(boost(m.get(), options)), x.cols()};
+  const std::shared_ptr<void> b = boost(m.get(), options);
+  // Scoring uses a slice of every round: the same trees in memory, without b's training cache
+  // (which holds the rows), and not read back from the JSON (XGBoost writes floats exactly).
+  BoosterHandle all = nullptr;
+  check_xgb(XGBoosterSlice(b.get(), 0, options.rounds, 1, &all), "slicing the model");
+  std::shared_ptr<void> owned(all, [](void* p) { XGBoosterFree(p); });
+  return {model_json(b), x.cols(), static_cast<std::size_t>(options.rounds), std::move(owned)};
 #else
   missing_xgboost();
 #endif
 }
+
+#if RATEOPT_WITH_XGBOOST
+struct BoostOn::StartModel {
+  nlohmann::json json;
+};
+#else
+struct BoostOn::StartModel {};
+#endif
 
 BoostOn::BoostOn(TreeEnsemble start, std::span<const double> start_margins, const FeatureMatrix& x)
     : start_(std::move(start)), rows_(x.rows()), cols_(x.cols()) {
@@ -343,6 +390,7 @@ BoostOn::BoostOn(TreeEnsemble start, std::span<const double> start_margins, cons
     RATEOPT_CHECK(std::isfinite(start_margins[i]),
                   "start_margins[{}] is {}, expected a finite number", i, start_margins[i]);
 #if RATEOPT_WITH_XGBOOST
+  start_model_ = std::make_shared<StartModel>(StartModel{nlohmann::json::parse(start_.json())});
   matrix_ = new_matrix(dense_floats(x, 0, rows_, cols_), rows_, cols_);
   // XGBoost starts each row at its base margin instead of the model's base score (0 for
   // binary:logistic) and adds the trees to it in order: start's trees then the new ones', as the
@@ -372,7 +420,9 @@ BoostedOn BoostOn::fit(std::span<const std::int32_t> labels, std::span<const dou
   const float* result = nullptr;
   check_xgb(XGBoosterPredict(b.get(), m, 1, 0, 0, &len, &result), "predicting");
   RATEOPT_CHECK(len == rows_, "XGBoost gave {} scores for {} rows", len, rows_);
-  BoostedOn out{{append_trees(start_.json(), model_json(b)), cols_}, std::vector<double>(rows_)};
+  BoostedOn out{{append_trees(start_model_->json, model_json(b)), cols_,
+                 start_.rounds() + static_cast<std::size_t>(options.rounds)},
+                std::vector<double>(rows_)};
   for (std::size_t i = 0; i < rows_; ++i) out.margins[i] = static_cast<double>(result[i]);
   return out;
 #else
