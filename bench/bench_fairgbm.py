@@ -1004,22 +1004,19 @@ def main():
     if not os.access(args.rateopt, os.X_OK):
         sys.exit(f"bench_fairgbm: no rateopt binary at {args.rateopt} (--rateopt BIN)")
     notes, peers = [], {}
-    if args.fairgbm_path:
-        lib, err = probe(f"import sys; sys.path.insert(0, {args.fairgbm_path!r}); "
-                         "import fairgbm; print(fairgbm.basic._LIB._name)", env)
-        peers["fairgbm"] = lib
-    else:
-        err = "no --fairgbm-path given"
-    if not peers.get("fairgbm"):
-        notes.append(f"FairGBM and LightGBM rows SKIPPED: {err}.")
-    if args.fairlearn:
-        ver, err = probe(f"import sys; sys.path[:0] = [{args.narwhals!r}, {args.fairlearn!r}]; "
-                         "import fairlearn; print(fairlearn.__version__)", env)
-        peers["fairlearn"] = ver
-    else:
-        err = "no --fairlearn given"
-    if not peers.get("fairlearn"):
-        notes.append(f"EG rows SKIPPED: {err}.")
+    for peer, given, flag, code, rows in (
+            ("fairgbm", args.fairgbm_path, "--fairgbm-path",
+             f"import sys; sys.path.insert(0, {args.fairgbm_path!r}); "
+             "import fairgbm; print(fairgbm.basic._LIB._name)", "FairGBM and LightGBM rows"),
+            ("fairlearn", args.fairlearn, "--fairlearn",
+             f"import sys; sys.path[:0] = [{args.narwhals!r}, {args.fairlearn!r}]; "
+             "import fairlearn; print(fairlearn.__version__)", "EG rows")):
+        found, err = (None, f"no {flag} given")
+        if given:
+            found, err = probe(code, env)
+            peers[peer] = found
+        if not found:
+            notes.append(f"{rows} SKIPPED: {err}.")
     ok, err = None, None
     for _ in range(5):  # the package may be rebuilt under us: retry
         ok, err = probe("import rateopt; print(rateopt.__file__)",

@@ -240,6 +240,19 @@ struct RecordBlock {
   std::exception_ptr error;
 };
 
+// Column c of `member` of every block, in order, appended to `to` (the blocks' copies freed).
+template <class T>
+void append_column(std::vector<T>& to, std::vector<RecordBlock>& blocks,
+                   std::vector<std::vector<T>> RecordBlock::*member, std::size_t c,
+                   std::size_t total) {
+  to.reserve(total);
+  for (RecordBlock& b : blocks) {
+    std::vector<T>& part = (b.*member)[c];
+    to.insert(to.end(), part.begin(), part.end());
+    part = {};
+  }
+}
+
 // One read of a CSV text: the records, the roles of the columns, the rows kept after the
 // missing-value policy, and from them the encoding, features, labels, weights and columns.
 class CsvReader {
@@ -424,24 +437,12 @@ class CsvReader {
     missing_flag_.resize(ncols_);
     numbers_.resize(ncols_);
     kinds_.resize(ncols_);
-    const auto append = [&blocks, total](auto& to, auto part_of) {
-      if (part_of(blocks[0]).empty()) return;  // a column not read as numbers
-      to.reserve(total);
-      for (RecordBlock& b : blocks) {
-        auto& part = part_of(b);
-        to.insert(to.end(), part.begin(), part.end());
-        part = {};
-      }
-    };
     detail::parallel_for(ncols_, o_.n_threads, [&](std::size_t c) {  // a column a task
-      append(
-          fields_[c], [c](RecordBlock & b) -> auto& { return b.fields[c]; });
-      append(
-          missing_flag_[c], [c](RecordBlock & b) -> auto& { return b.missing[c]; });
-      append(
-          numbers_[c], [c](RecordBlock & b) -> auto& { return b.numbers[c]; });
-      append(
-          kinds_[c], [c](RecordBlock & b) -> auto& { return b.kinds[c]; });
+      append_column(fields_[c], blocks, &RecordBlock::fields, c, total);
+      append_column(missing_flag_[c], blocks, &RecordBlock::missing, c, total);
+      if (!parsed_as_number_[c]) return;  // no numbers kept
+      append_column(numbers_[c], blocks, &RecordBlock::numbers, c, total);
+      append_column(kinds_[c], blocks, &RecordBlock::kinds, c, total);
     });
     record_lines_.reserve(total);
     for (const RecordBlock& b : blocks)

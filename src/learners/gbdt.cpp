@@ -103,8 +103,16 @@ std::shared_ptr<void> new_booster(const DMatrixHandle* cache, bst_ulong n) {
   return {b, [](void* p) { XGBoosterFree(p); }};
 }
 
-void set_param(const std::shared_ptr<void>& b, const char* key, const std::string& value) {
-  check_xgb(XGBoosterSetParam(b.get(), key, value.c_str()), key);
+void set_param(BoosterHandle b, const char* key, const std::string& value) {
+  check_xgb(XGBoosterSetParam(b, key, value.c_str()), key);
+}
+
+// The booster of b's first `rounds` trees (XGBoost's slice): in memory, without b's training
+// cache.
+std::shared_ptr<void> first_trees(BoosterHandle b, std::size_t rounds) {
+  BoosterHandle sliced = nullptr;
+  check_xgb(XGBoosterSlice(b, 0, static_cast<int>(rounds), 1, &sliced), "slicing the model");
+  return {sliced, [](void* p) { XGBoosterFree(p); }};
 }
 
 std::string model_json(const std::shared_ptr<void>& b) {
@@ -212,10 +220,7 @@ TreeEnsemble TreeEnsemble::first_rounds(std::size_t rounds) const {
                 rounds_, rounds_);
 #if RATEOPT_WITH_XGBOOST
   const std::lock_guard lock(predict_mutex());
-  BoosterHandle sliced = nullptr;
-  check_xgb(XGBoosterSlice(booster(), 0, static_cast<int>(rounds), 1, &sliced),
-            "slicing the model");
-  std::shared_ptr<void> owned(sliced, [](void* p) { XGBoosterFree(p); });
+  std::shared_ptr<void> owned = first_trees(booster(), rounds);
   std::string json = model_json(owned);
   return {std::move(json), num_features_, rounds, std::move(owned)};
 #else
@@ -239,9 +244,7 @@ void TreeEnsemble::scores(const FeatureMatrix& x, std::size_t first, std::span<d
 #if RATEOPT_WITH_XGBOOST
   const std::lock_guard lock(predict_mutex());
   const DynamicThreadsOff fixed_threads;
-  check_xgb(XGBoosterSetParam(booster(), "nthread",
-                              std::to_string(detail::resolve_threads(n_threads)).c_str()),
-            "nthread");
+  set_param(booster(), "nthread", std::to_string(detail::resolve_threads(n_threads)));
   constexpr std::size_t kBlock = 65536;
   for (std::size_t at = 0; at < out.size(); at += kBlock) {
     const std::size_t count = std::min(kBlock, out.size() - at);
@@ -285,18 +288,18 @@ void check_fit_inputs(std::size_t n, std::span<const std::int32_t> labels,
 // starting from m's base margins where it has them.
 std::shared_ptr<void> boost(DMatrixHandle m, const GbdtOptions& options) {
   std::shared_ptr<void> b = new_booster(&m, 1);
-  set_param(b, "objective", "binary:logistic");
-  set_param(b, "tree_method", "hist");
-  set_param(b, "nthread", std::to_string(detail::resolve_threads(options.n_threads)));
-  set_param(b, "max_depth", std::to_string(options.max_depth));
-  set_param(b, "eta", fmt::format("{}", options.learning_rate));
-  set_param(b, "lambda", fmt::format("{}", options.l2));
-  set_param(b, "min_child_weight", fmt::format("{}", options.min_child_weight));
-  set_param(b, "subsample", fmt::format("{}", options.subsample));
-  set_param(b, "colsample_bytree", fmt::format("{}", options.colsample));
+  set_param(b.get(), "objective", "binary:logistic");
+  set_param(b.get(), "tree_method", "hist");
+  set_param(b.get(), "nthread", std::to_string(detail::resolve_threads(options.n_threads)));
+  set_param(b.get(), "max_depth", std::to_string(options.max_depth));
+  set_param(b.get(), "eta", fmt::format("{}", options.learning_rate));
+  set_param(b.get(), "lambda", fmt::format("{}", options.l2));
+  set_param(b.get(), "min_child_weight", fmt::format("{}", options.min_child_weight));
+  set_param(b.get(), "subsample", fmt::format("{}", options.subsample));
+  set_param(b.get(), "colsample_bytree", fmt::format("{}", options.colsample));
   // XGBoost's seed is a 32-bit int in its parameters.
-  set_param(b, "seed", std::to_string(options.seed % 2147483648ULL));
-  set_param(b, "verbosity", "0");
+  set_param(b.get(), "seed", std::to_string(options.seed % 2147483648ULL));
+  set_param(b.get(), "verbosity", "0");
   for (int round = 0; round < options.rounds; ++round)
     check_xgb(XGBoosterUpdateOneIter(b.get(), round, m), "boosting");
   return b;
@@ -356,10 +359,8 @@ TreeEnsemble fit_gbdt(const FeatureMatrix& x, std::span<const std::int32_t> labe
   const std::shared_ptr<void> b = boost(m.get(), options);
   // Scoring uses a slice of every round: the same trees in memory, without b's training cache
   // (which holds the rows), and not read back from the JSON (XGBoost writes floats exactly).
-  BoosterHandle all = nullptr;
-  check_xgb(XGBoosterSlice(b.get(), 0, options.rounds, 1, &all), "slicing the model");
-  std::shared_ptr<void> owned(all, [](void* p) { XGBoosterFree(p); });
-  return {model_json(b), x.cols(), static_cast<std::size_t>(options.rounds), std::move(owned)};
+  const auto rounds = static_cast<std::size_t>(options.rounds);
+  return {model_json(b), x.cols(), rounds, first_trees(b.get(), rounds)};
 #else
   missing_xgboost();
 #endif

@@ -137,6 +137,18 @@ TEST(CsvChunked, LabelNamesAndWarningsAreTheWholeFiles) {
 
 // CsvOptions::n_threads: the per-column work on 1, 2 or 4 threads gives the same dataset, the
 // same warnings in column order and, with bad values in two columns, the first column's error.
+// The same dataset, encoding, warnings and slice columns from a read on threads as from one.
+void expect_same_read(const Dataset& one, const ReadStats& one_stats, const Dataset& many,
+                      const ReadStats& stats) {
+  test::expect_same_dataset(one, many);
+  EXPECT_EQ(many.encoding().to_json(), one.encoding().to_json());
+  EXPECT_EQ(stats.warnings, one_stats.warnings);
+  for (std::size_t c = 0; c < one.columns().size(); ++c) {
+    EXPECT_EQ(many.columns()[c].levels, one.columns()[c].levels);
+    EXPECT_EQ(many.columns()[c].codes, one.columns()[c].codes);
+  }
+}
+
 TEST(CsvColumnsOnThreads, SameDatasetWarningsAndFirstError) {
   std::string text = "a,b,c,d,e,g,y\n";
   std::mt19937 rng(3);
@@ -159,13 +171,7 @@ TEST(CsvColumnsOnThreads, SameDatasetWarningsAndFirstError) {
     t.n_threads = threads;
     ReadStats stats;
     const Dataset many = parse_csv(text, t, "cols.csv", nullptr, &stats);
-    test::expect_same_dataset(one, many);
-    EXPECT_EQ(many.encoding().to_json(), one.encoding().to_json());
-    EXPECT_EQ(stats.warnings, one_stats.warnings);
-    for (std::size_t c = 0; c < one.columns().size(); ++c) {
-      EXPECT_EQ(many.columns()[c].levels, one.columns()[c].levels);
-      EXPECT_EQ(many.columns()[c].codes, one.columns()[c].codes);
-    }
+    expect_same_read(one, one_stats, many, stats);
   }
   // Infinite values in columns c (line 10) and a (line 2000): column a's error, for any count.
   std::string bad = text;
@@ -237,14 +243,8 @@ TEST(CsvPiecesOnThreads, SameRecordsLinesAndFirstErrorAsOnePiece) {
     t.n_threads = threads;
     ReadStats stats;
     const Dataset many = parse_csv(text, t, "pieces.csv", nullptr, &stats);
-    test::expect_same_dataset(one, many);
-    EXPECT_EQ(many.encoding().to_json(), one.encoding().to_json());
-    EXPECT_EQ(stats.warnings, one_stats.warnings);
+    expect_same_read(one, one_stats, many, stats);
     EXPECT_EQ(stats.rows_dropped_missing, one_stats.rows_dropped_missing);
-    for (std::size_t c = 0; c < one.columns().size(); ++c) {
-      EXPECT_EQ(many.columns()[c].levels, one.columns()[c].levels);
-      EXPECT_EQ(many.columns()[c].codes, one.columns()[c].codes);
-    }
   }
   // Two records with a field too many, in different pieces, and an infinite value after both:
   // the first record's error, with its physical line, for any thread count.
@@ -283,6 +283,25 @@ TEST(CsvPiecesOnThreads, SameRecordsLinesAndFirstErrorAsOnePiece) {
   EXPECT_NE(want_inf.find(fmt::format("pieces.csv:{}:", line_of_row[100000])), std::string::npos)
       << want_inf;
   for (const int threads : {2, 3}) EXPECT_EQ(error_at(inf, threads), want_inf);
+}
+
+// A first piece (1 MiB) of comment and blank lines only holds no record: the records of the
+// later pieces, and their numbers, are still all read.
+TEST(CsvPiecesOnThreads, FirstPieceWithoutRecords) {
+  std::string text = "a,b,y\n";
+  while (text.size() < (std::size_t{3} << 19)) text += "# nothing here yet\n\n";
+  for (int i = 0; i < 40000; ++i) text += fmt::format("{},k{},{}\n", i % 97, i % 5, i % 2);
+  CsvOptions o;
+  o.label_column = "y";
+  o.comment_prefix = "#";
+  ReadStats one_stats;
+  const Dataset one = parse_csv(text, o, "quiet.csv", nullptr, &one_stats);
+  ASSERT_EQ(one.num_rows(), 40000U);
+  CsvOptions t = o;
+  t.n_threads = 2;
+  ReadStats stats;
+  const Dataset many = parse_csv(text, t, "quiet.csv", nullptr, &stats);
+  expect_same_read(one, one_stats, many, stats);
 }
 
 TEST(CsvChunked, BadInputGivesTheWholeTextsErrorWithTheFilesLine) {
