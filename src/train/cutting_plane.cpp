@@ -1123,11 +1123,15 @@ TrainResult CuttingPlane::run() {
   rounds_until_certified();
 
   // A deterministic feasible model: the LP's optimum mixes columns on both sides of the active
-  // constraints, and none of them need be feasible alone. Raising the multipliers along the ray
-  // s * mu (s >= 1) makes the active constraints costlier: s is doubled until they hold (the
-  // answer may then overshoot into violating an opposite constraint, e.g. the other side of a
-  // parity), then bisected on "an active constraint is still violated" until an answer is
-  // feasible. Every probe's columns also join the LP.
+  // constraints, and none of them need be feasible alone. Scaling the multipliers along the ray
+  // s * mu makes the active constraints costlier as s grows: a bracket [lo, hi] is found whose
+  // lo answer still violates an active constraint and whose hi answer does not (s doubled from 2
+  // while they stay violated; when s = 2 already meets them, which says nothing of the LP's own
+  // multipliers, s halved from 1 until they are violated), then bisected until an answer is
+  // feasible. The answer at hi may overshoot into violating another constraint (e.g. the other
+  // side of a parity); the bisection assumes each constraint moves monotonically in s, so a
+  // constraint violated at both ends is violated throughout the bracket and the search stops.
+  // Every probe's columns also join the LP.
   const auto max_violation = [](const MasterColumn& c) {
     double v = 0;
     for (double x : c.g) v = std::max(v, x);
@@ -1141,9 +1145,13 @@ TrainResult CuttingPlane::run() {
     std::vector<double> base = master.mu;
     if (std::all_of(base.begin(), base.end(), [](double v) { return v <= 0; }))
       base.assign(mr.size(), 1.0);
-    // Returns whether an active constraint is still violated by the probe's first answer (the
-    // oracle's own model); sets `found` when any answer is feasible.
-    bool found = false;
+    // One probe's outcome: whether an active constraint is still violated by every answer, and
+    // each constraint's smallest value over the answers.
+    struct Probe {
+      bool active_violated = true;
+      std::vector<double> g;
+    };
+    bool found = false;  // any answer feasible
     const auto probe = [&](double s) {
       std::vector<double> mu(mr.size());
       for (std::size_t r = 0; r < mr.size(); ++r) mu[r] = s * base[r];
@@ -1151,26 +1159,43 @@ TrainResult CuttingPlane::run() {
       ++search_calls;
       interrupted = interrupted || stop_requested();
       found = found || any_feasible(fresh);
-      bool active_violated = true;
+      Probe out{true, std::vector<double>(m, kInf)};
       for (const MasterColumn& c : fresh) {
         bool v = false;
-        for (std::size_t j = 0; j < m; ++j) v = v || (base[mr.main[j]] > 0 && c.g[j] > tol);
-        active_violated = active_violated && v;
+        for (std::size_t j = 0; j < m; ++j) {
+          v = v || (base[mr.main[j]] > 0 && c.g[j] > tol);
+          out.g[j] = std::min(out.g[j], c.g[j]);
+        }
+        out.active_violated = out.active_violated && v;
       }
       for (MasterColumn& c : fresh) cols.push_back(std::move(c));
-      return active_violated;
+      return out;
     };
-    double lo = 1, hi = 0;
+    double lo = 0, hi = 0;
+    Probe at_lo, at_hi;
     for (double s = 2; s <= 256 && !found && !interrupted; s *= 2) {
-      if (!probe(s)) {
-        hi = s;
-        break;
-      }
-      lo = s;
+      Probe p = probe(s);
+      (p.active_violated ? lo : hi) = s;
+      (p.active_violated ? at_lo : at_hi) = std::move(p);
+      if (hi > 0) break;
     }
-    for (int step = 0; hi > 0 && !found && step < 8 && !interrupted; ++step) {
+    const bool down = lo == 0 && hi == 2;
+    for (double s = 1; down && lo == 0 && s >= 1.0 / 256 && !found && !interrupted; s /= 2) {
+      Probe p = probe(s);
+      (p.active_violated ? lo : hi) = s;
+      (p.active_violated ? at_lo : at_hi) = std::move(p);
+    }
+    const auto bracket_open = [&] {
+      for (std::size_t j = 0; j < m; ++j)
+        if (std::min(at_lo.g[j], at_hi.g[j]) > tol) return false;
+      return true;
+    };
+    for (int step = 0; lo > 0 && hi > 0 && !found && step < 8 && !interrupted && bracket_open();
+         ++step) {
       const double mid = std::sqrt(lo * hi);
-      (probe(mid) ? lo : hi) = mid;
+      Probe p = probe(mid);
+      (p.active_violated ? lo : hi) = mid;
+      (p.active_violated ? at_lo : at_hi) = std::move(p);
     }
   }
 

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rateopt/error.hpp"
@@ -138,6 +140,64 @@ TEST_F(PredictionOracleTest, CuttingPlaneCertifiesTheLpOptimum) {
       EXPECT_LE(r.deterministic.max_violation(), o.tolerance) << c;
     }
   }
+}
+
+// An oracle that over-reacts to the multipliers, as a warm-started booster does: it answers with
+// the pool's exact answer at kappa times the constraint part of the costs (the first call, at
+// multipliers 0, gives the objective part).
+struct OverReactingOracle {
+  const std::vector<std::vector<double>>* pool;
+  double kappa;
+  int* calls;
+  std::shared_ptr<std::vector<double>> objective_costs = std::make_shared<std::vector<double>>();
+  std::vector<std::vector<double>> operator()(const OracleCosts& oc) const {
+    std::vector<double> c = oc.rows[0];
+    if (objective_costs->empty()) *objective_costs = c;
+    const std::vector<double>& a = *objective_costs;
+    for (std::size_t i = 0; i < c.size(); ++i) c[i] = a[i] + kappa * (c[i] - a[i]);
+    const std::vector<std::vector<double>> rows{c};
+    return PoolOracle{pool, calls}(OracleCosts{rows, {}});
+  }
+};
+
+// The cutting-plane solver over the pool with an oracle answering at 3x its multipliers: converged,
+// the mixture feasible and the deterministic pick feasible (tolerance 1e-3); returns the result
+// and the oracle calls made.
+std::pair<PredictionOracleResult, int> over_reacting_run(
+    const Dataset& ds, const std::vector<std::vector<double>>& pool,
+    std::vector<std::string> constraints) {
+  const RateProblem p =
+      RateProblem::build(test::spec("error", std::move(constraints)), {{"train", &ds}});
+  TrainOptions o;
+  o.tolerance = 1e-3;
+  int calls = 0;
+  PredictionOracleResult r =
+      train_with_prediction_oracle(p, o, OverReactingOracle{&pool, 3.0, &calls});
+  EXPECT_EQ(r.status, Termination::kConverged);
+  EXPECT_LE(r.stochastic.max_violation(), 1e-9);
+  EXPECT_LE(r.deterministic.max_violation(), o.tolerance);
+  return {std::move(r), calls};
+}
+
+// The deterministic pick's ray search when the oracle's answer at the LP's own multipliers already
+// overshoots: every answer at s >= 1 has ppr[g=b] = 0 (the lower bound violated), the feasible
+// answers lie at s ~ 1 / kappa; the search must bracket below s = 1 and find one (10 calls).
+TEST_F(PredictionOracleTest, RaySearchBracketsBelowTheLpMultipliers) {
+  const auto [r, calls] = over_reacting_run(ds_, pool_, {"ppr[g=b] <= 0.4", "ppr[g=b] >= 0.1"});
+  bool overshoot = false;  // an answer with ppr[g=b] = 0
+  for (const ProblemValues& v : r.answers)
+    overshoot = overshoot || (v.constraints[1] > 0.09 && v.constraints[0] < -0.39);
+  EXPECT_TRUE(overshoot);
+  EXPECT_LE(calls, 12);
+}
+
+// A constraint the ray does not move that is violated at both ends of the bracket (ppr[g=a] >= 0.3
+// at lo and hi) ends the bisection: 12 oracle calls in all where running its 8 steps took 19
+// (and found nothing more).
+TEST_F(PredictionOracleTest, RaySearchStopsWhenAConstraintIsViolatedAcrossTheBracket) {
+  const auto [r, calls] =
+      over_reacting_run(ds_, pool_, {"ppr[g=b] <= 0.4", "ppr[g=b] >= 0.1", "ppr[g=a] >= 0.3"});
+  EXPECT_LE(calls, 12);
 }
 
 // Algorithm 1 over predictions (solver "oracle", and auto for a ratio objective).
