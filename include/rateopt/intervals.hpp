@@ -171,7 +171,7 @@ struct MixtureData {
   // component's rates whose denominator is fixed by the labels and whose numerator then holds
   // every or no denominator row (ppr, npr, tpr, fnr, fpr, tnr; not error or accuracy) are known
   // exactly: they enter the bounds as they are, and the component takes no share of delta.
-  std::vector<std::int8_t> constant;
+  std::vector<std::int8_t> constant{};
   // Per row of `data` (or empty: none): a uniform in [0, 1) drawn independently of the rows and
   // of the components, e.g. keyed by (seed, global row). When given, the components whose rates
   // are not known are bounded as one: row i takes the prediction of the component whose
@@ -183,7 +183,7 @@ struct MixtureData {
   // of the weaker bounds for means of probabilities (narrower when the components' rates are
   // alike, as a mixture's straddling a bound are, or probabilities mostly 0 or 1; wider when
   // rates differ much: choose by data other than `data`, as train_guaranteed does).
-  std::vector<double> draws;
+  std::vector<double> draws{};
 };
 // The ranges of the mixture's expected violations. A rate whose denominator is fixed by the
 // labels (ppr, tpr, fpr, error, ...) is the weighted sum of the components' rates, each bounded

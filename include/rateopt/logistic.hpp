@@ -66,12 +66,12 @@ struct LogisticRegressionOptions {
   // Warm start: the fit starts from this model (its weights must have x.cols() entries) instead
   // of zero. Refits on slightly changed weights (the cost-sensitive oracles of train.hpp) then
   // take a few iterations.
-  std::optional<LinearModel> initial;
+  std::optional<LinearModel> initial{};
   // The rows of each part of the data, in order, when they come from several files (empty: one
   // part). Sums over rows then run in blocks that never cross a part boundary, so that the same
   // files give the same bits in one process and over any number of MPI ranks, each holding whole
   // parts (rateopt/distributed.hpp, docs/scale.md). Must add up to this rank's rows.
-  std::vector<std::size_t> row_parts;
+  std::vector<std::size_t> row_parts{};
   // kNewton: each row's curvature is kept for the Hessian products of the conjugate gradient
   // steps (8 bytes a row) while this process holds at most this many rows; with more, each
   // product computes it again (one more dot product and exp per row and product: fits with many
@@ -165,7 +165,7 @@ struct MultinomialLogisticOptions {
   MultinomialSolver solver = MultinomialSolver::kNewton;
   // Warm start: the fit starts from this model when it has the same classes and feature count as
   // the problem (otherwise from zero). The stopping test stays relative to the gradient at zero.
-  std::optional<MultinomialModel> initial;
+  std::optional<MultinomialModel> initial{};
 };
 
 struct MultinomialLogisticResult {

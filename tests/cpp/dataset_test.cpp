@@ -252,7 +252,9 @@ TEST(ConcatRows, LargePartsArriveWholeWhileTheirPagesAreReleased) {
         wrong += d.features().at(i, j) == want ? 0 : 1;
       }
     EXPECT_EQ(wrong, 0u) << (sparse ? "csr" : "dense");
-    if (sparse) EXPECT_EQ(d.features().nnz(), first * cols - (first * cols + 2) / 3);
+    if (sparse) {
+      EXPECT_EQ(d.features().nnz(), first * cols - (first * cols + 2) / 3);
+    }
     EXPECT_EQ(std::vector<std::size_t>(d.row_parts().begin(), d.row_parts().end()), rows);
     EXPECT_EQ(d.column("g").codes.size(), first);
     EXPECT_EQ(d.labels().values[rows[0] - 1], 1);

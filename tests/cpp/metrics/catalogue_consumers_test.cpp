@@ -111,7 +111,9 @@ TEST(CatalogueConsumers, MonotonicityAsDeclared) {
         EXPECT_LE(down, f + 1e-12) << m.name;
       }
     }
-    if (!m.monotone) EXPECT_TRUE(violated) << m.name << " is monotone on the grid";
+    if (!m.monotone) {
+      EXPECT_TRUE(violated) << m.name << " is monotone on the grid";
+    }
   }
 }
 
@@ -161,8 +163,9 @@ TEST(CatalogueConsumers, TrainFormsEqualTheDefinition) {
         if (!std::isfinite(definition)) continue;  // kld at q in {0, 1}, winloss without losses
         EXPECT_NEAR(via_form, definition, 1e-9 * std::max(1.0, std::abs(definition)))
             << expr << " trial " << trial;
-        if (leaf.kind == Leaf::Kind::kLinear)
+        if (leaf.kind == Leaf::Kind::kLinear) {
           EXPECT_NEAR(leaf.linear.evaluate(atoms), definition, 1e-12) << expr;
+        }
       }
     }
   }
@@ -199,7 +202,9 @@ TEST(CatalogueConsumers, DecideMatchesBruteForceOrRefuses) {
       const std::string err =
           test::error_of<InvalidArgument>([&] { (void)DecideMetric::from_name(spec); });
       EXPECT_FALSE(err.empty()) << spec;
-      if (!m.complement.empty()) EXPECT_TRUE(test::contains(err, std::string(m.complement))) << err;
+      if (!m.complement.empty()) {
+        EXPECT_TRUE(test::contains(err, std::string(m.complement))) << err;
+      }
       continue;
     }
     const DecideMetric metric = DecideMetric::from_name(spec);

@@ -343,8 +343,9 @@ TEST(MetricCatalogue, DeclaredSharesEqualTheDefinition) {
     for (const auto& c :
          {make_counts(3, 1, 4, 7), make_counts(0, 2, 5, 1), make_counts(6, 0, 0, 2)}) {
       const double den = cell_mass(c.confusion, m.share_in);
-      if (den > 0)
+      if (den > 0) {
         EXPECT_DOUBLE_EQ(m.compute(c, m.default_param), cell_mass(c.confusion, m.share_of) / den);
+      }
     }
   }
   EXPECT_EQ(shares,

@@ -70,7 +70,9 @@ void expect_matches_sorting(const std::vector<double>& scores, const ClassThresh
   for (std::size_t k = 0; k < s.searches; ++k) {
     const std::optional<double> want = by_sorting(scores, s, k);
     ASSERT_EQ(got[k].has_value(), want.has_value()) << what << ", search " << k;
-    if (want) EXPECT_EQ(*got[k], *want) << what << ", search " << k;
+    if (want) {
+      EXPECT_EQ(*got[k], *want) << what << ", search " << k;
+    }
   }
   // Any thread count: the same cuts.
   EXPECT_EQ(detail::class_thresholds(x, m, s, 4), got) << what;

@@ -348,11 +348,12 @@ TEST(SpreadParity, OtherSolversAndPostProcessing) {
   EXPECT_EQ(r.stochastic.constraints.size(), 1U);
   const Classifier base =
       Classifier::single(LinearModel{{1.0}, 0.0}, Link::kThreshold, Encoding::for_matrix(1));
-  test::expect_invalid([&] { (void)postprocess(sp, base, {{"c"}}); }, "pairwise_parity(spec)");
+  test::expect_invalid([&] { (void)postprocess(sp, base, test::by_groups({"c"})); },
+                       "pairwise_parity(spec)");
   const RateProblem pairs = RateProblem::build(
       pairwise_parity(test::spec("error", {"parity(ppr, c) <= 0.1"})), {{"train", &ds}});
   EXPECT_EQ(pairs.constraints().size(), 20U * 19U);
-  EXPECT_EQ(postprocess(pairs, base, {{"c"}}).status, Termination::kConverged);
+  EXPECT_EQ(postprocess(pairs, base, test::by_groups({"c"})).status, Termination::kConverged);
 }
 
 // The default (logistic) oracle on the score + group indicator problems: feasible to the

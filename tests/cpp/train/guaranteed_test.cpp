@@ -278,7 +278,9 @@ TEST(TrainGuaranteed, MoveChosenByTheSafetyTestKeepsTheGuarantee) {
     EXPECT_GE(certified, 970);
     const double rate = static_cast<double>(broken) / kDraws;
     EXPECT_LE(rate, 0.1 + 3 * std::sqrt(0.1 * 0.9 / kDraws));
-    if (stochastic) EXPECT_GE(rate, 0.03);
+    if (stochastic) {
+      EXPECT_GE(rate, 0.03);
+    }
   }
 }
 

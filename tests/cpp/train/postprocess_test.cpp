@@ -414,7 +414,8 @@ TEST(Postprocess, DeterministicModeMatchesExhaustiveSearch) {
     o.group_columns = {"g"};
     o.deterministic = true;
     const PostprocessResult r = postprocess(problem, score_model(), o);
-    const PostprocessResult randomized = postprocess(problem, score_model(), {{"g"}});
+    const PostprocessResult randomized =
+        postprocess(problem, score_model(), test::by_groups({"g"}));
     // Nodes over each range's hull vertices, or over every cut: the same answer.
     o.hull = false;
     const PostprocessResult every_cut = postprocess(problem, score_model(), o);

@@ -110,7 +110,9 @@ TEST(RateProblem, UnweightedAtomsKeepOneCoefficient) {
       double direct = 0;
       a.rows.for_each([&](std::size_t r, std::uint32_t /*row*/) { direct += a.coef_at(r); });
       EXPECT_NEAR(a.capacity, direct, 1e-12) << a.description;
-      if (ds == &plain) EXPECT_GT(a.unit_coef, 0.0);
+      if (ds == &plain) {
+        EXPECT_GT(a.unit_coef, 0.0);
+      }
     }
     const NamedData nd[] = {{"train", ds, &P}};
     const std::vector<std::vector<double>> preds{pred};

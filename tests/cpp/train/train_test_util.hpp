@@ -10,6 +10,7 @@
 
 #include "rateopt/dataset.hpp"
 #include "rateopt/io.hpp"
+#include "rateopt/postprocess.hpp"
 #include "rateopt/train.hpp"
 #include "test_util.hpp"
 
@@ -54,6 +55,13 @@ inline Dataset synthetic(std::size_t n, std::uint64_t seed, bool with_baseline =
   ds.add_column(make_column("g", group));
   if (with_baseline) ds.add_column(make_column("baseline", base));
   return ds;
+}
+
+// Post-processing options with these group columns, the rest at their defaults.
+inline PostprocessOptions by_groups(std::vector<std::string> columns) {
+  PostprocessOptions o;
+  o.group_columns = std::move(columns);
+  return o;
 }
 
 inline ProblemSpec spec(std::string objective, std::vector<std::string> constraints = {},
