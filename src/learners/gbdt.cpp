@@ -245,16 +245,28 @@ void TreeEnsemble::scores(const FeatureMatrix& x, std::size_t first, std::span<d
   const std::lock_guard lock(predict_mutex());
   const DynamicThreadsOff fixed_threads;
   set_param(booster(), "nthread", std::to_string(detail::resolve_threads(n_threads)));
+  // XGBoost's in-place prediction reads each block of row-major floats where it lies (no DMatrix
+  // built per call: on Adult, 7% less CPU for a constrained fit and its report, 10% for predict):
+  // margins (type 1), every tree, not training, NaN missing; the bits a DMatrix of the same
+  // floats gives (Gbdt.BoostingOnMarginsAreTheModelsScores compares them with XGBoost's).
   constexpr std::size_t kBlock = 65536;
+  const char* const config =
+      R"({"cache_id": 0, "type": 1, "training": false, "iteration_begin": 0, "iteration_end": 0, )"
+      R"("strict_shape": false, "missing": NaN})";
   for (std::size_t at = 0; at < out.size(); at += kBlock) {
     const std::size_t count = std::min(kBlock, out.size() - at);
-    const std::shared_ptr<void> m =
-        new_matrix(dense_floats(x, first + at, count, num_features_), count, num_features_);
-    bst_ulong len = 0;
+    const std::vector<float> block = dense_floats(x, first + at, count, num_features_);
+    const std::string array =
+        fmt::format(R"({{"data": [{}, true], "shape": [{}, {}], "typestr": "<f4", "version": 3}})",
+                    reinterpret_cast<std::uintptr_t>(block.data()), count, num_features_);
+    const bst_ulong* shape = nullptr;
+    bst_ulong dim = 0;
     const float* result = nullptr;
-    // option_mask 1: margins; every tree; not training.
-    check_xgb(XGBoosterPredict(booster_.get(), m.get(), 1, 0, 0, &len, &result), "predicting");
-    RATEOPT_CHECK(len == count, "XGBoost gave {} scores for {} rows", len, count);
+    check_xgb(XGBoosterPredictFromDense(booster_.get(), array.c_str(), config, nullptr, &shape,
+                                        &dim, &result),
+              "predicting");
+    RATEOPT_CHECK(dim >= 1 && shape[0] == count, "XGBoost gave {} scores for {} rows",
+                  dim >= 1 ? shape[0] : 0, count);
     for (std::size_t r = 0; r < count; ++r) out[at + r] = static_cast<double>(result[r]) + offset_;
   }
 #else
