@@ -1126,12 +1126,12 @@ TrainResult CuttingPlane::run() {
   // constraints, and none of them need be feasible alone. Scaling the multipliers along the ray
   // s * mu makes the active constraints costlier as s grows: a bracket [lo, hi] is found whose
   // lo answer still violates an active constraint and whose hi answer does not (s doubled from 2
-  // while they stay violated; when s = 2 already meets them, which says nothing of the LP's own
-  // multipliers, s halved from 1 until they are violated), then bisected until an answer is
-  // feasible. The answer at hi may overshoot into violating another constraint (e.g. the other
-  // side of a parity); the bisection assumes each constraint moves monotonically in s, so a
-  // constraint violated at both ends is violated throughout the bracket and the search stops.
-  // Every probe's columns also join the LP.
+  // while they stay violated and each doubling comes closer to meeting them; when s = 2 already
+  // meets them, which says nothing of the LP's own multipliers, s halved from 1 until they are
+  // violated), then bisected until an answer is feasible. The answer at hi may overshoot into
+  // violating another constraint (e.g. the other side of a parity); the bisection assumes each
+  // constraint moves monotonically in s, so a constraint violated at both ends is violated
+  // throughout the bracket and the search stops. Every probe's columns also join the LP.
   const auto max_violation = [](const MasterColumn& c) {
     double v = 0;
     for (double x : c.g) v = std::max(v, x);
@@ -1145,10 +1145,12 @@ TrainResult CuttingPlane::run() {
     std::vector<double> base = master.mu;
     if (std::all_of(base.begin(), base.end(), [](double v) { return v <= 0; }))
       base.assign(mr.size(), 1.0);
-    // One probe's outcome: whether an active constraint is still violated by every answer, and
-    // each constraint's smallest value over the answers.
+    // One probe's outcome: whether an active constraint is still violated by every answer, the
+    // smallest over the answers of their largest active constraint value, and each constraint's
+    // smallest value over the answers.
     struct Probe {
       bool active_violated = true;
+      double active_value = kInf;
       std::vector<double> g;
     };
     bool found = false;  // any answer feasible
@@ -1159,14 +1161,19 @@ TrainResult CuttingPlane::run() {
       ++search_calls;
       interrupted = interrupted || stop_requested();
       found = found || any_feasible(fresh);
-      Probe out{true, std::vector<double>(m, kInf)};
+      Probe out{true, kInf, std::vector<double>(m, kInf)};
       for (const MasterColumn& c : fresh) {
         bool v = false;
+        double active = -kInf;
         for (std::size_t j = 0; j < m; ++j) {
-          v = v || (base[mr.main[j]] > 0 && c.g[j] > tol);
+          if (base[mr.main[j]] > 0) {
+            v = v || c.g[j] > tol;
+            active = std::max(active, c.g[j]);
+          }
           out.g[j] = std::min(out.g[j], c.g[j]);
         }
         out.active_violated = out.active_violated && v;
+        out.active_value = std::min(out.active_value, active);
       }
       for (MasterColumn& c : fresh) cols.push_back(std::move(c));
       return out;
@@ -1175,6 +1182,9 @@ TrainResult CuttingPlane::run() {
     Probe at_lo, at_hi;
     for (double s = 2; s <= 256 && !found && !interrupted; s *= 2) {
       Probe p = probe(s);
+      // Still violated, and no closer to met than at s / 2: the answers do not move toward the
+      // active constraints along the ray (saturated, or overshooting through another rate).
+      if (p.active_violated && lo > 0 && p.active_value >= at_lo.active_value) break;
       (p.active_violated ? lo : hi) = s;
       (p.active_violated ? at_lo : at_hi) = std::move(p);
       if (hi > 0) break;

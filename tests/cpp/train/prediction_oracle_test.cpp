@@ -200,6 +200,39 @@ TEST_F(PredictionOracleTest, RaySearchStopsWhenAConstraintIsViolatedAcrossTheBra
   EXPECT_LE(calls, 12);
 }
 
+// An oracle that stops responding beyond some size of the multipliers, as a regularised learner
+// does: the pool's exact answer at the constraint part of the costs clipped to 0.2 times the
+// objective part's largest entry. No answer then meets tpr[g=a] >= 0.9, and doubling s changes
+// nothing: the search stops after two probes that come no closer (10 oracle calls in all, where
+// doubling on to s = 256 took 16; the same result).
+TEST_F(PredictionOracleTest, RaySearchStopsDoublingWhenAnswersComeNoCloser) {
+  const RateProblem p =
+      RateProblem::build(test::spec("error", {"tpr[g=a] >= 0.9"}), {{"train", &ds_}});
+  TrainOptions o;
+  o.tolerance = 1e-3;
+  int calls = 0;
+  auto objective_costs = std::make_shared<std::vector<double>>();
+  const PredictionOracle saturating = [&, objective_costs](const OracleCosts& oc) {
+    std::vector<double> c = oc.rows[0];
+    if (objective_costs->empty()) *objective_costs = c;
+    const std::vector<double>& a = *objective_costs;
+    double part = 0, scale = 0;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      part = std::max(part, std::fabs(c[i] - a[i]));
+      scale = std::max(scale, std::fabs(a[i]));
+    }
+    const double k = part > 0.2 * scale ? 0.2 * scale / part : 1.0;
+    for (std::size_t i = 0; i < c.size(); ++i) c[i] = a[i] + k * (c[i] - a[i]);
+    const std::vector<std::vector<double>> rows{c};
+    return PoolOracle{&pool_, &calls}(OracleCosts{rows, {}});
+  };
+  const PredictionOracleResult r = train_with_prediction_oracle(p, o, saturating);
+  EXPECT_EQ(r.status, Termination::kInfeasible);
+  EXPECT_NEAR(r.stochastic.max_violation(), 0.1081, 1e-4);
+  EXPECT_NEAR(r.deterministic.max_violation(), 0.1081, 1e-4);
+  EXPECT_LE(calls, 10);
+}
+
 // Algorithm 1 over predictions (solver "oracle", and auto for a ratio objective).
 TEST_F(PredictionOracleTest, AlgorithmOneApproachesTheLpOptimum) {
   const RateProblem p =
