@@ -1178,23 +1178,23 @@ TrainResult CuttingPlane::run() {
       for (MasterColumn& c : fresh) cols.push_back(std::move(c));
       return out;
     };
+    // The bracket: lo's answers violate an active constraint, hi's do not (0: not found yet).
     double lo = 0, hi = 0;
     Probe at_lo, at_hi;
-    for (double s = 2; s <= 256 && !found && !interrupted; s *= 2) {
+    const auto place = [&](double s, Probe p) {
+      (p.active_violated ? lo : hi) = s;
+      (p.active_violated ? at_lo : at_hi) = std::move(p);
+    };
+    for (double s = 2; s <= 256 && hi == 0 && !found && !interrupted; s *= 2) {
       Probe p = probe(s);
       // Still violated, and no closer to met than at s / 2: the answers do not move toward the
       // active constraints along the ray (saturated, or overshooting through another rate).
       if (p.active_violated && lo > 0 && p.active_value >= at_lo.active_value) break;
-      (p.active_violated ? lo : hi) = s;
-      (p.active_violated ? at_lo : at_hi) = std::move(p);
-      if (hi > 0) break;
+      place(s, std::move(p));
     }
     const bool down = lo == 0 && hi == 2;
-    for (double s = 1; down && lo == 0 && s >= 1.0 / 256 && !found && !interrupted; s /= 2) {
-      Probe p = probe(s);
-      (p.active_violated ? lo : hi) = s;
-      (p.active_violated ? at_lo : at_hi) = std::move(p);
-    }
+    for (double s = 1; down && lo == 0 && s >= 1.0 / 256 && !found && !interrupted; s /= 2)
+      place(s, probe(s));
     const auto bracket_open = [&] {
       for (std::size_t j = 0; j < m; ++j)
         if (std::min(at_lo.g[j], at_hi.g[j]) > tol) return false;
@@ -1203,9 +1203,7 @@ TrainResult CuttingPlane::run() {
     for (int step = 0; lo > 0 && hi > 0 && !found && step < 8 && !interrupted && bracket_open();
          ++step) {
       const double mid = std::sqrt(lo * hi);
-      Probe p = probe(mid);
-      (p.active_violated ? lo : hi) = mid;
-      (p.active_violated ? at_lo : at_hi) = std::move(p);
+      place(mid, probe(mid));
     }
   }
 

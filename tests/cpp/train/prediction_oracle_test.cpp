@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <stdexcept>
@@ -142,25 +143,35 @@ TEST_F(PredictionOracleTest, CuttingPlaneCertifiesTheLpOptimum) {
   }
 }
 
-// An oracle that over-reacts to the multipliers, as a warm-started booster does: it answers with
-// the pool's exact answer at kappa times the constraint part of the costs (the first call, at
-// multipliers 0, gives the objective part).
-struct OverReactingOracle {
+// An inexact oracle over the pool: the exact answer at the constraint part of the costs (the
+// first call, at multipliers 0, gives the objective part) times kappa, then clipped to `clip`
+// times the objective part's largest entry. kappa > 1 over-reacts to the multipliers, as a
+// warm-started booster does; a finite clip stops responding beyond some size of them, as a
+// regularised learner does.
+struct DistortedOracle {
   const std::vector<std::vector<double>>* pool;
   double kappa;
+  double clip;
   int* calls;
   std::shared_ptr<std::vector<double>> objective_costs = std::make_shared<std::vector<double>>();
   std::vector<std::vector<double>> operator()(const OracleCosts& oc) const {
     std::vector<double> c = oc.rows[0];
     if (objective_costs->empty()) *objective_costs = c;
     const std::vector<double>& a = *objective_costs;
-    for (std::size_t i = 0; i < c.size(); ++i) c[i] = a[i] + kappa * (c[i] - a[i]);
+    double part = 0, scale = 0;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      part = std::max(part, kappa * std::fabs(c[i] - a[i]));
+      scale = std::max(scale, std::fabs(a[i]));
+    }
+    const double k = part > clip * scale ? kappa * clip * scale / part : kappa;
+    for (std::size_t i = 0; i < c.size(); ++i) c[i] = a[i] + k * (c[i] - a[i]);
     const std::vector<std::vector<double>> rows{c};
     return PoolOracle{pool, calls}(OracleCosts{rows, {}});
   }
 };
 
-// The cutting-plane solver over the pool with an oracle answering at 3x its multipliers: converged,
+// The cutting-plane solver over the pool with an oracle answering at 3x its multipliers
+// (DistortedOracle, kappa 3, no clip): converged,
 // the mixture feasible and the deterministic pick feasible (tolerance 1e-3); returns the result
 // and the oracle calls made.
 std::pair<PredictionOracleResult, int> over_reacting_run(
@@ -171,8 +182,8 @@ std::pair<PredictionOracleResult, int> over_reacting_run(
   TrainOptions o;
   o.tolerance = 1e-3;
   int calls = 0;
-  PredictionOracleResult r =
-      train_with_prediction_oracle(p, o, OverReactingOracle{&pool, 3.0, &calls});
+  PredictionOracleResult r = train_with_prediction_oracle(
+      p, o, DistortedOracle{&pool, 3.0, std::numeric_limits<double>::infinity(), &calls});
   EXPECT_EQ(r.status, Termination::kConverged);
   EXPECT_LE(r.stochastic.max_violation(), 1e-9);
   EXPECT_LE(r.deterministic.max_violation(), o.tolerance);
@@ -200,9 +211,8 @@ TEST_F(PredictionOracleTest, RaySearchStopsWhenAConstraintIsViolatedAcrossTheBra
   EXPECT_LE(calls, 12);
 }
 
-// An oracle that stops responding beyond some size of the multipliers, as a regularised learner
-// does: the pool's exact answer at the constraint part of the costs clipped to 0.2 times the
-// objective part's largest entry. No answer then meets tpr[g=a] >= 0.9, and doubling s changes
+// An oracle that stops responding beyond some size of the multipliers (DistortedOracle, kappa 1,
+// clip 0.2). No answer then meets tpr[g=a] >= 0.9, and doubling s changes
 // nothing: the search stops after two probes that come no closer (10 oracle calls in all, where
 // doubling on to s = 256 took 16; the same result).
 TEST_F(PredictionOracleTest, RaySearchStopsDoublingWhenAnswersComeNoCloser) {
@@ -211,22 +221,8 @@ TEST_F(PredictionOracleTest, RaySearchStopsDoublingWhenAnswersComeNoCloser) {
   TrainOptions o;
   o.tolerance = 1e-3;
   int calls = 0;
-  auto objective_costs = std::make_shared<std::vector<double>>();
-  const PredictionOracle saturating = [&, objective_costs](const OracleCosts& oc) {
-    std::vector<double> c = oc.rows[0];
-    if (objective_costs->empty()) *objective_costs = c;
-    const std::vector<double>& a = *objective_costs;
-    double part = 0, scale = 0;
-    for (std::size_t i = 0; i < c.size(); ++i) {
-      part = std::max(part, std::fabs(c[i] - a[i]));
-      scale = std::max(scale, std::fabs(a[i]));
-    }
-    const double k = part > 0.2 * scale ? 0.2 * scale / part : 1.0;
-    for (std::size_t i = 0; i < c.size(); ++i) c[i] = a[i] + k * (c[i] - a[i]);
-    const std::vector<std::vector<double>> rows{c};
-    return PoolOracle{&pool_, &calls}(OracleCosts{rows, {}});
-  };
-  const PredictionOracleResult r = train_with_prediction_oracle(p, o, saturating);
+  const PredictionOracleResult r =
+      train_with_prediction_oracle(p, o, DistortedOracle{&pool_, 1.0, 0.2, &calls});
   EXPECT_EQ(r.status, Termination::kInfeasible);
   EXPECT_NEAR(r.stochastic.max_violation(), 0.1081, 1e-4);
   EXPECT_NEAR(r.deterministic.max_violation(), 0.1081, 1e-4);
