@@ -5,8 +5,9 @@ bench_fairgbm.py records the exact `rateopt train` command of every row. This sc
 of one row kind (`--key`, default `rateopt_match_eg`: rateopt at fairlearn EG's training level) for
 one seed with each binary given (the binaries taking turns, `--reps` runs each), and prints the
 median CPU time (user + sys of the process) per cell next to the stored EG fit time (median over
-its seeds) and the ratio EG / the last binary. Outputs go to a temporary folder; the data files
-are the ones the stored commands name (the `--keep` folder of the bench run).
+its seeds), the ratio EG / the last binary, and whether every binary wrote the same model file.
+Outputs go to a temporary folder, one subfolder per binary; the data files are the ones the
+stored commands name (the `--keep` folder of the bench run).
 
     /usr/bin/python3 bench/rerun_fairgbm_commands.py OLD_BIN NEW_BIN [--reps 3] [--seed 0]
 """
@@ -48,22 +49,30 @@ def main():
     env = dict(os.environ, OMP_NUM_THREADS="1")
     out = tempfile.mkdtemp(prefix="rerun_fairgbm_")
     names = [os.path.basename(b) for b in a.binaries]
-    print("| cell | EG CPU s | " + " | ".join(f"`{n}` CPU s" for n in names) + " | EG / last |")
-    print("|---|---|" + "---|" * len(names) + "---|")
+    print("| cell | EG CPU s | " + " | ".join(f"`{n}` CPU s" for n in names) +
+          " | EG / last | model file |")
+    print("|---|---|" + "---|" * len(names) + "---|---|")
     for r in rows:
         cmd = shlex.split(r["info"]["command"])
-        for flag in ("--output", "--report"):  # outputs to the temporary folder
-            if flag in cmd:
-                k = cmd.index(flag) + 1
-                cmd[k] = os.path.join(out, os.path.basename(cmd[k]))
         times = [[] for _ in a.binaries]
+        models = []
         for _ in range(a.reps):
             for b, binary in enumerate(a.binaries):
-                times[b].append(cpu_seconds([binary] + cmd[1:], env))
+                run = list(cmd)
+                for flag in ("--output", "--report"):  # each binary's outputs in its own folder
+                    if flag in run:
+                        k = run.index(flag) + 1
+                        os.makedirs(os.path.join(out, str(b)), exist_ok=True)
+                        run[k] = os.path.join(out, str(b), os.path.basename(run[k]))
+                times[b].append(cpu_seconds([binary] + run[1:], env))
+                if len(models) < len(a.binaries):
+                    models.append(run[run.index("--output") + 1])
+        same = len({open(m, "rb").read() for m in models}) == 1
         med = [statistics.median(t) for t in times]
         e = statistics.median(eg.get((r["dataset"], r["cell"]), [float("nan")]))
         print(f"| {r['dataset']} {r['cell']} | {e:.2f} | " +
-              " | ".join(f"{m:.3f}" for m in med) + f" | {e / med[-1]:.1f}x |", flush=True)
+              " | ".join(f"{m:.3f}" for m in med) + f" | {e / med[-1]:.1f}x | " +
+              ("same bytes" if same else "differ") + " |", flush=True)
 
 
 if __name__ == "__main__":

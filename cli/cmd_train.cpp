@@ -472,9 +472,14 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
   }
   ProblemSpec as_given = spec;
   as_given.constraints = constraints;
-  const bool saved = finish_report(report, as_given, result.classifier, named, validation_path,
-                                   reader, threads, start, output, f.report, !ok || !certified,
-                                   f.output_infeasible, f.ci.level > 0 ? &f.ci : nullptr);
+  // The solver's own scores of the training rows spare the report scoring them again; only where
+  // the report's training sections are the problem's rows and the classifier is as trained.
+  const bool as_trained = !guaranteed && !two_dataset;
+  const bool saved = finish_report(
+      report, as_given, result.classifier, named, validation_path, reader, threads, start, output,
+      f.report, !ok || !certified, f.output_infeasible, f.ci.level > 0 ? &f.ci : nullptr,
+      as_trained ? std::span<const std::vector<double>>(result.training_scores)
+                 : std::span<const std::vector<double>>());
   const int failed_code = guaranteed ? kExitNoSolution : kExitRuntime;
   if (!lead) return ok && certified ? 0 : failed_code;
   fmt::print(

@@ -13,8 +13,9 @@ namespace {
 
 nlohmann::json section(const ProblemSpec& spec, const Classifier& classifier,
                        const std::vector<TrainingData>& data, PredictMode mode, int threads,
-                       const IntervalOptions* ci, bool in_sample) {
-  const SpecValues v = evaluate_spec(spec, classifier, data, mode, 0, threads, ci);
+                       const IntervalOptions* ci, bool in_sample,
+                       std::span<const std::vector<double>> stacked_scores) {
+  const SpecValues v = evaluate_spec(spec, classifier, data, mode, 0, threads, ci, stacked_scores);
   nlohmann::json constraints = nlohmann::json::array();
   for (std::size_t k = 0; k < v.constraints.size(); ++k) {
     const ExpressionValue& c = v.constraints[k];
@@ -74,14 +75,14 @@ void print_section(const std::string& title, const nlohmann::json& r) {
 
 nlohmann::json spec_sections(const ProblemSpec& spec, const Classifier& classifier,
                              const NamedDatasets& data, int threads, const IntervalOptions* ci,
-                             bool in_sample) {
+                             bool in_sample, std::span<const std::vector<double>> stacked_scores) {
   std::vector<TrainingData> td;
   td.reserve(data.size());
   for (const auto& [name, ds] : data) td.push_back({name, ds});
-  return {{"stochastic",
-           section(spec, classifier, td, PredictMode::kProbability, threads, ci, in_sample)},
-          {"deterministic",
-           section(spec, classifier, td, PredictMode::kDeterministic, threads, ci, in_sample)}};
+  return {{"stochastic", section(spec, classifier, td, PredictMode::kProbability, threads, ci,
+                                 in_sample, stacked_scores)},
+          {"deterministic", section(spec, classifier, td, PredictMode::kDeterministic, threads, ci,
+                                    in_sample, stacked_scores)}};
 }
 
 void print_spec_sections(const ProblemSpec& spec, const nlohmann::json& report) {
@@ -164,8 +165,8 @@ bool finish_report(nlohmann::json& report, const ProblemSpec& spec, Classifier& 
                    const std::string& validation_path, const ReaderFlags& reader, int threads,
                    std::chrono::steady_clock::time_point start, const std::string& output,
                    const std::string& report_path, bool infeasible, bool output_infeasible,
-                   const IntervalOptions* ci) {
-  report["train"] = spec_sections(spec, classifier, named, threads, ci, true);
+                   const IntervalOptions* ci, std::span<const std::vector<double>> stacked_scores) {
+  report["train"] = spec_sections(spec, classifier, named, threads, ci, true, stacked_scores);
   if (!validation_path.empty()) {
     // A file or a pattern (over ranks: each rank reads its share of the files).
     const Dataset valid =

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,11 +25,12 @@ using NamedDatasets = std::vector<std::pair<std::string, const Dataset*>>;
 // with probability predictions and with deterministic ones. With `ci` (train --ci), each section
 // also has "objective_ci" [low, high] and "ci_method", and each constraint "ci_low", "ci_high"
 // (of its violation, not clamped) and "ci_method"; `in_sample` marks sections of the rows the
-// model was fitted on ("in_sample": true: their intervals are optimistic).
-[[nodiscard]] nlohmann::json spec_sections(const ProblemSpec& spec, const Classifier& classifier,
-                                           const NamedDatasets& data, int threads,
-                                           const IntervalOptions* ci = nullptr,
-                                           bool in_sample = false);
+// model was fitted on ("in_sample": true: their intervals are optimistic). stacked_scores: the
+// solver's scores of exactly these rows (TrainResult::training_scores), or none (evaluate_spec).
+[[nodiscard]] nlohmann::json spec_sections(
+    const ProblemSpec& spec, const Classifier& classifier, const NamedDatasets& data, int threads,
+    const IntervalOptions* ci = nullptr, bool in_sample = false,
+    std::span<const std::vector<double>> stacked_scores = {});
 
 // Prints "minimize OBJECTIVE" and the report's train (and validation) sections, one line per
 // objective and per constraint.
@@ -48,12 +50,14 @@ void print_guarantee(const nlohmann::json& g);
 // the total time to `report`, embeds it (without timings) in the classifier, saves the model
 // (not when infeasible, unless `output_infeasible`) and, when asked, the report file; over
 // several ranks rank 0 writes for the group. Shared by every solver. Returns whether the model
-// was written (would be, on other ranks).
+// was written (would be, on other ranks). stacked_scores: as spec_sections takes them, for
+// `named` (the train sections).
 bool finish_report(nlohmann::json& report, const ProblemSpec& spec, Classifier& classifier,
                    const NamedDatasets& named, const std::string& validation_path,
                    const ReaderFlags& reader, int threads,
                    std::chrono::steady_clock::time_point start, const std::string& output,
                    const std::string& report_path, bool infeasible, bool output_infeasible,
-                   const IntervalOptions* ci);
+                   const IntervalOptions* ci,
+                   std::span<const std::vector<double>> stacked_scores = {});
 
 }  // namespace rateopt::cli

@@ -46,6 +46,8 @@ struct GbdtOptions {
 // Throws InvalidArgument naming the option, its value and the accepted range.
 void validate(const GbdtOptions& options);
 
+struct GbdtFit;
+
 class TreeEnsemble {
  public:
   TreeEnsemble() = default;
@@ -74,8 +76,9 @@ class TreeEnsemble {
               int n_threads = 0) const;
 
  private:
-  friend TreeEnsemble fit_gbdt(const FeatureMatrix& x, std::span<const std::int32_t> labels,
-                               std::span<const double> weights, const GbdtOptions& options);
+  friend GbdtFit fit_gbdt_with_margins(const FeatureMatrix& x, std::span<const std::int32_t> labels,
+                                       std::span<const double> weights, const GbdtOptions& options,
+                                       int prefix_rounds);
   friend class BoostOn;
   // A model XGBoost itself wrote (fitted, sliced, or trees appended to one): no check. `booster`
   // is its handle when there is one in memory (without a training cache), else XGBoost reads json
@@ -102,6 +105,22 @@ class TreeEnsemble {
 [[nodiscard]] TreeEnsemble fit_gbdt(const FeatureMatrix& x, std::span<const std::int32_t> labels,
                                     std::span<const double> weights, const GbdtOptions& options);
 
+// fit_gbdt's model with its margins of x's rows (`margins`, the same bits as model.scores(x)) and,
+// for 0 < prefix_rounds < options.rounds, the margins after the first prefix_rounds rounds
+// (`prefix_margins`, those of model.first_rounds(prefix_rounds); else empty). Both come from
+// XGBoost's training cache as it boosts, at O(rows) each, where scoring the rows anew costs
+// O(rows * rounds * depth). InvalidArgument as fit_gbdt, and for prefix_rounds outside
+// [0, options.rounds).
+struct GbdtFit {
+  TreeEnsemble model;
+  std::vector<double> margins;
+  std::vector<double> prefix_margins;
+};
+[[nodiscard]] GbdtFit fit_gbdt_with_margins(const FeatureMatrix& x,
+                                            std::span<const std::int32_t> labels,
+                                            std::span<const double> weights,
+                                            const GbdtOptions& options, int prefix_rounds = 0);
+
 // Boosting on from a fitted booster, many times over the same rows (the rate-constrained
 // solvers' oracle with --gbdt-warm-rounds: start is the first fit's first rounds - warm trees,
 // first_rounds): each fit adds options.rounds trees to `start`, fitted to
@@ -112,19 +131,15 @@ class TreeEnsemble {
 // start's size, and fits in the same order give the same bytes for any thread count.
 //
 // fit's `model` holds start's trees and then the new ones (an XGBoost model of its own);
-// `margins` are its margins of the rows, the same bits as model.scores(x).
-struct BoostedOn {
-  TreeEnsemble model;
-  std::vector<double> margins;
-};
+// `margins` are its margins of the rows, the same bits as model.scores(x) (no prefix_margins).
 class BoostOn {
  public:
   // start: fitted over x's features, without an offset; start_margins: as start.scores(x) gives
   // them. InvalidArgument otherwise (sizes, values not finite), and in a build without XGBoost.
   BoostOn(TreeEnsemble start, std::span<const double> start_margins, const FeatureMatrix& x);
   // InvalidArgument as fit_gbdt.
-  [[nodiscard]] BoostedOn fit(std::span<const std::int32_t> labels, std::span<const double> weights,
-                              const GbdtOptions& options);
+  [[nodiscard]] GbdtFit fit(std::span<const std::int32_t> labels, std::span<const double> weights,
+                            const GbdtOptions& options);
 
  private:
   struct StartModel;  // start's JSON model, parsed once (the new trees go after its own)

@@ -102,6 +102,16 @@ struct GroupRule {
   std::vector<double> weights;     // one per threshold, >= 0, sum 1
 };
 
+// Scores of the rows of one feature matrix that a caller already holds, by component: scores[m]
+// is component m's scores of every row of `rows`, the bits ScoreModel::scores gives, or empty
+// (those rows are scored anew). The rate-constrained solvers' own (TrainResult::training_scores)
+// spare their report a scoring pass over the training rows. Used only for that matrix (by
+// address); wrong scores give wrong predictions, so they must be the classifier's own.
+struct KnownScores {
+  const FeatureMatrix* rows = nullptr;
+  std::vector<std::span<const double>> scores;
+};
+
 struct Classifier {
   static constexpr int kFormatVersion = 3;  // the newest version this build reads and writes
 
@@ -142,11 +152,14 @@ struct Classifier {
   // most 8 components (of non-zero weight) with the threshold link and no group rules. Writes
   // out[i] (data.num_rows() entries), an index into the returned levels, so that levels[out[i]]
   // is, bit for bit, what predict gives row i; returns nothing (out untouched) for other models.
-  [[nodiscard]] std::optional<std::vector<double>> predict_levels(const FeatureMatrix& x,
-                                                                  std::span<std::uint8_t> out,
-                                                                  int n_threads = 0) const;
+  // Both take `known` scores of x's rows (of data's features); InvalidArgument when they are not
+  // one entry per component, each empty or one score per row.
+  [[nodiscard]] std::optional<std::vector<double>> predict_levels(
+      const FeatureMatrix& x, std::span<std::uint8_t> out, int n_threads = 0,
+      const KnownScores* known = nullptr) const;
   void predict_positive(const Dataset& data, PredictMode mode, std::span<std::uint8_t> out,
-                        std::uint64_t seed = 0, int n_threads = 0) const;
+                        std::uint64_t seed = 0, int n_threads = 0,
+                        const KnownScores* known = nullptr) const;
   // Raw score of the deterministic component (for ranking metrics); with group rules the score
   // minus the row's deterministic threshold (group columns: the Dataset overload only).
   void decision_function(const FeatureMatrix& x, std::span<double> out, int n_threads = 0) const;

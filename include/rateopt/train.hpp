@@ -234,11 +234,16 @@ struct SpecValues {
 // Predicts each dataset with `classifier` in `mode` (the Dataset overload: group rules apply;
 // stochastic draws keyed by `seed`) and evaluates the spec's expressions there (evaluate_text);
 // with `intervals`, also their confidence intervals (expression_intervals; its n_threads is
-// n_threads). Throws what Classifier::predict, evaluate_text and expression_intervals throw.
+// n_threads). stacked_scores (optional): the classifier's components' scores of data's rows,
+// the datasets stacked in order (TrainResult::training_scores of a problem over exactly `data`,
+// with that result's classifier), used in place of scoring those rows (KnownScores); an
+// InvalidArgument when its sizes do not fit. Throws what Classifier::predict, evaluate_text and
+// expression_intervals throw.
 [[nodiscard]] SpecValues evaluate_spec(const ProblemSpec& spec, const Classifier& classifier,
                                        std::span<const TrainingData> data, PredictMode mode,
                                        std::uint64_t seed = 0, int n_threads = 0,
-                                       const IntervalOptions* intervals = nullptr);
+                                       const IntervalOptions* intervals = nullptr,
+                                       std::span<const std::vector<double>> stacked_scores = {});
 
 class RateProblem {
  public:
@@ -461,6 +466,10 @@ struct TrainResult {
   // Cutting-plane: oracle calls and the logistic-regression iterations they took in all.
   int oracle_calls = 0;
   long oracle_iterations = 0;
+  // Per component of `classifier`: its scores of the problem's rows (the datasets stacked in
+  // order), the bits ScoreModel::scores gives, where the solver has them at no cost (boosted
+  // trees: XGBoost's training cache); else empty. evaluate_spec takes them (stacked_scores).
+  std::vector<std::vector<double>> training_scores;
   std::vector<IterationRecord> history;  // every progress_every rounds and the last
 };
 

@@ -296,9 +296,23 @@ void check_fit_inputs(std::size_t n, std::span<const std::int32_t> labels,
 
 #if RATEOPT_WITH_XGBOOST
 
+// b's margins of its training matrix m (n rows), from its training cache: the base margins (0
+// without) plus each tree's leaf value of the row, added in order in floats, as XGBoost adds them
+// when it scores the rows anew (tested).
+std::vector<double> cached_margins(BoosterHandle b, DMatrixHandle m, std::size_t n) {
+  bst_ulong len = 0;
+  const float* result = nullptr;
+  check_xgb(XGBoosterPredict(b, m, 1, 0, 0, &len, &result), "predicting");
+  RATEOPT_CHECK(len == n, "XGBoost gave {} scores for {} rows", len, n);
+  return {result, result + n};
+}
+
 // A booster fitted with options.rounds rounds to the rows of m (its labels and weights set),
-// starting from m's base margins where it has them.
-std::shared_ptr<void> boost(DMatrixHandle m, const GbdtOptions& options) {
+// starting from m's base margins where it has them. prefix (when not null): the margins of m's
+// `rows` rows after the first prefix_rounds rounds.
+std::shared_ptr<void> boost(DMatrixHandle m, const GbdtOptions& options,
+                            std::vector<double>* prefix = nullptr, int prefix_rounds = 0,
+                            std::size_t rows = 0) {
   std::shared_ptr<void> b = new_booster(&m, 1);
   set_param(b.get(), "objective", "binary:logistic");
   set_param(b.get(), "tree_method", "hist");
@@ -312,8 +326,10 @@ std::shared_ptr<void> boost(DMatrixHandle m, const GbdtOptions& options) {
   // XGBoost's seed is a 32-bit int in its parameters.
   set_param(b.get(), "seed", std::to_string(options.seed % 2147483648ULL));
   set_param(b.get(), "verbosity", "0");
-  for (int round = 0; round < options.rounds; ++round)
+  for (int round = 0; round < options.rounds; ++round) {
+    if (prefix != nullptr && round == prefix_rounds) *prefix = cached_margins(b.get(), m, rows);
     check_xgb(XGBoosterUpdateOneIter(b.get(), round, m), "boosting");
+  }
   return b;
 }
 
@@ -360,19 +376,33 @@ std::string append_trees(nlohmann::json& start, const std::string& more) {
 
 TreeEnsemble fit_gbdt(const FeatureMatrix& x, std::span<const std::int32_t> labels,
                       std::span<const double> weights, const GbdtOptions& options) {
+  // The margins cost one copy of the training cache (O(rows)).
+  return fit_gbdt_with_margins(x, labels, weights, options).model;
+}
+
+GbdtFit fit_gbdt_with_margins(const FeatureMatrix& x, std::span<const std::int32_t> labels,
+                              std::span<const double> weights, const GbdtOptions& options,
+                              int prefix_rounds) {
   check_fit_inputs(x.rows(), labels, weights, options);
   RATEOPT_CHECK(x.rows() > 0, "no rows to fit boosted trees to");
   RATEOPT_CHECK(x.cols() > 0, "no features to fit boosted trees to");
+  RATEOPT_CHECK(prefix_rounds >= 0 && prefix_rounds < options.rounds,
+                "prefix_rounds is {}, expected 0 (none) to {} (fewer than the rounds)",
+                prefix_rounds, options.rounds - 1);
 #if RATEOPT_WITH_XGBOOST
   const DynamicThreadsOff fixed_threads;
   const std::shared_ptr<void> m =
       new_matrix(dense_floats(x, 0, x.rows(), x.cols()), x.rows(), x.cols());
   set_labels(m.get(), labels, weights);
-  const std::shared_ptr<void> b = boost(m.get(), options);
+  GbdtFit out;
+  const std::shared_ptr<void> b = boost(
+      m.get(), options, prefix_rounds > 0 ? &out.prefix_margins : nullptr, prefix_rounds, x.rows());
+  out.margins = cached_margins(b.get(), m.get(), x.rows());
   // Scoring uses a slice of every round: the same trees in memory, without b's training cache
   // (which holds the rows), and not read back from the JSON (XGBoost writes floats exactly).
   const auto rounds = static_cast<std::size_t>(options.rounds);
-  return {model_json(b), x.cols(), rounds, first_trees(b.get(), rounds)};
+  out.model = TreeEnsemble(model_json(b), x.cols(), rounds, first_trees(b.get(), rounds));
+  return out;
 #else
   missing_xgboost();
 #endif
@@ -416,8 +446,8 @@ BoostOn::BoostOn(TreeEnsemble start, std::span<const double> start_margins, cons
 #endif
 }
 
-BoostedOn BoostOn::fit(std::span<const std::int32_t> labels, std::span<const double> weights,
-                       const GbdtOptions& options) {
+GbdtFit BoostOn::fit(std::span<const std::int32_t> labels, std::span<const double> weights,
+                     const GbdtOptions& options) {
   check_fit_inputs(rows_, labels, weights, options);
 #if RATEOPT_WITH_XGBOOST
   const DynamicThreadsOff fixed_threads;
@@ -426,17 +456,10 @@ BoostedOn BoostOn::fit(std::span<const std::int32_t> labels, std::span<const dou
   const std::vector<double> ones(weights.empty() ? rows_ : 0, 1.0);
   set_labels(m, labels, weights.empty() ? std::span<const double>(ones) : weights);
   const std::shared_ptr<void> b = boost(m, options);
-  // Predicting for the training matrix answers from the booster's training cache: the base
-  // margins plus each new tree's leaf value of the row, added in order in floats, as XGBoost
-  // adds them when it scores the rows anew (tested).
-  bst_ulong len = 0;
-  const float* result = nullptr;
-  check_xgb(XGBoosterPredict(b.get(), m, 1, 0, 0, &len, &result), "predicting");
-  RATEOPT_CHECK(len == rows_, "XGBoost gave {} scores for {} rows", len, rows_);
-  BoostedOn out{{append_trees(start_model_->json, model_json(b)), cols_,
-                 start_.rounds() + static_cast<std::size_t>(options.rounds)},
-                std::vector<double>(rows_)};
-  for (std::size_t i = 0; i < rows_; ++i) out.margins[i] = static_cast<double>(result[i]);
+  GbdtFit out;
+  out.model = TreeEnsemble(append_trees(start_model_->json, model_json(b)), cols_,
+                           start_.rounds() + static_cast<std::size_t>(options.rounds));
+  out.margins = cached_margins(b.get(), m, rows_);
   return out;
 #else
   (void)options;

@@ -439,6 +439,31 @@ void check_no_group_columns(const Classifier& c) {
                 c.kind, fmt::join(c.group_columns, ", "));
 }
 
+// Throws InvalidArgument unless `known` (when given) holds one entry per component of c, each
+// empty or with one score per row of its matrix, when that matrix is x.
+void check_known(const Classifier& c, const FeatureMatrix& x, const KnownScores* known) {
+  if (known == nullptr || known->rows != &x) return;
+  RATEOPT_CHECK(known->scores.size() == c.components.size(),
+                "known scores are given for {} components, the classifier has {}",
+                known->scores.size(), c.components.size());
+  for (std::size_t m = 0; m < known->scores.size(); ++m)
+    RATEOPT_CHECK(known->scores[m].empty() || known->scores[m].size() == x.rows(),
+                  "known scores of component {}: {} scores for {} rows (one per row, or none)", m,
+                  known->scores[m].size(), x.rows());
+}
+
+// Component m's scores of rows [first, first + out.size()) of x: the known ones where the caller
+// holds them for x (check_known), else scored.
+void component_scores(const Classifier& c, std::size_t m, const FeatureMatrix& x, std::size_t first,
+                      std::span<double> out, int n_threads, const KnownScores* known) {
+  if (known != nullptr && known->rows == &x && !known->scores[m].empty()) {
+    const std::span<const double> from = known->scores[m].subspan(first, out.size());
+    std::copy(from.begin(), from.end(), out.begin());
+    return;
+  }
+  score_rows(c.components[m], x, first, out, n_threads);
+}
+
 // The rule (an index into c.group_rules) of each of the `count` rows of `data` from row `first`
 // on: entry r is row first + r's. Throws NotFound when a group column is absent, a row's value is
 // missing, or a row's group has no rule.
@@ -523,8 +548,8 @@ double rule_threshold(const GroupRule& r) {
 // classifier without group columns).
 void apply_rules(const Classifier& c, const FeatureMatrix& x, std::span<const std::size_t> rule,
                  std::size_t first, PredictMode mode, bool decision, std::span<double> out,
-                 std::uint64_t seed, int n_threads) {
-  score_rows(c.components.front(), x, first, out, n_threads);
+                 std::uint64_t seed, int n_threads, const KnownScores* known = nullptr) {
+  component_scores(c, 0, x, first, out, n_threads, known);
   std::vector<double> det(c.group_rules.size());
   for (std::size_t g = 0; g < c.group_rules.size(); ++g) det[g] = rule_threshold(c.group_rules[g]);
   for (std::size_t i = 0; i < out.size(); ++i) {
@@ -545,13 +570,13 @@ void apply_rules(const Classifier& c, const FeatureMatrix& x, std::span<const st
 // apply_rules takes it). Stochastic draws are keyed by the row's index in x.
 void predict_rows(const Classifier& c, const FeatureMatrix& x, std::span<const std::size_t> rule,
                   std::size_t first, PredictMode mode, std::span<double> out, std::uint64_t seed,
-                  int n_threads) {
+                  int n_threads, const KnownScores* known = nullptr) {
   if (!c.group_rules.empty()) {
-    apply_rules(c, x, rule, first, mode, false, out, seed, n_threads);
+    apply_rules(c, x, rule, first, mode, false, out, seed, n_threads, known);
     return;
   }
   if (mode == PredictMode::kDeterministic) {
-    score_rows(c.components[c.best], x, first, out, n_threads);
+    component_scores(c, c.best, x, first, out, n_threads, known);
     throw_if_nan(out, first);
     for (double& v : out) v = v > 0 ? 1.0 : 0.0;
     return;
@@ -561,7 +586,7 @@ void predict_rows(const Classifier& c, const FeatureMatrix& x, std::span<const s
     std::vector<double> p(out.size(), 0.0), s(out.size());
     for (std::size_t m = 0; m < c.components.size(); ++m) {
       if (c.mixture[m] == 0) continue;
-      score_rows(c.components[m], x, first, s, n_threads);
+      component_scores(c, m, x, first, s, n_threads, known);
       for (std::size_t k = 0; k < out.size(); ++k) p[k] += c.mixture[m] * apply_link(c.link, s[k]);
     }
     for (std::size_t k = 0; k < out.size(); ++k) {
@@ -607,14 +632,15 @@ void Classifier::predict(const Dataset& data, PredictMode mode, std::span<double
 }
 
 void Classifier::predict_positive(const Dataset& data, PredictMode mode,
-                                  std::span<std::uint8_t> out, std::uint64_t seed,
-                                  int n_threads) const {
+                                  std::span<std::uint8_t> out, std::uint64_t seed, int n_threads,
+                                  const KnownScores* known) const {
   RATEOPT_CHECK(mode != PredictMode::kProbability,
                 "predict_positive gives 0/1 predictions (mode deterministic or stochastic), not "
                 "mode {}",
                 to_string(mode));
   const FeatureMatrix& x = data.features();
   check_input(*this, x, out.size());
+  check_known(*this, x, known);
   std::vector<double> block(std::min(out.size(), kPredictBlock));
   for (std::size_t first = 0; first < out.size(); first += kPredictBlock) {
     const std::span<double> p =
@@ -622,19 +648,21 @@ void Classifier::predict_positive(const Dataset& data, PredictMode mode,
     const std::vector<std::size_t> rule = group_columns.empty()
                                               ? std::vector<std::size_t>()
                                               : group_of_rows(*this, data, first, p.size());
-    predict_rows(*this, x, rule, first, mode, p, seed, n_threads);
+    predict_rows(*this, x, rule, first, mode, p, seed, n_threads, known);
     for (std::size_t k = 0; k < p.size(); ++k) out[first + k] = p[k] > 0 ? 1 : 0;  // 0.0 or 1.0
   }
 }
 
 std::optional<std::vector<double>> Classifier::predict_levels(const FeatureMatrix& x,
                                                               std::span<std::uint8_t> out,
-                                                              int n_threads) const {
+                                                              int n_threads,
+                                                              const KnownScores* known) const {
   std::vector<std::size_t> active;  // the components of non-zero weight, in order
   for (std::size_t m = 0; m < components.size(); ++m)
     if (mixture[m] != 0) active.push_back(m);
   if (link != Link::kThreshold || !group_rules.empty() || active.size() > 8) return std::nullopt;
   check_input(*this, x, out.size());
+  check_known(*this, x, known);
   // predict_rows' sum for each pattern of positive components (bit j: active[j]): the same
   // additions in the same order, adding 0.0 for a component predicting 0.
   std::vector<double> levels(std::size_t{1} << active.size());
@@ -644,11 +672,14 @@ std::optional<std::vector<double>> Classifier::predict_levels(const FeatureMatri
       p += mixture[active[j]] * ((pattern >> j & 1U) != 0 ? 1.0 : 0.0);
     levels[pattern] = std::isnan(p) ? p : std::clamp(p, 0.0, 1.0);
   }
-  if (!is_linear()) {  // each component's scores at once
+  const bool all_known = known != nullptr && known->rows == &x &&
+                         std::all_of(active.begin(), active.end(),
+                                     [&](std::size_t m) { return !known->scores[m].empty(); });
+  if (!is_linear() || all_known) {  // each component's scores at once
     std::fill(out.begin(), out.end(), std::uint8_t{0});
     std::vector<double> s(out.size());
     for (std::size_t j = 0; j < active.size(); ++j) {
-      score_rows(components[active[j]], x, 0, s, n_threads);
+      component_scores(*this, active[j], x, 0, s, n_threads, known);
       for (std::size_t i = 0; i < out.size(); ++i)
         if (apply_link(link, s[i]) == 1.0) out[i] = static_cast<std::uint8_t>(out[i] | 1U << j);
     }

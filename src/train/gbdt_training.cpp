@@ -60,7 +60,11 @@ TrainResult train_gbdt(const RateProblem& problem, const TrainOptions& options) 
   const std::span<const TrainingData> data = problem.data();
   const FeatureMatrix x = stacked_features(data);
   std::vector<TreeEnsemble> answers;
-  std::optional<BoostOn> warm;  // boosting on from the first answer's first trees
+  // Each answer's margins of the stacked rows, for the report (TrainResult::training_scores).
+  // Floats: XGBoost's margins are floats, so nothing is lost, at half the memory.
+  std::vector<std::vector<float>> answer_margins;
+  std::optional<BoostOn> warm;        // boosting on from the first answer's first trees
+  std::vector<double> start_margins;  // their margins of the rows, until warm is made
   const PredictionOracle oracle = [&](const OracleCosts& costs) {
     std::vector<std::int32_t> labels;
     std::vector<double> weights;
@@ -79,25 +83,32 @@ TrainResult train_gbdt(const RateProblem& problem, const TrainOptions& options) 
     // all: every row alike, labelled negative.
     const double scale = total > 0 ? static_cast<double>(with_cost) / total : 1.0;
     for (double& w : weights) w = total > 0 ? w * scale : 1.0;
-    std::vector<double> margins(x.rows());
+    // Each fit's margins of the rows, and the first fit's after its first rounds - warm rounds
+    // (the start of the later fits), come from XGBoost's training cache: no scoring pass.
     const int warm_rounds = options.gbdt_warm_rounds;
-    if (warm_rounds > 0 && warm_rounds < g.rounds && !answers.empty()) {
+    const bool boost_on = warm_rounds > 0 && warm_rounds < g.rounds;
+    std::vector<double> margins;
+    if (boost_on && !answers.empty()) {
       if (!warm) {
         // The first answer's first rounds - warm trees, and their margins of the rows.
-        TreeEnsemble prefix =
-            answers.front().first_rounds(static_cast<std::size_t>(g.rounds - warm_rounds));
-        prefix.scores(x, margins, options.n_threads);
-        warm.emplace(std::move(prefix), margins, x);
+        warm.emplace(answers.front().first_rounds(static_cast<std::size_t>(g.rounds - warm_rounds)),
+                     start_margins, x);
+        std::vector<double>().swap(start_margins);
       }
       GbdtOptions more = g;
       more.rounds = warm_rounds;
-      BoostedOn on = warm->fit(labels, weights, more);
+      GbdtFit on = warm->fit(labels, weights, more);
       answers.push_back(std::move(on.model));
       margins = std::move(on.margins);
     } else {
-      answers.push_back(fit_gbdt(x, labels, weights, g));
-      answers.back().scores(x, margins, options.n_threads);
+      const bool first = boost_on && answers.empty();
+      GbdtFit fit =
+          fit_gbdt_with_margins(x, labels, weights, g, first ? g.rounds - warm_rounds : 0);
+      if (first) start_margins = std::move(fit.prefix_margins);
+      answers.push_back(std::move(fit.model));
+      margins = std::move(fit.margins);
     }
+    answer_margins.emplace_back(margins.begin(), margins.end());
     // The stacked rows' decisions, dataset by dataset.
     std::vector<std::vector<double>> out(data.size());
     std::size_t at = 0;
@@ -121,6 +132,11 @@ TrainResult train_gbdt(const RateProblem& problem, const TrainOptions& options) 
       if (k == r.best) clf.best = clf.components.size();
       clf.components.emplace_back(answers[k]);
       clf.mixture.push_back(r.mixture[k]);
+      // As TreeEnsemble::scores gives them: the float margin plus the offset (0; it turns a
+      // margin of -0 into +0, as scores does).
+      std::vector<double>& s = out.training_scores.emplace_back(answer_margins[k].size());
+      for (std::size_t i = 0; i < s.size(); ++i)
+        s[i] = static_cast<double>(answer_margins[k][i]) + answers[k].offset();
     }
   }
   double sum = 0;

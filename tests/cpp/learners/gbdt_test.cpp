@@ -190,7 +190,7 @@ TEST(Gbdt, BoostingOnIsXGBoostsContinuation) {
   const TreeEnsemble start = fit_gbdt(r.x, r.y, {}, o);
   BoostOn on(start, scores_of(start, r.x), r.x);
   o.rounds = 7;
-  const BoostedOn fit = on.fit(r.y, {}, o);
+  const GbdtFit fit = on.fit(r.y, {}, o);
   EXPECT_EQ(fit.model.rounds(), 22U);
   const std::vector<double> theirs = xgboost_continued(start, r, o);
   ASSERT_EQ(theirs.size(), fit.margins.size());
@@ -236,7 +236,7 @@ TEST(Gbdt, BoostingOnMarginsAreTheModelsScores) {
     for (std::size_t k = 0; k < 3; ++k) {
       o.rounds = 5 + static_cast<int>(k);
       // The third fit: no weights (every row 1).
-      const BoostedOn fit = on.fit(labels[k], k == 2 ? std::span<const double>() : weights[k], o);
+      const GbdtFit fit = on.fit(labels[k], k == 2 ? std::span<const double>() : weights[k], o);
       EXPECT_EQ(fit.model.rounds(), 12U + 5U + k);
       EXPECT_TRUE(test::same_bits(fit.margins, scores_of(fit.model, r.x, threads))) << k;
       if (threads == 1) {
@@ -276,6 +276,33 @@ TEST(Gbdt, FirstRoundsAreTheShorterFit) {
   EXPECT_EQ(whole.first_rounds(20).rounds(), 20U);
   test::expect_invalid([&] { (void)whole.first_rounds(0); }, "expected 1 to 20");
   test::expect_invalid([&] { (void)whole.first_rounds(21); }, "first 21 rounds");
+}
+
+// fit_gbdt_with_margins: the model fit_gbdt gives, its margins of the rows and those of its first
+// rounds (read from XGBoost's training cache while boosting) the bits scoring them anew gives,
+// with row subsampling and weights.
+TEST(Gbdt, FitWithMarginsGivesTheScoresOfTheModelAndItsFirstRounds) {
+  if (!gbdt_available()) GTEST_SKIP() << "built without XGBoost";
+  const Rows r = make_rows(1200, 5, 15);
+  std::vector<double> w(r.y.size());
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.25 + static_cast<double>(i % 7) / 3;
+  GbdtOptions o;
+  o.rounds = 15;
+  o.subsample = 0.8;
+  o.seed = 5;
+  o.n_threads = 1;
+  const GbdtFit fit = fit_gbdt_with_margins(r.x, r.y, w, o, 11);
+  EXPECT_EQ(fit.model.json(), fit_gbdt(r.x, r.y, w, o).json());
+  EXPECT_TRUE(test::same_bits(fit.margins, scores_of(fit.model, r.x)));
+  EXPECT_TRUE(test::same_bits(fit.prefix_margins, scores_of(fit.model.first_rounds(11), r.x)));
+  EXPECT_FALSE(test::same_bits(fit.prefix_margins, fit.margins));
+  const GbdtFit none = fit_gbdt_with_margins(r.x, r.y, w, o);
+  EXPECT_TRUE(none.prefix_margins.empty());
+  EXPECT_TRUE(test::same_bits(none.margins, fit.margins));
+  test::expect_invalid([&] { (void)fit_gbdt_with_margins(r.x, r.y, w, o, 15); },
+                       "prefix_rounds is 15, expected 0 (none) to 14");
+  test::expect_invalid([&] { (void)fit_gbdt_with_margins(r.x, r.y, w, o, -1); },
+                       "prefix_rounds is -1");
 }
 
 TEST(Gbdt, BoostingOnBadInputsAreErrors) {

@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "rateopt/error.hpp"
+#include "rateopt/gbdt.hpp"
 #include "rateopt/model.hpp"
 #include "rateopt/train.hpp"
+#include "test_util.hpp"
 #include "train_test_util.hpp"
 
 namespace rateopt {
@@ -90,6 +92,63 @@ TEST(EvaluateSpec, UnknownColumnOrDatasetIsNamed) {
   EXPECT_THROW((void)evaluate_spec(test::spec("error", {"parity(ppr, missing) <= 0.1"}), clf, data,
                                    PredictMode::kDeterministic),
                NotFound);
+}
+
+// The solver's own scores of the training rows (TrainResult::training_scores: boosted trees,
+// from XGBoost's training cache) are each component's scores, bit for bit, on two stacked
+// datasets; the report's values from them equal those from scoring the rows anew, in both modes.
+// They are what is used (other scores give other values), and sizes that do not fit are errors.
+TEST(EvaluateSpec, SolverScoresOfTheTrainingRowsGiveTheSameValues) {
+  if (!gbdt_available()) GTEST_SKIP() << "built without XGBoost";
+  const Dataset a = test::synthetic(500, 21, false, 2);
+  const Dataset b = test::synthetic(300, 22, false, 2);
+  const std::vector<TrainingData> data{{"train", &a}, {"other", &b}};
+  const ProblemSpec spec = test::spec("error", {"parity(ppr, g) <= 0.02", "ppr@other >= 0.45"});
+  TrainOptions o;
+  o.learner = Learner::kGbdt;
+  o.gbdt_rounds = 12;
+  o.gbdt_warm_rounds = 4;
+  o.gbdt_max_depth = 3;
+  o.n_threads = 1;
+  const TrainResult r = train(RateProblem::build(spec, data), o);
+  const Classifier& clf = r.classifier;
+  ASSERT_GE(clf.components.size(), 2U);
+  ASSERT_EQ(r.training_scores.size(), clf.components.size());
+  for (std::size_t m = 0; m < clf.components.size(); ++m) {
+    std::vector<double> own(a.num_rows() + b.num_rows());
+    clf.components[m].trees()->scores(a.features(), std::span<double>(own).first(a.num_rows()), 1);
+    clf.components[m].trees()->scores(b.features(), std::span<double>(own).subspan(a.num_rows()),
+                                      1);
+    EXPECT_TRUE(test::same_bits(r.training_scores[m], own)) << m;
+  }
+  for (const PredictMode mode : {PredictMode::kProbability, PredictMode::kDeterministic}) {
+    const SpecValues fresh = evaluate_spec(spec, clf, data, mode, 0, 1);
+    const SpecValues known = evaluate_spec(spec, clf, data, mode, 0, 1, nullptr, r.training_scores);
+    EXPECT_EQ(known.objective.value, fresh.objective.value);
+    ASSERT_EQ(known.constraints.size(), 2U);
+    for (std::size_t k = 0; k < 2; ++k)
+      EXPECT_EQ(known.constraints[k].value, fresh.constraints[k].value) << k;
+    // Every score negated: every prediction flips (no score is 0 here), so the error is 1 minus.
+    std::vector<std::vector<double>> flipped = r.training_scores;
+    for (auto& s : flipped)
+      for (double& v : s) v = -v;
+    const SpecValues other = evaluate_spec(spec, clf, data, mode, 0, 1, nullptr, flipped);
+    EXPECT_NEAR(other.objective.value, 1 - fresh.objective.value, 1e-12);
+  }
+  std::vector<std::vector<double>> short_scores = r.training_scores;
+  short_scores[0].pop_back();
+  test::expect_invalid(
+      [&] {
+        (void)evaluate_spec(spec, clf, data, PredictMode::kDeterministic, 0, 1, nullptr,
+                            short_scores);
+      },
+      "stacked_scores[0] has 799 scores for the data's 800 rows");
+  const std::vector<std::vector<double>> one(1, r.training_scores[0]);
+  test::expect_invalid(
+      [&] {
+        (void)evaluate_spec(spec, clf, data, PredictMode::kDeterministic, 0, 1, nullptr, one);
+      },
+      "stacked_scores has 1 entries");
 }
 
 }  // namespace
