@@ -660,7 +660,9 @@ int run_decide(int argc, const char* const* argv) {
   // nothing more is decided or written, but the rest of the input is still parsed.
   LineReader reader(input);
   constexpr std::size_t kBatchLines = 4096;
-  constexpr std::size_t kBatchBytes = std::size_t{16} << 20;
+  // 1 MiB: a batch's text is parsed while its copy is still in the core's cache (16 MiB cost
+  // dense P lines of 48 KB about 6% more CPU).
+  constexpr std::size_t kBatchBytes = std::size_t{1} << 20;
   std::string arena;
   std::vector<std::size_t> offsets;
   std::vector<std::string_view> lines;

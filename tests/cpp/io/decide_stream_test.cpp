@@ -210,17 +210,17 @@ TEST(GfmFastReader, AgreesWithTheReferenceOnRandomLines) {
 
 // Dense P as json.dumps prints it (zeros as "0.0", ", " between numbers): the fast reader takes
 // runs of ", 0.0" several at a time and checks only the non-zero entries (also those of P_sparse
-// written in row-major order). Runs of every length
-// around its 3-at-a-time step, zero spellings it must leave to number() ("0.00", "0.0e0", "-0.0",
-// "0.05"), odd spacing, and P that breaks each check (a value out of range, a row over 1 - p0, a
-// total off 1, the first failing row before or after an out-of-range entry) give the reference
-// reader's record or error text.
+// written in row-major order). Runs of every length around its 8- and 3-at-a-time steps (m up to
+// 24), zero spellings it must leave to number() ("0.00", "0.0e0", "-0.0", "0.05"), odd spacing,
+// and P that breaks each check (a value out of range, a row over 1 - p0, a total off 1, the first
+// failing row before or after an out-of-range entry) give the reference reader's record or error
+// text.
 TEST(GfmFastReader, AgreesWithTheReferenceOnJsonDumpsZeroRuns) {
   std::mt19937_64 rng(2026);
   std::uniform_real_distribution<double> unif(0, 1);
   const char* const zero_spellings[] = {"0.0", "0.0", "0.0", "0.0", "0.00", "0.0e0", "-0.0", "0"};
   for (int trial = 0; trial < 400; ++trial) {
-    const std::size_t m = 1 + rng() % 12;
+    const std::size_t m = 1 + rng() % 24;
     std::vector<double> p(m * m, 0);
     double p0 = 0;
     const std::size_t n = 1 + rng() % 6;
@@ -281,6 +281,17 @@ TEST(GfmFastReader, AgreesWithTheReferenceOnJsonDumpsZeroRuns) {
           R"({"p0": 0.5, "P": [[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0], [0.9, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]})",
       }) {
     expect_fast_equals_reference(line);
+  }
+  // Runs just below, at and above the 8-at-a-time step, ended by ']', by another zero, by a
+  // non-zero and by a token that is not a number.
+  for (const int run : {7, 8, 9, 15, 16, 17, 24}) {
+    for (const std::string tail : {"]", ", 0.0]", ", 0.5]", ", 0.0x]", ",0.0]"}) {
+      std::string row = "[0.25";
+      for (int k = 0; k < run; ++k) row += ", 0.0";
+      row += tail;
+      expect_fast_equals_reference(R"({"p0": 0.75, "P": [)" + row + "]}");
+      expect_fast_equals_reference(R"({"p0": 0.5, "P": [)" + row + ", " + row + "]}");
+    }
   }
 }
 
