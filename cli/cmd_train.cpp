@@ -527,10 +527,12 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
 }
 
 // Over several ranks, the accuracy on every rank's rows (evaluate_text sums the counts).
-double accuracy_of(const Classifier& model, const Dataset& ds, int threads) {
+// known: the model's scores of ds's rows where the caller has them (KnownScores).
+double accuracy_of(const Classifier& model, const Dataset& ds, int threads,
+                   const KnownScores* known = nullptr) {
   Predictions pred;
-  pred.prob_positive.resize(ds.num_rows());
-  model.predict(ds.features(), PredictMode::kDeterministic, pred.prob_positive, 0, threads);
+  pred.positive.resize(ds.num_rows());
+  model.predict_positive(ds, PredictMode::kDeterministic, pred.positive, 0, threads, known);
   const NamedData named[] = {{"", &ds, &pred}};
   return evaluate_text("accuracy", named).value;
 }
@@ -552,8 +554,9 @@ std::vector<std::int32_t> one_vs_rest_labels(const Labels& labels, std::size_t j
 // A plain fit's report gains train_accuracy, and validation_accuracy when --validation has
 // binary labels.
 void add_accuracies(nlohmann::json& report, const Classifier& model, const Dataset& ds,
-                    const std::string& validation_path, const ReaderFlags& reader, int threads) {
-  report["train_accuracy"] = accuracy_of(model, ds, threads);
+                    const std::string& validation_path, const ReaderFlags& reader, int threads,
+                    const KnownScores* known = nullptr) {
+  report["train_accuracy"] = accuracy_of(model, ds, threads, known);
   if (validation_path.empty()) return;
   const Dataset valid = load_data_shard(validation_path, reader, &ds.encoding()).data;
   if (valid.labels().kind == LabelKind::kBinary)
@@ -578,10 +581,14 @@ int train_gbdt_cli(const DataShard& shard, const std::string& data_path,
   fmt::print(stderr, "training boosted trees on {} ({} rows, {} features, {} rounds of depth {})\n",
              data_path, shard.total_rows, ds.num_features(), g.rounds, g.max_depth);
   const auto start = std::chrono::steady_clock::now();
-  TreeEnsemble trees = fit_gbdt(ds.features(), ds.labels().values, ds.weights(), g);
+  GbdtFit fit = fit_gbdt_with_margins(ds.features(), ds.labels().values, ds.weights(), g);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  Classifier model = Classifier::single(std::move(trees), Link::kLogistic, ds.encoding());
+  // The training accuracy from the fit's own margins (XGBoost's training cache), as
+  // TreeEnsemble::scores gives them (plus the offset, 0): no scoring pass over the rows.
+  for (double& s : fit.margins) s += fit.model.offset();
+  const KnownScores known{&ds.features(), {fit.margins}};
+  Classifier model = Classifier::single(std::move(fit.model), Link::kLogistic, ds.encoding());
   model.kind = "gbdt";
   nlohmann::json opts = nlohmann::json::parse(train_options_json(train, TrainOptionsJson::kModel));
   model.options_json = opts.dump();
@@ -589,7 +596,7 @@ int train_gbdt_cli(const DataShard& shard, const std::string& data_path,
                         {"rounds", g.rounds},
                         {"train_seconds", seconds},
                         {"train_rows", shard.total_rows}};
-  add_accuracies(report, model, ds, validation_path, reader, train.n_threads);
+  add_accuracies(report, model, ds, validation_path, reader, train.n_threads, &known);
   model.report_json = report.dump();
   model.save(output);
   fmt::print("done: {} boosting rounds in {:.3f} s; train accuracy {:.4f}", g.rounds, seconds,

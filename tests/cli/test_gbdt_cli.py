@@ -77,6 +77,11 @@ def test_gbdt_matches_the_xgboost_package(cli, tmp_path):
     # The trees learnt something: better than the majority class.
     acc = np.mean((ours > 0.5) == (y == 1))
     assert acc > max(y.mean(), 1 - y.mean()) + 0.05
+    # The report's training accuracy (from the fit's own margins, XGBoost's training cache) is
+    # eval's of the saved model.
+    vals = cli.eval_json("--data", data, "--model", model, "--mode", "deterministic",
+                         "--metric", "accuracy")
+    assert saved["report"]["train_accuracy"] == pytest.approx(vals["accuracy"]["value"], abs=1e-15)
 
 
 def component_trees(model):
