@@ -86,18 +86,36 @@ extern "C" void on_terminating_signal(int sig) {
 
 namespace {
 
+// Whether the command may run XGBoost on OpenMP threads: train, predict and eval (boosted trees
+// fitted or scored), unless their last --threads is 1 (XGBoost then runs on the calling thread
+// alone, and no OpenMP thread waits).
+bool may_start_openmp_threads(int argc, char** argv) {
+  if (argc < 2) return false;
+  const std::string_view verb = argv[1];
+  if (verb != "train" && verb != "predict" && verb != "eval") return false;
+  std::string_view threads;
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--threads" && i + 1 < argc) threads = argv[i + 1];
+    if (a.starts_with("--threads=")) threads = a.substr(10);
+  }
+  return threads != "1";
+}
+
 // XGBoost's OpenMP threads (libgomp) spin while they wait, by default: on a busy machine two of
 // them took 3x one's time (Adult, --learner gbdt, load 5 on 2 cores), against the project's rule
 // that threads never make a run slower. libgomp reads OMP_WAIT_POLICY when it is loaded, before
 // main, so the tool starts itself again with it set to passive (then 1.1x one thread's time on
-// the same busy machine): only in a build with XGBoost, unless the user set it, and not under
-// mpirun (whose launcher owns the processes). If the new start fails, it goes on as it is.
-void make_openmp_passive(char** argv) {
+// the same busy machine): only in a build with XGBoost, for a command that may start its threads
+// (may_start_openmp_threads: the second start doubled the 9 ms it takes to start at all),
+// unless the user set it, and not under mpirun (whose launcher owns the processes). If the new
+// start fails, it goes on as it is.
+void make_openmp_passive(int argc, char** argv) {
 #ifdef __linux__
   // No thread runs yet: getenv and setenv are safe here.
   // (OMP_DYNAMIC=true, which crashes XGBoost 1.7, is turned off around its calls by the
   // library: src/learners/gbdt.cpp.)
-  if (!rateopt::gbdt_available() ||
+  if (!rateopt::gbdt_available() || !may_start_openmp_threads(argc, argv) ||
       std::getenv("OMP_WAIT_POLICY") != nullptr ||       // NOLINT(concurrency-mt-unsafe)
       std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr ||  // NOLINT(concurrency-mt-unsafe)
       std::getenv("PMI_RANK") != nullptr)                // NOLINT(concurrency-mt-unsafe)
@@ -105,6 +123,7 @@ void make_openmp_passive(char** argv) {
   setenv("OMP_WAIT_POLICY", "PASSIVE", 1);  // NOLINT(concurrency-mt-unsafe)
   execv("/proc/self/exe", argv);
 #else
+  (void)argc;
   (void)argv;
 #endif
 }
@@ -114,7 +133,7 @@ void make_openmp_passive(char** argv) {
 int main(int argc, char** argv) {
   using rateopt::cli::kExitRuntime;
   using rateopt::cli::kExitUsage;
-  make_openmp_passive(argv);
+  make_openmp_passive(argc, argv);
   // Every signal whose default action ends the process (but KILL and STOP, which cannot be
   // caught, and PIPE: a closed stdout is a write error, exit 1).
   for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU,

@@ -361,3 +361,74 @@ def test_postprocess_a_booster_fitted_here(cli, tmp_path):
     proc = cli.run("train", *common, *problem, "--learner", "gbdt", "--base-model", base,
                    "--output", tmp_path / "x.json", check=False)
     assert proc.returncode == 2 and "--learner gbdt fits the base score here" in proc.stderr
+
+
+def blocked_opening_a_fifo(pid):
+    """Whether process pid waits in open(2) for a FIFO's writer (wchan wait_for_partner; where
+    the kernel hides wchan, a blocked openat(2) or open(2) in /proc/PID/syscall)."""
+    try:
+        with open(f"/proc/{pid}/wchan") as f:
+            wchan = f.read().strip()
+        if wchan not in ("", "0"):
+            return wchan == "wait_for_partner"
+        with open(f"/proc/{pid}/syscall") as f:
+            return f.read().split()[0] in ("257", "2")
+    except OSError:
+        return False
+
+
+def environment_while_blocked(cli, tmp_path, args):
+    """The environment of `rateopt ARGS` while it waits to open a FIFO named in ARGS as "{fifo}"
+    (after any restart of itself); then the FIFO gets one line and EOF, and the process ends."""
+    import os
+    import subprocess
+    import time
+    fifo = tmp_path / "in.fifo"
+    if fifo.exists():
+        fifo.unlink()
+    os.mkfifo(fifo)
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    err = tmp_path / "stderr.txt"
+    with open(err, "w") as stderr, subprocess.Popen(
+            [cli.binary, *[str(a).replace("{fifo}", str(fifo)) for a in args]], env=env,
+            stdout=subprocess.DEVNULL, stderr=stderr) as proc:
+        try:
+            deadline = time.monotonic() + 60
+            while not blocked_opening_a_fifo(proc.pid):  # the image that runs the command
+                assert proc.poll() is None, err.read_text()
+                if time.monotonic() > deadline:
+                    pytest.skip("this kernel shows neither /proc/PID/wchan nor /proc/PID/syscall")
+                time.sleep(0.01)
+            with open(f"/proc/{proc.pid}/environ", "rb") as f:
+                seen = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
+            with open(fifo, "w") as f:
+                f.write("1 1:1\n")
+            proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    return seen
+
+
+def test_openmp_threads_wait_passively_only_where_they_can_start(cli, tmp_path):
+    """train, predict and eval (which may run XGBoost on OpenMP threads) restart themselves with
+    OMP_WAIT_POLICY=PASSIVE (libgomp reads it when loaded); with --threads 1 or another command
+    they start once."""
+    if not has_gbdt(cli, tmp_path):
+        pytest.skip("rateopt built without XGBoost")
+    policy = b"OMP_WAIT_POLICY"
+    train = ["train", "--data", "{fifo}", "--format", "libsvm", "--learner", "gbdt",
+             "--output", tmp_path / "m.json"]
+    seen = environment_while_blocked(cli, tmp_path, train)
+    assert seen.get(policy) == b"PASSIVE"
+    seen = environment_while_blocked(cli, tmp_path, train + ["--threads", "1"])
+    assert policy not in seen
+    seen = environment_while_blocked(cli, tmp_path, train + ["--threads=1"])
+    assert policy not in seen
+    seen = environment_while_blocked(cli, tmp_path, ["predict", "--model", tmp_path / "probe.json",
+                                                     "--data", "{fifo}", "--output",
+                                                     tmp_path / "p.txt"])
+    assert seen.get(policy) == b"PASSIVE"
+    seen = environment_while_blocked(cli, tmp_path, ["decide", "--metric", "f1", "--input",
+                                                     "{fifo}", "--output", tmp_path / "d.txt"])
+    assert policy not in seen
