@@ -584,9 +584,8 @@ int train_gbdt_cli(const DataShard& shard, const std::string& data_path,
   GbdtFit fit = fit_gbdt_with_margins(ds.features(), ds.labels().values, ds.weights(), g);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  // The training accuracy from the fit's own margins (XGBoost's training cache), as
-  // TreeEnsemble::scores gives them (plus the offset, 0): no scoring pass over the rows.
-  for (double& s : fit.margins) s += fit.model.offset();
+  // The training accuracy from the fit's own margins (XGBoost's training cache, the bits
+  // TreeEnsemble::scores gives): no scoring pass over the rows.
   const KnownScores known{&ds.features(), {fit.margins}};
   Classifier model = Classifier::single(std::move(fit.model), Link::kLogistic, ds.encoding());
   model.kind = "gbdt";

@@ -298,13 +298,16 @@ void check_fit_inputs(std::size_t n, std::span<const std::int32_t> labels,
 
 // b's margins of its training matrix m (n rows), from its training cache: the base margins (0
 // without) plus each tree's leaf value of the row, added in order in floats, as XGBoost adds them
-// when it scores the rows anew (tested).
+// when it scores the rows anew (tested); in doubles as TreeEnsemble::scores gives them for a
+// fitted booster (its offset, 0, added: a margin of -0 becomes +0).
 std::vector<double> cached_margins(BoosterHandle b, DMatrixHandle m, std::size_t n) {
   bst_ulong len = 0;
   const float* result = nullptr;
   check_xgb(XGBoosterPredict(b, m, 1, 0, 0, &len, &result), "predicting");
   RATEOPT_CHECK(len == n, "XGBoost gave {} scores for {} rows", len, n);
-  return {result, result + n};
+  std::vector<double> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<double>(result[i]) + 0.0;
+  return out;
 }
 
 // A booster fitted with options.rounds rounds to the rows of m (its labels and weights set),
