@@ -91,6 +91,7 @@ tsan_tests+=':ClassifierChain.*Threads:ExactFPlugin.*Threads:ModelLinear.*Thread
 tsan_tests+=':ClassifierPredict.*Thread*:LogisticRegression.*Thread*:MultinomialLogistic.*Thread*'
 tsan_tests+=':Sdca.*Thread*:Ramp.*Thread*:Scorer.*:TrainDeterminism.*:TrainMinibatch.*'
 tsan_tests+=':GroupPoolTest.CuttingPlaneLogisticOracleNearOptimum:ExpressionIntervals.*'
+tsan_tests+=':ColumnBuilder.DeferredLevels*'
 # TSan cannot start threads in the child of a multi-threaded fork (it dies by design).
 tsan_tests+='-ParallelFor.WorksInAForkedChild'
 cmake --preset tsan >/dev/null

@@ -18,9 +18,11 @@
 //   const rateopt::Column& sex = ds.column("sex");   // throws NotFound if absent
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -123,6 +125,9 @@ struct Labels {
   [[nodiscard]] std::span<const std::int32_t> label_set(std::size_t i) const;
 };
 
+// The texts of a numeric column's values, kept until its levels are built (src/io/io_util.hpp).
+struct DeferredLevels;
+
 // A named per-example column available for slicing (a group such as `sex`, a baseline model's
 // prediction, an id). Values are stored as category codes into `levels`; a column whose every
 // value parses as a number also keeps the numbers, so `age=30` and `baseline=1` match 30 and
@@ -132,13 +137,49 @@ struct Column {
   std::vector<std::string> levels;  // distinct values in order of first appearance
   std::vector<std::int32_t> codes;  // per example, index into levels or -1 (missing)
   std::vector<double> numeric;      // per example when the column is numeric; else empty
+  // Set by the text readers on a numeric column: its levels and codes are not built yet (both
+  // empty) but are built from the texts kept here when a Dataset first hands the column out
+  // (columns(), find_column(), column(), take_columns()), so a Column a caller sees has them. A
+  // file's numeric columns hold ~10^6 distinct values each, and building their levels was a third
+  // of a read that keeps every column, mostly for columns nothing groups by.
+  std::shared_ptr<const DeferredLevels> deferred{};
 
   [[nodiscard]] bool is_numeric() const noexcept { return !numeric.empty(); }
+  // The number of examples (also while the levels are deferred).
+  [[nodiscard]] std::size_t size() const noexcept {
+    return deferred != nullptr ? numeric.size() : codes.size();
+  }
   // Code of `value` or -1 when absent (numeric columns compare numerically).
   [[nodiscard]] std::int32_t find_level(std::string_view value) const;
   // Adds one value (used by readers and by attach_column).
   void push_back(std::string_view value, bool missing = false);
+  // Builds the deferred levels and codes (as push_back would have, value by value) and drops the
+  // texts; nothing when none are deferred.
+  void build_deferred();
 };
+
+class Dataset;
+
+namespace detail {
+// Dataset's base: whether some of its columns still defer their levels. Copying a Dataset builds
+// them in the source first (under a lock), so that the member-wise copy which follows never reads
+// a column that another thread's first access is building.
+class DeferredColumnsFlag {
+ public:
+  DeferredColumnsFlag() = default;
+  DeferredColumnsFlag(const DeferredColumnsFlag& other);
+  DeferredColumnsFlag(DeferredColumnsFlag&& other) noexcept : pending_(other.pending_.load()) {}
+  DeferredColumnsFlag& operator=(const DeferredColumnsFlag& other);
+  DeferredColumnsFlag& operator=(DeferredColumnsFlag&& other) noexcept {
+    pending_.store(other.pending_.load());
+    return *this;
+  }
+  ~DeferredColumnsFlag() = default;
+
+ protected:
+  mutable std::atomic<bool> pending_{false};
+};
+}  // namespace detail
 
 // How raw input columns became features, saved with models so that `predict` re-applies it.
 struct FeatureSpec {
@@ -176,7 +217,7 @@ struct Encoding {
 // always CSR (values unchanged either way).
 enum class ConcatStorage { kAsParts, kDense, kCsr };
 
-class Dataset {
+class Dataset : private detail::DeferredColumnsFlag {
  public:
   Dataset() = default;
   Dataset(FeatureMatrix features, Labels labels);
@@ -196,8 +237,14 @@ class Dataset {
     return weights_.empty() ? 1.0 : weights_[i];
   }
 
-  [[nodiscard]] const std::vector<Column>& columns() const noexcept { return columns_; }
-  [[nodiscard]] const Column* find_column(std::string_view name) const noexcept;
+  // The slice columns, their levels built (Column::deferred).
+  [[nodiscard]] const std::vector<Column>& columns() const {
+    if (pending_.load(std::memory_order_acquire)) build_deferred_columns();
+    return columns_;
+  }
+  // The slice columns' names, in order (no deferred level is built).
+  [[nodiscard]] std::vector<std::string> column_names() const;
+  [[nodiscard]] const Column* find_column(std::string_view name) const;
   // Throws NotFound listing the available columns.
   [[nodiscard]] const Column& column(std::string_view name) const;
   // Adds or replaces a column (size must equal num_rows()). O(log columns), as is find_column.
@@ -233,7 +280,11 @@ class Dataset {
   FeatureMatrix features_;
   Labels labels_;
   std::vector<double> weights_;
-  std::vector<Column> columns_;
+  // Builds every column's deferred levels, once, under a lock (const methods may run at once).
+  void build_deferred_columns() const;
+  friend class detail::DeferredColumnsFlag;
+
+  mutable std::vector<Column> columns_;                           // mutable: build_deferred_columns
   std::map<std::string, std::size_t, std::less<>> column_index_;  // name -> index in columns_
   std::vector<std::string> dropped_columns_;
   Encoding encoding_;

@@ -1184,11 +1184,7 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("num_features", &Dataset::num_features)
       .def_property_readonly(
           "label_kind", [](const Dataset& d) { return std::string(to_string(d.labels().kind)); })
-      .def_property_readonly("column_names", [](const Dataset& d) {
-        std::vector<std::string> out;
-        for (const auto& c : d.columns()) out.push_back(c.name);
-        return out;
-      });
+      .def_property_readonly("column_names", &Dataset::column_names);
 
   m.def(
       "slice_mask",

@@ -12,6 +12,7 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <type_traits>
@@ -19,6 +20,7 @@
 #include "common/check.hpp"
 #include "common/csr.hpp"
 #include "common/enum_names.hpp"
+#include "io/io_util.hpp"
 
 namespace rateopt {
 
@@ -214,7 +216,14 @@ std::int32_t Column::find_level(std::string_view value) const {
   return -1;
 }
 
+void Column::build_deferred() {
+  if (deferred == nullptr) return;
+  io_detail::build_deferred_levels(*this);
+  deferred.reset();
+}
+
 void Column::push_back(std::string_view value, bool missing) {
+  build_deferred();
   // Numeric until a non-missing, non-numeric value arrives.
   const bool was_numeric = codes.empty() || is_numeric();
   double x = 0;
@@ -362,7 +371,39 @@ Dataset::Dataset(FeatureMatrix features, Labels labels)
                 "labels have {} entries, features have {} rows", labels_.size(), features_.rows());
 }
 
+namespace detail {
+
+namespace {
+// Guards the first build of any Dataset's deferred columns (rare, and long: one lock serves all).
+std::mutex& deferred_columns_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+}  // namespace
+
+DeferredColumnsFlag::DeferredColumnsFlag(const DeferredColumnsFlag& other) {
+  if (other.pending_.load(std::memory_order_acquire))
+    static_cast<const Dataset&>(other).build_deferred_columns();
+}
+
+DeferredColumnsFlag& DeferredColumnsFlag::operator=(const DeferredColumnsFlag& other) {
+  if (other.pending_.load(std::memory_order_acquire))
+    static_cast<const Dataset&>(other).build_deferred_columns();
+  pending_.store(false, std::memory_order_release);  // the columns copied next are built
+  return *this;
+}
+
+}  // namespace detail
+
+void Dataset::build_deferred_columns() const {
+  const std::lock_guard<std::mutex> lock(detail::deferred_columns_mutex());
+  if (!pending_.load(std::memory_order_relaxed)) return;  // another thread built them
+  for (Column& c : columns_) c.build_deferred();
+  pending_.store(false, std::memory_order_release);
+}
+
 std::vector<Column> Dataset::take_columns() {
+  if (pending_.load(std::memory_order_acquire)) build_deferred_columns();
   std::vector<Column> out = std::move(columns_);
   columns_.clear();
   column_index_.clear();
@@ -376,7 +417,11 @@ void Dataset::keep_columns(std::span<const std::string> keep,
       dropped_columns_.push_back(name);
   };
   for (const std::string& name : dropped_before) note_dropped(name);
-  std::vector<Column> columns = take_columns();
+  // The columns as they are: a kept column's levels stay deferred, a dropped one's are never built.
+  std::vector<Column> columns = std::move(columns_);
+  columns_.clear();
+  column_index_.clear();
+  pending_.store(false, std::memory_order_release);
   for (Column& c : columns) {
     if (std::find(keep.begin(), keep.end(), c.name) != keep.end()) {
       add_column(std::move(c));
@@ -403,9 +448,18 @@ void Dataset::set_weights(std::vector<double> weights) {
   weights_ = std::move(weights);
 }
 
-const Column* Dataset::find_column(std::string_view name) const noexcept {
+std::vector<std::string> Dataset::column_names() const {
+  std::vector<std::string> names;
+  names.reserve(columns_.size());
+  for (const Column& c : columns_) names.push_back(c.name);  // a build never changes a name
+  return names;
+}
+
+const Column* Dataset::find_column(std::string_view name) const {
   const auto it = column_index_.find(name);
-  return it == column_index_.end() ? nullptr : &columns_[it->second];
+  if (it == column_index_.end()) return nullptr;
+  if (pending_.load(std::memory_order_acquire)) build_deferred_columns();
+  return &columns_[it->second];
 }
 
 const Column& Dataset::column(std::string_view name) const {
@@ -424,8 +478,9 @@ const Column& Dataset::column(std::string_view name) const {
 }
 
 void Dataset::add_column(Column column) {
-  RATEOPT_CHECK(column.codes.size() == num_rows(), "column '{}' has {} values, expected {}",
-                column.name, column.codes.size(), num_rows());
+  RATEOPT_CHECK(column.size() == num_rows(), "column '{}' has {} values, expected {}", column.name,
+                column.size(), num_rows());
+  if (column.deferred != nullptr) pending_.store(true, std::memory_order_release);
   if (const auto it = column_index_.find(column.name); it != column_index_.end()) {
     columns_[it->second] = std::move(column);
     return;

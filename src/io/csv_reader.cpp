@@ -1002,11 +1002,8 @@ class CsvReader {
         return;
       }
       ColumnBuilder builder(names_[j], n_);
-      constexpr std::size_t kAhead = 16;  // rows between a prefetch and its lookup
       for (std::size_t k = 0; k < n_; ++k) {
         const std::size_t r = kept_[k];
-        if (numbers_of[j] != nullptr && k + kAhead < n_)
-          builder.prefetch_number((*numbers_of[j])[k + kAhead]);
         if (numbers_of[j] != nullptr && !missing_at(r, j)) {
           builder.push_number(field(r, j), (*numbers_of[j])[k]);
         } else {

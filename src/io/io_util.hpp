@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -125,29 +126,51 @@ class NumberIndex {
   std::vector<Slot> slots_;             // a power of 2 long, at most half full
 };
 
+// While a column is numeric, ColumnBuilder keeps only its numbers and the texts of its present
+// values, and finish() leaves the levels to Column::build_deferred (a numeric column's levels are
+// built when something asks for them); the first value that is not a number builds them there
+// and then, and the column goes on as text.
 class ColumnBuilder {
  public:
   explicit ColumnBuilder(std::string name, std::size_t expected_rows = 0);
   void push(std::string_view value, bool missing);
   // A present value already known to parse as the finite number `number`.
   void push_number(std::string_view value, double number);
+  // The column; a numeric one with its levels deferred (Column::deferred).
   [[nodiscard]] Column finish() &&;
-  // NumberIndex::prefetch while the column is numeric: call it some values ahead of push_number.
-  void prefetch_number(double number) const noexcept {
-    if (numeric_) numbers_.prefetch(number);
-  }
 
  private:
-  // The value's code, by its text (LevelIndex) once the column is not numeric, by its value and
-  // text (NumberIndex) while it is.
   void push_text(std::string_view value);
-  void push_code(std::int32_t code, bool inserted, std::string_view value);
+  // Leaves the numeric state: the codes of the rows so far, by their texts.
+  void to_text();
 
   Column column_;
   LevelIndex index_;
-  NumberIndex numbers_;
   bool numeric_ = true;
+  std::shared_ptr<DeferredLevels> texts_;  // while numeric_
+  std::size_t expected_rows_ = 0;
 };
+
+}  // namespace rateopt::io_detail
+
+namespace rateopt {
+// The texts of a numeric column's present values, in row order (its NaN numbers are the missing
+// rows), from which Column::build_deferred builds its levels and codes.
+struct DeferredLevels {
+  std::string text;                 // the texts one after another
+  std::vector<std::uint64_t> ends;  // per present value, where its text ends in `text`
+  [[nodiscard]] std::string_view at(std::size_t k) const noexcept {
+    const std::uint64_t begin = k == 0 ? 0 : ends[k - 1];
+    return std::string_view(text).substr(begin, ends[k] - begin);
+  }
+};
+}  // namespace rateopt
+
+namespace rateopt::io_detail {
+
+// Column::build_deferred's work: the codes of `column.numeric` and its deferred texts, by value
+// and text (NumberIndex), levels in order of first appearance.
+void build_deferred_levels(Column& column);
 
 // Feature rows being assembled in CSR form (indices sorted within each row).
 struct SparseRows {

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -579,12 +581,36 @@ TEST(NumberIndex, CodesOfTheTextsLikeTheLevelIndex) {
       builder.push(input[i], missing);
       reference.push_back(input[i], missing);
     }
-    const Column built = std::move(builder).finish();
+    Column built = std::move(builder).finish();
+    // A numeric column leaves its levels to build_deferred; a turned one has them.
+    EXPECT_EQ(built.deferred != nullptr, !turn);
+    EXPECT_EQ(built.size(), input.size());
+    if (!turn) {
+      EXPECT_TRUE(built.codes.empty());
+      EXPECT_TRUE(built.levels.empty());
+      built.build_deferred();
+      EXPECT_EQ(built.deferred, nullptr);
+    }
     EXPECT_EQ(built.levels, reference.levels);
     EXPECT_EQ(built.codes, reference.codes);
     ASSERT_EQ(built.numeric.size(), reference.numeric.size());
     EXPECT_EQ(built.is_numeric(), !turn);
   }
+}
+
+// count_lines, 8 bytes at a time, against counting byte by byte: runs of newlines, bytes next to
+// '\n' in value (0x0B, 0x09, 0x8A, 0xFF, 0x00), and any length and alignment.
+TEST(CountLines, AgreesWithCountingByteByByte) {
+  std::mt19937_64 rng(3);
+  const std::string alphabet{'\n', '\n', '\n', '\x0b', '\x09', '\x8a', '\xff', '\0', 'a', 'b'};
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::string text(rng() % 100, ' ');
+    for (char& c : text) c = alphabet[rng() % alphabet.size()];
+    const auto newlines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+    const std::size_t want = newlines + (!text.empty() && text.back() != '\n' ? 1 : 0);
+    ASSERT_EQ(io_detail::count_lines(text), want) << trial;
+  }
+  EXPECT_EQ(io_detail::count_lines(std::string(64, '\n')), 64u);  // 8 in every word
 }
 
 TEST(LevelIndex, CodesInOrderOfFirstAppearanceLikeAMap) {
