@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 
 #include "rateopt/distributed.hpp"
 #include "rateopt/error.hpp"
@@ -195,12 +196,18 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
     base = std::move(g->base);
     data.front().second = &g->guarantee.candidate;  // the report's training sections
   } else {
+    std::vector<double> base_scores;  // the fit's scores of the --data rows, when it gives them
     if (fit_here) {
       const Dataset& rows = *data.front().second;
       if (!quiet && lead)
         fmt::print(stderr, "fitting the base score ({}) on {} ({} rows)\n", fitted_name, data_path,
                    rows.num_rows());
-      base = flags.fit_base(rows);
+      if (flags.fit_base_scored) {
+        std::tie(base, base_scores) = flags.fit_base_scored(rows);
+        if (data.size() > 1) base_scores.clear();  // the --dataset rows are scored anew
+      } else {
+        base = flags.fit_base(rows);
+      }
     } else {
       base = std::move(*given);
     }
@@ -211,7 +218,7 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
       fmt::print(stderr, "post-processing {} ({}) on {} ({} rows)\n{}",
                  given ? score_name : std::string("the base score"), base.kind, data_path,
                  shard.total_rows, problem.describe());
-    result = postprocess(problem, base, options);
+    result = postprocess(problem, base, options, base_scores);
   }
 
   // A model moved toward a constant keeps one rule per group of the LP.
@@ -277,9 +284,13 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
       result.status == Termination::kConverged || result.status == Termination::kFeasible;
   const bool ok = fit_ok || (guaranteed && !g->guarantee.anchor.empty());
   const bool certified = !guaranteed || g->guarantee.passed;
+  // The report's training sections score nothing anew where the LP's scores are those rows' (not
+  // with --confidence: the sections are the candidate part's, the model moved toward a constant).
+  std::vector<std::vector<double>> known;
+  if (!guaranteed) known.push_back(std::move(result.training_scores));
   const bool saved = finish_report(report, spec, clf, data, validation_path, reader, threads, start,
                                    output, report_path, !ok || !certified, output_infeasible,
-                                   flags.ci ? &*flags.ci : nullptr);
+                                   flags.ci ? &*flags.ci : nullptr, known);
   const int code = guaranteed && !certified ? kExitNoSolution : ok ? 0 : kExitRuntime;
   if (!lead) return code;
 

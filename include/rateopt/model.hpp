@@ -141,8 +141,9 @@ struct Classifier {
                std::uint64_t seed = 0, int n_threads = 0) const;
   // The same from a dataset's features and, for group rules, its group columns (NotFound when
   // one is absent, a row's value is missing or its group has no rule). O(rows * features).
+  // `known`: as predict_positive takes it.
   void predict(const Dataset& data, PredictMode mode, std::span<double> out, std::uint64_t seed = 0,
-               int n_threads = 0) const;
+               int n_threads = 0, const KnownScores* known = nullptr) const;
   // Hard predictions at 1 byte a row, for the modes whose predictions are all 0 or 1
   // (deterministic, stochastic): out[i] = 1 where predict(data, mode, ..., seed) gives 1.0, else
   // 0. out has data.num_rows() entries. Predicts a block of rows at a time, holding O(block)

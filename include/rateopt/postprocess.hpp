@@ -140,6 +140,9 @@ struct PostprocessResult {
   std::vector<PostprocessGroup> groups;  // one per rule
   std::size_t lp_columns = 0;            // threshold variables
   double seconds = 0;
+  // The base's scores of this process's rows of the problem, its datasets stacked in order: the
+  // classifier's one component's (KnownScores, evaluate_spec's stacked_scores).
+  std::vector<double> training_scores;
   // Deterministic mode only: the randomised optimum on the same data (as lp_objective and
   // violation_budget would be without the mode). The price of determinism is lp_objective -
   // randomized.objective (both as minimised; >= 0 up to 1e-9 when both meet the constraints).
@@ -164,9 +167,13 @@ struct PostprocessResult {
 // components[0]) on the problem's data. Throws InvalidArgument when the objective or a constraint
 // is not linear in rates, when the base model has other than one component, has group rules, or
 // its weight count differs from a dataset's feature count; NotFound when a group column is not a
-// column of a dataset or a row's value in it is missing.
+// column of a dataset or a row's value in it is missing. base_scores: the base's scores of the
+// problem's rows, its datasets stacked in order, where the caller holds them (the margins of a
+// booster's fit, fit_gbdt_with_margins), used in place of scoring the rows (InvalidArgument when
+// not one per row); empty: scored here.
 [[nodiscard]] PostprocessResult postprocess(const RateProblem& problem, const Classifier& base,
-                                            const PostprocessOptions& options = {});
+                                            const PostprocessOptions& options = {},
+                                            std::span<const double> base_scores = {});
 
 // ---- the guaranteed mode for post-processing (train.hpp, train_guaranteed) --------------------
 

@@ -621,14 +621,16 @@ void predict_rows(const Classifier& c, const FeatureMatrix& x, std::span<const s
 }  // namespace
 
 void Classifier::predict(const Dataset& data, PredictMode mode, std::span<double> out,
-                         std::uint64_t seed, int n_threads) const {
+                         std::uint64_t seed, int n_threads, const KnownScores* known) const {
+  const FeatureMatrix& x = data.features();
+  check_input(*this, x, out.size());
+  check_known(*this, x, known);
   if (group_columns.empty()) {
-    predict(data.features(), mode, out, seed, n_threads);
+    predict_rows(*this, x, {}, 0, mode, out, seed, n_threads, known);
     return;
   }
-  check_input(*this, data.features(), out.size());
-  apply_rules(*this, data.features(), group_of_rows(*this, data, 0, out.size()), 0, mode, false,
-              out, seed, n_threads);
+  apply_rules(*this, x, group_of_rows(*this, data, 0, out.size()), 0, mode, false, out, seed,
+              n_threads, known);
 }
 
 void Classifier::predict_positive(const Dataset& data, PredictMode mode,

@@ -318,7 +318,8 @@ std::vector<std::string> slice_columns(const RateProblem& problem) {
 }
 
 PostprocessResult postprocess(const RateProblem& problem, const Classifier& base,
-                              const PostprocessOptions& options) {
+                              const PostprocessOptions& options,
+                              std::span<const double> base_scores) {
   const auto start = std::chrono::steady_clock::now();
   for (const FunctionInfo& c : problem.constraints())
     RATEOPT_CHECK(!c.spread,
@@ -398,11 +399,20 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
 
   // ---- scores, and each row's type: its contributions to the atoms the functions use ----
   std::vector<double>& s = lp_rows.s;
-  s.resize(total);
-  for (std::size_t k = 0; k < data.size(); ++k)
-    score.scores(data[k].data->features(),
-                 std::span<double>(s).subspan(offset[k], data[k].data->num_rows()),
-                 options.n_threads);
+  if (!base_scores.empty()) {
+    RATEOPT_CHECK(base_scores.size() == total,
+                  "base_scores has {} scores for the problem's {} rows (one per row, its datasets "
+                  "stacked in order)",
+                  base_scores.size(), total);
+    s.assign(base_scores.begin(), base_scores.end());
+  } else {
+    s.resize(total);
+    for (std::size_t k = 0; k < data.size(); ++k)
+      score.scores(data[k].data->features(),
+                   std::span<double>(s).subspan(offset[k], data[k].data->num_rows()),
+                   options.n_threads);
+  }
+  result.training_scores = s;  // this process's rows (lp_rows gathers every rank's below)
   const std::span<const Atom> atoms = problem.atoms();
   constexpr auto kUnused = std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> atom_row(atoms.size(), kUnused);  // atom -> LP atom row
@@ -652,8 +662,12 @@ PostprocessResult postprocess(const RateProblem& problem, const Classifier& base
   const auto values = [&](PredictMode mode) {
     std::vector<std::vector<double>> preds(data.size());
     for (std::size_t k = 0; k < data.size(); ++k) {
-      preds[k].resize(data[k].data->num_rows());
-      clf.predict(*data[k].data, mode, preds[k], 0, options.n_threads);
+      const Dataset& ds = *data[k].data;
+      const KnownScores known{
+          &ds.features(),
+          {std::span<const double>(result.training_scores).subspan(offset[k], ds.num_rows())}};
+      preds[k].resize(ds.num_rows());
+      clf.predict(ds, mode, preds[k], 0, options.n_threads, &known);
     }
     return problem.evaluate(problem.atom_values(preds));
   };

@@ -336,6 +336,16 @@ def test_postprocess_a_booster_fitted_here(cli, tmp_path):
     vals = cli.eval_json(*common, "--model", here, "--mode", "probability", "--metric",
                          "parity(ppr, g)")
     assert vals["parity(ppr, g)"]["value"] <= 0.01 + 1e-9
+    # The LP and the report read the fit's margins of the rows (no scoring pass): the report's
+    # training figures are those eval gets by scoring the saved model anew, in both modes.
+    rep = json.loads(report.read_text())
+    for mode, section in (("probability", "stochastic"), ("deterministic", "deterministic")):
+        vals = cli.eval_json(*common, "--model", here, "--mode", mode, "--metric",
+                             "parity(ppr, g)", "--metric", "error")
+        assert vals["error"]["value"] == pytest.approx(
+            rep["train"][section]["objective"], abs=1e-12)
+        assert vals["parity(ppr, g)"]["value"] == pytest.approx(
+            rep["train"][section]["constraints"][0]["lhs"], abs=1e-12)
     # The guaranteed mode: fitted on the candidate part, certified on the rest.
     guaranteed = [*problem, "--learner", "gbdt", *trees, "--confidence", "0.9",
                   "--guarantee-for", "stochastic"]

@@ -563,6 +563,52 @@ TEST(Postprocess, ExplicitGroupsAndSeveralDatasets) {
   EXPECT_LE(one.stochastic.max_violation(), 1e-9);
 }
 
+// base_scores: scores the caller holds (a booster's margins from its fit) give the same result as
+// scoring the rows, and are really used (other scores, other thresholds); training_scores hold
+// them, stacked, and Classifier::predict with them as KnownScores gives what scoring gives.
+TEST(Postprocess, GivenBaseScoresAreUsedInPlaceOfScoring) {
+  const Dataset train = two_groups(30, 21), other = two_groups(12, 22);
+  const RateProblem problem =
+      RateProblem::build(test::spec("error", {"ppr@other[g=a] - ppr@other[g=b] <= 0.05",
+                                              "ppr@other[g=b] - ppr@other[g=a] <= 0.05"}),
+                         {{"train", &train}, {"other", &other}});
+  const Classifier base = score_model({1.5}, -0.25);
+  const PostprocessResult scored = postprocess(problem, base);
+  std::vector<double> stacked(train.num_rows() + other.num_rows());
+  base.components[0].scores(train.features(), std::span(stacked).first(train.num_rows()));
+  base.components[0].scores(other.features(), std::span(stacked).last(other.num_rows()));
+  EXPECT_EQ(scored.training_scores, stacked);
+  const PostprocessResult given = postprocess(problem, base, {}, stacked);
+  EXPECT_EQ(given.classifier.to_json(), scored.classifier.to_json());
+  EXPECT_EQ(given.stochastic.objective, scored.stochastic.objective);
+  EXPECT_EQ(given.stochastic.constraints, scored.stochastic.constraints);
+  EXPECT_EQ(given.deterministic.objective, scored.deterministic.objective);
+  EXPECT_EQ(given.training_scores, stacked);
+  // Other scores (the negated ones): other thresholds, so they are what the LP read.
+  std::vector<double> negated = stacked;
+  for (double& v : negated) v = -v;
+  const PostprocessResult wrong = postprocess(problem, base, {}, negated);
+  EXPECT_NE(wrong.classifier.to_json(), scored.classifier.to_json());
+  EXPECT_THROW((void)postprocess(problem, base, {}, std::span(stacked).first(10)), InvalidArgument);
+  // predict with known scores: the same as scoring, in every mode; other known scores differ.
+  const Classifier& clf = scored.classifier;
+  const KnownScores known{&train.features(), {std::span(stacked).first(train.num_rows())}};
+  const KnownScores flipped{&train.features(), {std::span(negated).first(train.num_rows())}};
+  for (const PredictMode mode :
+       {PredictMode::kProbability, PredictMode::kDeterministic, PredictMode::kStochastic}) {
+    std::vector<double> a(train.num_rows()), b(train.num_rows()), c(train.num_rows());
+    clf.predict(train, mode, a, 7);
+    clf.predict(train, mode, b, 7, 0, &known);
+    clf.predict(train, mode, c, 7, 0, &flipped);
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, c);
+  }
+  const KnownScores short_scores{&train.features(), {std::span(stacked).first(5)}};
+  std::vector<double> out(train.num_rows());
+  EXPECT_THROW(clf.predict(train, PredictMode::kProbability, out, 0, 0, &short_scores),
+               InvalidArgument);
+}
+
 TEST(Postprocess, InfeasibleConstraintsMinimiseTheViolation) {
   const Dataset ds = two_groups(8, 5);
   // Recall 1 and fpr 0 at once need a perfect score.
