@@ -451,6 +451,15 @@ BoostOn::BoostOn(TreeEnsemble start, std::span<const double> start_margins, cons
 
 GbdtFit BoostOn::fit(std::span<const std::int32_t> labels, std::span<const double> weights,
                      const GbdtOptions& options) {
+  LazyFit lazy = fit_lazily(labels, weights, options);
+  GbdtFit out;
+  out.model = model(lazy);
+  out.margins = std::move(lazy.margins);
+  return out;
+}
+
+BoostOn::LazyFit BoostOn::fit_lazily(std::span<const std::int32_t> labels,
+                                     std::span<const double> weights, const GbdtOptions& options) {
   check_fit_inputs(rows_, labels, weights, options);
 #if RATEOPT_WITH_XGBOOST
   const DynamicThreadsOff fixed_threads;
@@ -459,13 +468,23 @@ GbdtFit BoostOn::fit(std::span<const std::int32_t> labels, std::span<const doubl
   const std::vector<double> ones(weights.empty() ? rows_ : 0, 1.0);
   set_labels(m, labels, weights.empty() ? std::span<const double>(ones) : weights);
   const std::shared_ptr<void> b = boost(m, options);
-  GbdtFit out;
-  out.model = TreeEnsemble(append_trees(start_model_->json, model_json(b)), cols_,
-                           start_.rounds() + static_cast<std::size_t>(options.rounds));
+  LazyFit out;
   out.margins = cached_margins(b.get(), m, rows_);
+  out.rounds = static_cast<std::size_t>(options.rounds);
+  out.trees = first_trees(b.get(), out.rounds);  // the trees without b's cache of the rows
   return out;
 #else
   (void)options;
+  missing_xgboost();
+#endif
+}
+
+TreeEnsemble BoostOn::model(const LazyFit& fit) const {
+  RATEOPT_CHECK(fit.trees != nullptr, "BoostOn::model: the fit holds no trees");
+#if RATEOPT_WITH_XGBOOST
+  return {append_trees(start_model_->json, model_json(fit.trees)), cols_,
+          start_.rounds() + fit.rounds};
+#else
   missing_xgboost();
 #endif
 }

@@ -59,7 +59,9 @@ TrainResult train_gbdt(const RateProblem& problem, const TrainOptions& options) 
   validate(g);
   const std::span<const TrainingData> data = problem.data();
   const FeatureMatrix x = stacked_features(data);
-  std::vector<TreeEnsemble> answers;
+  // Each answer's model: the first fit's at once, the warm fits' (lazy[k]) only if kept.
+  std::vector<std::optional<TreeEnsemble>> answers;
+  std::vector<BoostOn::LazyFit> lazy;
   // Each answer's margins of the stacked rows, for the report (TrainResult::training_scores).
   // Floats: XGBoost's margins are floats, so nothing is lost, at half the memory.
   std::vector<std::vector<float>> answer_margins;
@@ -91,21 +93,23 @@ TrainResult train_gbdt(const RateProblem& problem, const TrainOptions& options) 
     if (boost_on && !answers.empty()) {
       if (!warm) {
         // The first answer's first rounds - warm trees, and their margins of the rows.
-        warm.emplace(answers.front().first_rounds(static_cast<std::size_t>(g.rounds - warm_rounds)),
-                     start_margins, x);
+        warm.emplace(
+            answers.front()->first_rounds(static_cast<std::size_t>(g.rounds - warm_rounds)),
+            start_margins, x);
         std::vector<double>().swap(start_margins);
       }
       GbdtOptions more = g;
       more.rounds = warm_rounds;
-      GbdtFit on = warm->fit(labels, weights, more);
-      answers.push_back(std::move(on.model));
+      BoostOn::LazyFit& on = lazy.emplace_back(warm->fit_lazily(labels, weights, more));
+      answers.emplace_back();  // made below if the classifier keeps it
       margins = std::move(on.margins);
     } else {
       const bool first = boost_on && answers.empty();
       GbdtFit fit =
           fit_gbdt_with_margins(x, labels, weights, g, first ? g.rounds - warm_rounds : 0);
       if (first) start_margins = std::move(fit.prefix_margins);
-      answers.push_back(std::move(fit.model));
+      answers.emplace_back(std::move(fit.model));
+      lazy.emplace_back();
       margins = std::move(fit.margins);
     }
     answer_margins.emplace_back(margins.begin(), margins.end());
@@ -129,14 +133,15 @@ TrainResult train_gbdt(const RateProblem& problem, const TrainOptions& options) 
   clf.encoding = data[0].data->encoding();
   for (std::size_t k = 0; k < answers.size(); ++k) {
     if (r.mixture[k] > 0 || k == r.best) {
+      if (!answers[k]) answers[k] = warm->model(lazy[k]);
       if (k == r.best) clf.best = clf.components.size();
-      clf.components.emplace_back(answers[k]);
+      clf.components.emplace_back(*answers[k]);
       clf.mixture.push_back(r.mixture[k]);
       // As TreeEnsemble::scores gives them: the float margin plus the offset (0; it turns a
       // margin of -0 into +0, as scores does).
       std::vector<double>& s = out.training_scores.emplace_back(answer_margins[k].size());
       for (std::size_t i = 0; i < s.size(); ++i)
-        s[i] = static_cast<double>(answer_margins[k][i]) + answers[k].offset();
+        s[i] = static_cast<double>(answer_margins[k][i]) + answers[k]->offset();
     }
   }
   double sum = 0;

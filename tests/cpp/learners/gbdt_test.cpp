@@ -253,6 +253,22 @@ TEST(Gbdt, BoostingOnMarginsAreTheModelsScores) {
   (void)again.fit(labels[0], weights[0], o);
   o.rounds = 7;
   EXPECT_EQ(again.fit(labels[2], weights[2], o).model.json(), models[2]);
+  // fit_lazily: the same margins, and model() made after later fits, in any order, gives the
+  // model fit gave, byte for byte.
+  BoostOn lazily(start, start_margins, r.x);
+  std::vector<BoostOn::LazyFit> fits;
+  for (std::size_t k = 0; k < 3; ++k) {
+    o.rounds = 5 + static_cast<int>(k);
+    fits.push_back(
+        lazily.fit_lazily(labels[k], k == 2 ? std::span<const double>() : weights[k], o));
+    EXPECT_EQ(fits.back().rounds, 5U + k);
+  }
+  for (std::size_t k = 3; k-- > 0;) {
+    const TreeEnsemble model = lazily.model(fits[k]);
+    EXPECT_EQ(model.json(), models[k]) << k;
+    EXPECT_TRUE(test::same_bits(fits[k].margins, scores_of(model, r.x))) << k;
+  }
+  test::expect_invalid([&] { (void)lazily.model(BoostOn::LazyFit{}); }, "holds no trees");
 }
 
 // A booster's first k trees are the booster that k rounds fit (boosting is sequential, and the
