@@ -361,7 +361,7 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
   if (f.solver == "postprocess" && f.train.learner == Learner::kGbdt) {
     // The base score: boosted trees on the rows given (the candidate part with --confidence).
     f.postprocess.base_learner = "gbdt";
-    f.postprocess.fit_base_scored = [train = f.train, threads](const Dataset& rows) {
+    f.postprocess.fit_base = [train = f.train, threads](const Dataset& rows) {
       require_two_classes(rows, "the base score's rows");
       GbdtOptions g = gbdt_options(train);
       g.n_threads = threads;
@@ -371,9 +371,6 @@ int train_rate_constrained_cli(const DataShard& shard, const std::string& data_p
       c.kind = "gbdt";
       c.options_json = train_options_json(train, TrainOptionsJson::kModel);
       return std::pair<Classifier, std::vector<double>>(std::move(c), std::move(fit.margins));
-    };
-    f.postprocess.fit_base = [fit = f.postprocess.fit_base_scored](const Dataset& rows) {
-      return fit(rows).first;
     };
   }
   if (f.solver == "postprocess")

@@ -185,8 +185,10 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
                  given ? score_name : fmt::format("{} of the candidate part", fitted_name),
                  data_path, shard.total_rows);
     if (fit_here)
-      g = postprocess_guaranteed(spec, *data.front().second, shard.rows_before, flags.fit_base,
-                                 options, flags.tolerance, *flags.guarantee, flags.base_folds);
+      g = postprocess_guaranteed(
+          spec, *data.front().second, shard.rows_before,
+          [&](const Dataset& rows) { return flags.fit_base(rows).first; }, options, flags.tolerance,
+          *flags.guarantee, flags.base_folds);
     else
       g = postprocess_guaranteed(spec, *data.front().second, shard.rows_before,
                                  given ? &*given : nullptr, flags.base_options, options,
@@ -202,12 +204,8 @@ int train_postprocess_cli(const ProblemSpec& spec, const NamedDatasets& named,
       if (!quiet && lead)
         fmt::print(stderr, "fitting the base score ({}) on {} ({} rows)\n", fitted_name, data_path,
                    rows.num_rows());
-      if (flags.fit_base_scored) {
-        std::tie(base, base_scores) = flags.fit_base_scored(rows);
-        if (data.size() > 1) base_scores.clear();  // the --dataset rows are scored anew
-      } else {
-        base = flags.fit_base(rows);
-      }
+      std::tie(base, base_scores) = flags.fit_base(rows);
+      if (data.size() > 1) base_scores.clear();  // the --dataset rows are scored anew
     } else {
       base = std::move(*given);
     }

@@ -35,11 +35,9 @@ struct PostprocessFlags {
   LogisticRegressionOptions base_options;
   // --learner gbdt without --base-model or --scores: the base score is boosted trees fitted here
   // (on the candidate part with --confidence, else on the --data rows); `base_learner` names it.
-  BaseScoreFit fit_base;
-  // The same fit with its scores of the rows (a booster's margins from its fit), which spare
-  // post-processing and its report scoring them (postprocess' base_scores); used without
-  // --confidence when set.
-  std::function<std::pair<Classifier, std::vector<double>>(const Dataset& rows)> fit_base_scored;
+  // It gives the model and its scores of the rows (a booster's margins from its fit), which
+  // spare post-processing and its report scoring them (postprocess' base_scores).
+  std::function<std::pair<Classifier, std::vector<double>>(const Dataset& rows)> fit_base;
   std::string base_learner;
   // --base-folds: with fit_base and --confidence, the thresholds' cross-fitted scores' folds.
   std::size_t base_folds = 5;

@@ -282,6 +282,8 @@ class Dataset : private detail::DeferredColumnsFlag {
   std::vector<double> weights_;
   // Builds every column's deferred levels, once, under a lock (const methods may run at once).
   void build_deferred_columns() const;
+  // take_columns without building the deferred levels.
+  std::vector<Column> take_columns_as_they_are();
   friend class detail::DeferredColumnsFlag;
 
   mutable std::vector<Column> columns_;                           // mutable: build_deferred_columns

@@ -404,9 +404,14 @@ void Dataset::build_deferred_columns() const {
 
 std::vector<Column> Dataset::take_columns() {
   if (pending_.load(std::memory_order_acquire)) build_deferred_columns();
+  return take_columns_as_they_are();
+}
+
+std::vector<Column> Dataset::take_columns_as_they_are() {
   std::vector<Column> out = std::move(columns_);
   columns_.clear();
   column_index_.clear();
+  pending_.store(false, std::memory_order_release);
   return out;
 }
 
@@ -417,11 +422,8 @@ void Dataset::keep_columns(std::span<const std::string> keep,
       dropped_columns_.push_back(name);
   };
   for (const std::string& name : dropped_before) note_dropped(name);
-  // The columns as they are: a kept column's levels stay deferred, a dropped one's are never built.
-  std::vector<Column> columns = std::move(columns_);
-  columns_.clear();
-  column_index_.clear();
-  pending_.store(false, std::memory_order_release);
+  // A kept column's levels stay deferred (add_column notes it), a dropped one's are never built.
+  std::vector<Column> columns = take_columns_as_they_are();
   for (Column& c : columns) {
     if (std::find(keep.begin(), keep.end(), c.name) != keep.end()) {
       add_column(std::move(c));
