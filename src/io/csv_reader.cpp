@@ -229,11 +229,17 @@ char pick_delimiter(const CsvOptions& o, const std::string& name) {
   return ends_with_ci(name, ".tsv") || ends_with_ci(name, ".tsv.gz") ? '\t' : ',';
 }
 
+// The kind of a field left unparsed: in a column read as numbers, the values after its first
+// non-number in a piece (the column is categorical unless every such row is dropped or missing);
+// its number is NaN and whoever needs it parses the field (CsvReader::kind_at).
+constexpr std::uint8_t kUnparsed = 0xFF;
+
 // The records of one piece of a CSV text, column by column: [c][r] is column c of its record r.
 struct RecordBlock {
   std::vector<std::vector<std::string_view>> fields;
   std::vector<std::vector<std::uint8_t>> missing;  // 1: a missing-value token
-  // Columns read as numbers (else empty): the value (NaN when missing) and its NumberKind.
+  // Columns read as numbers (else empty): the value (NaN when missing) and its NumberKind, or
+  // kUnparsed.
   std::vector<std::vector<double>> numbers;
   std::vector<std::vector<std::uint8_t>> kinds;
   std::vector<std::size_t> lines;  // each record's first line
@@ -398,6 +404,9 @@ class CsvReader {
       }
     }
     out.lines.reserve(lines);
+    // Per column: a non-number was read (parsing its later fields would fail over and over, as
+    // in every text column when no encoding is given: a tenth of reading Adult).
+    std::vector<std::uint8_t> text_seen(ncols_, 0);
     std::vector<std::string_view> record;
     std::size_t line = 0;
     while (true) {
@@ -413,9 +422,16 @@ class CsvReader {
         out.missing[c].push_back(missing ? 1 : 0);
         if (!parsed_as_number_[c]) continue;
         double x = std::nan("");
-        const NumberKind kind = missing ? NumberKind::kNotNumber : parse_double(v, x);
+        if (missing) {
+          out.kinds[c].push_back(static_cast<std::uint8_t>(NumberKind::kNotNumber));
+        } else if (text_seen[c] != 0) {
+          out.kinds[c].push_back(kUnparsed);
+        } else {
+          const NumberKind kind = parse_double(v, x);
+          if (kind == NumberKind::kNotNumber) text_seen[c] = 1;
+          out.kinds[c].push_back(static_cast<std::uint8_t>(kind));
+        }
         out.numbers[c].push_back(x);
-        out.kinds[c].push_back(static_cast<std::uint8_t>(kind));
       }
       out.lines.push_back(line);
     }
@@ -579,13 +595,7 @@ class CsvReader {
   // error when it is not a finite number.
   void number_at(std::size_t r, std::size_t j, double& x) const {
     const std::string_view v = field(r, j);
-    NumberKind kind = NumberKind::kNotNumber;
-    if (kinds_[j].empty()) {
-      kind = parse_double(v, x);
-    } else {
-      kind = static_cast<NumberKind>(kinds_[j][r]);
-      x = numbers_[j][r];
-    }
+    const NumberKind kind = kinds_[j].empty() ? parse_double(v, x) : kind_at(r, j, x);
     if (kind == NumberKind::kFinite) return;
     detail::throw_parse_error(
         name_, record_lines_[r], 0, "column '{}': expected a {}number, found {}{}", names_[j],
@@ -593,6 +603,14 @@ class CsvReader {
         encoding_ != nullptr ? " (numeric in the encoding this file is read with: the "
                                "model's, or the one shared by every file read together)"
                              : "");
+  }
+
+  // The kind and number of record r in column j, a column read as numbers: as parsed while read,
+  // or parsed now where that was left (kUnparsed).
+  NumberKind kind_at(std::size_t r, std::size_t j, double& x) const {
+    if (kinds_[j][r] == kUnparsed) return parse_double(field(r, j), x);
+    x = numbers_[j][r];
+    return static_cast<NumberKind>(kinds_[j][r]);
   }
 
   // Up to `limit` distinct values of column j among the kept rows, quoted, in order of appearance.
@@ -620,7 +638,8 @@ class CsvReader {
     std::string_view first;
     for (std::size_t r : kept_) {
       if (missing_at(r, j)) continue;
-      if (static_cast<NumberKind>(kinds_[j][r]) == NumberKind::kNotNumber) {
+      double x = 0;
+      if (kind_at(r, j, x) == NumberKind::kNotNumber) {
         if (others++ == 0) {
           first = field(r, j);
           first_line = record_lines_[r];
@@ -677,6 +696,9 @@ class CsvReader {
     for (std::size_t k = 0; k < n_ && numeric; ++k) {
       const std::size_t r = kept_[k];
       if (missing_at(r, j)) continue;
+      if (kinds_[j][r] == kUnparsed) {  // stored: the column's numbers are moved out below
+        kinds_[j][r] = static_cast<std::uint8_t>(parse_double(field(r, j), numbers_[j][r]));
+      }
       const auto kind = static_cast<NumberKind>(kinds_[j][r]);
       if (kind == NumberKind::kNotNumber) numeric = false;
       if (kind == NumberKind::kNonFinite && first_nonfinite == nrec) first_nonfinite = r;

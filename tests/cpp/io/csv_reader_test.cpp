@@ -203,6 +203,59 @@ TEST(CsvReader, DegenerateInputIsReportedInTheStats) {
   EXPECT_TRUE(stats.warnings.empty());
 }
 
+// A column's fields after its first non-number are not parsed while read (kUnparsed): the
+// warning, a column whose only text is in a dropped row, and the first bad value under a numeric
+// encoding still read them, on one thread and on pieces read by two.
+TEST(CsvReader, FieldsAfterATextValueAreParsedWhereNeeded) {
+  CsvOptions o;
+  o.label_column = "y";
+  // The stray token first: the warning counts and names it, and every later value.
+  std::string text = "x,y\n12a,0\n";
+  for (int i = 0; i < 200; ++i) text += fmt::format("{},{}\n", i, i % 2);
+  ReadStats stats;
+  const Dataset stray = parse_csv(text, o, "s.csv", nullptr, &stats);
+  ASSERT_EQ(stats.warnings.size(), 1u);
+  EXPECT_TRUE(contains(stats.warnings[0],
+                       "1 of its 201 values is not a number (first: '12a' on "
+                       "line 2)"))
+      << stats.warnings[0];
+  EXPECT_EQ(stray.encoding().specs[0].levels.size(), 201u);
+
+  // The only text of x in a row dropped for z's missing value: x is numeric, with the values of
+  // the file without that row. Rows long enough for two pieces of over 1 MiB with two threads;
+  // w's text values (in the second piece) make it categorical there and in one piece alike.
+  const auto file = [](bool with_text_row) {
+    std::string t = "x,z,w,y\n";
+    if (with_text_row) t += "abc,?,0,1\n";
+    for (int i = 0; i < 120000; ++i)
+      t += fmt::format("{}.25,{},{},{}\n", i % 977, i % 5, i == 100000 ? "text" : "7", i % 2);
+    return t;
+  };
+  for (const int threads : {1, 2}) {
+    o.n_threads = threads;
+    const Dataset with = parse_csv(file(true), o, "d.csv");
+    const Dataset without = parse_csv(file(false), o, "d.csv");
+    ASSERT_EQ(with.num_rows(), 120000u);
+    EXPECT_EQ(with.encoding().specs[0].kind, FeatureSpec::Kind::kNumeric);
+    EXPECT_EQ(with.encoding().specs[2].kind, FeatureSpec::Kind::kOneHot);
+    EXPECT_EQ(with.encoding().specs[2].levels, (std::vector<std::string>{"7", "text"}));
+    EXPECT_EQ(with.encoding().specs[0].offset, without.encoding().specs[0].offset);
+    EXPECT_EQ(with.encoding().specs[0].scale, without.encoding().specs[0].scale);
+    for (std::size_t r = 0; r < 120000; r += 997)
+      for (std::size_t f = 0; f < with.num_features(); ++f)
+        ASSERT_EQ(with.features().at(r, f), without.features().at(r, f)) << r << " " << f;
+  }
+  o.n_threads = 1;
+
+  // A numeric encoding: the first kept non-number is the error, after a dropped text row.
+  const Dataset train = parse_csv("x,z,y\n1,1,0\n2,2,1\n", o);
+  const std::string msg = error_of<ParseError>([&] {
+    (void)parse_csv("x,z,y\nabc,?,0\n1,1,1\ndef,2,0\nghi,3,1\n", o, "e.csv", &train.encoding());
+  });
+  EXPECT_TRUE(contains(msg, "e.csv:4")) << msg;
+  EXPECT_TRUE(contains(msg, "found 'def'")) << msg;
+}
+
 TEST(CsvReader, QuotedFieldsCrlfAndMultilineQuotes) {
   const std::string text =
       "name,comment,y\r\n"
