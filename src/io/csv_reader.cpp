@@ -1,7 +1,10 @@
 // CSV/TSV reader: RFC-4180 tokenising (quoted fields, "" escapes, CRLF), column typing,
 // standardisation, one-hot encoding, missing-value policies and encoding reuse.
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <map>
@@ -66,6 +69,12 @@ class CsvTokenizer {
 
   void skip_blank_and_comment_lines() {
     while (pos_ < text_.size()) {
+      // Most records start with a character that no blank or comment line starts with: no need
+      // to find the line's end.
+      const char c = text_[pos_];
+      if (c != ' ' && c != '\t' && c != '\r' && c != '\n' &&
+          (comment_.empty() || c != comment_.front()))
+        return;
       const std::size_t eol = line_end(text_, pos_);
       const std::string_view line = text_.substr(pos_, eol - pos_);
       const bool blank = trim(line).empty();
@@ -89,7 +98,7 @@ class CsvTokenizer {
         p = read_quoted(p, out);
       } else {
         const std::size_t start = p;
-        while (p < n && text_[p] != delim_ && text_[p] != '\n') ++p;
+        p = field_end(p);
         std::string_view field(text_.data() + start, p - start);  // no bounds check: p <= n
         while (!field.empty() && (is_blank(field.back()) || field.back() == '\r'))
           field.remove_suffix(1);
@@ -106,6 +115,29 @@ class CsvTokenizer {
       new_line(p + 1);  // text_[p] == '\n'
       return;
     }
+  }
+
+  // The first position from p holding the delimiter or '\n', or the text's end. Eight bytes at a
+  // time: the zero-byte test flags a word's bytes equal to either, and its lowest flag is exact
+  // (a borrow can only flag bytes above a true one); the last bytes one by one.
+  [[nodiscard]] std::size_t field_end(std::size_t p) const noexcept {
+    const std::size_t n = text_.size();
+    if constexpr (std::endian::native == std::endian::little) {
+      constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+      constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+      const std::uint64_t delims = kOnes * static_cast<unsigned char>(delim_);
+      constexpr std::uint64_t kNewlines = kOnes * static_cast<unsigned char>('\n');
+      for (; p + 8 <= n; p += 8) {
+        std::uint64_t word = 0;
+        std::memcpy(&word, text_.data() + p, 8);
+        const std::uint64_t a = word ^ delims;
+        const std::uint64_t b = word ^ kNewlines;
+        const std::uint64_t hits = (((a - kOnes) & ~a) | ((b - kOnes) & ~b)) & kHighs;
+        if (hits != 0) return p + static_cast<std::size_t>(std::countr_zero(hits)) / 8;
+      }
+    }
+    while (p < n && text_[p] != delim_ && text_[p] != '\n') ++p;
+    return p;
   }
 
   // Reads a quoted field starting at the opening quote; returns the position after the closing

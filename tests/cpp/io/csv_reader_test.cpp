@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <random>
 #include <string>
 
 #include "rateopt/error.hpp"
@@ -254,6 +255,48 @@ TEST(CsvReader, FieldsAfterATextValueAreParsedWhereNeeded) {
   });
   EXPECT_TRUE(contains(msg, "e.csv:4")) << msg;
   EXPECT_TRUE(contains(msg, "found 'def'")) << msg;
+}
+
+// Fields are split eight bytes at a time (CsvTokenizer::field_end): random texts of bytes next
+// in value to the delimiter and '\n' (and with their high bit set), of every length and
+// alignment, with ',', ';' and tab delimiters, give the fields written.
+TEST(CsvReader, FieldsSplitAtEveryByteOffset) {
+  std::mt19937_64 rng(29);
+  for (const char delim : {',', ';', '\t'}) {
+    std::string alphabet;  // bytes near the delimiter's and '\n''s, none of the special ones
+    for (const int b : std::initializer_list<int>{'a', 'Z', delim - 1, delim + 1, delim | 0x80,
+                                                  '\n' - 1, '\n' + 1, '\n' | 0x80, 0x7F, 0xFF}) {
+      const auto ch = static_cast<char>(b);
+      if (ch != delim && ch != '\n' && ch != '\r' && ch != '\t' && ch != ' ' && ch != '"')
+        alphabet += ch;
+    }
+    const std::size_t rows = 300;
+    const std::size_t cols = 3;
+    std::vector<std::vector<std::string>> want(cols);
+    std::string text = fmt::format("c0{}c1{}c2\n", delim, delim);
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t c = 0; c < cols; ++c) {
+        std::string v(1 + rng() % 19, 'a');
+        for (char& ch : v) ch = alphabet[rng() % alphabet.size()];
+        want[c].push_back(v);
+        text += v;
+        text += c + 1 < cols ? delim : '\n';
+      }
+    }
+    if (rng() % 2 == 0) text.pop_back();  // no '\n' at the end of the last record
+    CsvOptions o;
+    o.delimiter = delim;
+    o.missing_values = {};
+    o.categorical_columns = {"c0", "c1", "c2"};
+    const Dataset ds = parse_csv(text, o, "t.csv");
+    ASSERT_EQ(ds.num_rows(), rows);
+    for (std::size_t c = 0; c < cols; ++c) {
+      const Column& col = ds.column(fmt::format("c{}", c));
+      for (std::size_t r = 0; r < rows; ++r)
+        ASSERT_EQ(col.levels[static_cast<std::size_t>(col.codes[r])], want[c][r])
+            << "delimiter " << static_cast<int>(delim) << " row " << r << " column " << c;
+    }
+  }
 }
 
 TEST(CsvReader, QuotedFieldsCrlfAndMultilineQuotes) {
