@@ -134,31 +134,43 @@ def main():
     for label, path, args, pandas_kwargs in cases:
         times = {key: [] for key, _ in binaries}
         times["pandas"] = []
+        paired = {"after": [], "before": []}  # per round: pandas' median time / ours
         for _ in range(a.rounds):
+            this_round = {}
             for key, binary in binaries:
-                times[key] += run_binary(binary, ["--input", path, *args], a.reps)
+                this_round[key] = run_binary(binary, ["--input", path, *args], a.reps)
+                times[key] += this_round[key]
             if "csv" in args and a.threads > 1:  # wall time on several threads
                 times.setdefault("threads", [])
                 times["threads"] += run_binary(
                     a.binary, ["--input", path, *args, "--threads", str(a.threads)], a.reps,
                     "wall_s")
             if pandas_kwargs is not None:
-                times["pandas"] += run_pandas(pandas_kwargs, a.reps)
+                pandas_times = run_pandas(pandas_kwargs, a.reps)
+                times["pandas"] += pandas_times
+                for key in this_round:
+                    paired[key].append(statistics.median(pandas_times) /
+                                       statistics.median(this_round[key]))
         mb = os.path.getsize(path) / 1e6
         speed = {k: mb / statistics.median(v) for k, v in times.items() if v}
-        rows.append((label, mb, speed))
+        rows.append((label, mb, speed, paired))
         print(f"{label}: " + ", ".join(f"{k} {v:.1f} MB/s" for k, v in speed.items()),
               file=sys.stderr)
 
     n = a.reps * a.rounds
     head = "| file | MB |" + (" ours before |" if a.before else "") + " ours |"
     head += (" change |" if a.before else "") + " pandas.read_csv |"
+    head += " ours before / pandas |" if a.before else ""
+    head += " ours / pandas (rounds: median, range) |"
     if a.threads > 1:
         head += f" ours, {a.threads} threads (MB per wall s) |"
-    print(f"\nMB/s of CPU time, median of {n} reads each\n")
+    print(f"\nMB/s of CPU time, median of {n} reads each. ours / pandas: the ratio of the two "
+          f"speeds in each of the {a.rounds} rounds (pandas' median time over ours, the two run "
+          "one after the other, so that load on a shared machine falls on both), its median and "
+          "range over the rounds\n")
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
-    for label, mb, speed in rows:
+    for label, mb, speed, paired in rows:
         cells = [label, f"{mb:.1f}"]
         if a.before:
             cells.append(f"{speed['before']:.1f}")
@@ -166,6 +178,9 @@ def main():
         if a.before:
             cells.append(f"{100 * (speed['after'] / speed['before'] - 1):+.1f}%")
         cells.append(f"{speed['pandas']:.1f}" if "pandas" in speed else "-")
+        for key in ("before", "after") if a.before else ("after",):
+            r = paired[key]
+            cells.append(f"{statistics.median(r):.2f}x ({min(r):.2f}-{max(r):.2f})" if r else "-")
         if a.threads > 1:
             cells.append(f"{speed['threads']:.1f}" if "threads" in speed else "-")
         print("| " + " | ".join(cells) + " |")
